@@ -1,0 +1,90 @@
+"""Errors the client raises; each carries the server's code, message and request_id.
+
+    ClientError
+    ├── TransportError             the server could not be reached
+    ├── ContractMismatch           the server speaks another contract version than this client
+    └── ApiError                   the server answered with an error body
+        ├── BadRequest (400)  ├── Unauthorized (401)  ├── Forbidden (403)  ├── NotFound (404)
+        ├── Conflict (409)    ├── PayloadTooLarge (413)  ├── RateLimited (429)
+        └── ServerError (5xx)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ClientError(Exception):
+    pass
+
+
+class TransportError(ClientError):
+    pass
+
+
+class ContractMismatch(ClientError):
+    def __init__(self, operation: str, expected: str, received: str) -> None:
+        super().__init__(
+            f"{operation}: this client was generated from contract {expected}, "
+            f"the server answers with {received}; regenerate or upgrade the client"
+        )
+        self.operation, self.expected, self.received = operation, expected, received
+
+
+class ApiError(ClientError):
+    status: int = 0
+
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        self.status = status
+        self.code = str(body.get("code", "unknown"))
+        self.message = str(body.get("message", "")) or f"HTTP {status}"
+        self.request_id = str(body.get("request_id", headers.get("x-request-id", "")))
+        self.fields: list[dict[str, Any]] = list(body.get("fields", []))
+        self.body = body
+        super().__init__(f"{status} {self.code}: {self.message} (request {self.request_id})")
+
+
+class BadRequest(ApiError):
+    pass
+
+
+class Unauthorized(ApiError):
+    pass
+
+
+class Forbidden(ApiError):
+    pass
+
+
+class NotFound(ApiError):
+    pass
+
+
+class Conflict(ApiError):
+    pass
+
+
+class PayloadTooLarge(ApiError):
+    pass
+
+
+class RateLimited(ApiError):
+    @property
+    def retry_after(self) -> int | None:
+        value = self.body.get("retry_after")
+        return int(value) if isinstance(value, int) else None
+
+
+class ServerError(ApiError):
+    pass
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
+    413: PayloadTooLarge, 429: RateLimited,
+}
+
+
+def error_for(status: int, body: dict[str, Any], headers: dict[str, str]) -> ApiError:
+    cls = _BY_STATUS.get(status, ServerError if status >= 500 else ApiError)
+    return cls(status, body, headers)

@@ -1,0 +1,175 @@
+"""`python -m codegen generate | check | lock | diff | import` (also `evidencekit codegen ...`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from contracts.loader import CONTRACTS_DIR, ContractError, load_operation, load_operations, read_json
+
+from .lock import lock_problems, write_lock
+
+PROJECT_ROOT = CONTRACTS_DIR.parent
+
+
+def _say(*lines: str) -> None:
+    for line in lines:
+        print(line)
+
+
+def _err(*lines: str) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generate import plan, write
+
+    started = time.perf_counter()
+    operations = load_operations(args.contracts)
+    problems = lock_problems(operations, args.contracts)
+    if problems:
+        _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
+             "review the change with `python -m codegen diff OLD NEW`, accept it with `python -m codegen lock`.")
+        return 1
+    result = plan(args.contracts)
+    changed = write(result, args.out)
+    for note in result.notes:
+        _say(f"note: {note.module}: {note.message} (the jsonschema validation still enforces it)")
+    _say(*(f"wrote {rel}" for rel in changed))
+    _say(f"{len(result.files)} files from {len(operations)} contracts, {len(changed)} changed, "
+         f"{time.perf_counter() - started:.2f}s")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .generate import plan, stale
+
+    started = time.perf_counter()
+    operations = load_operations(args.contracts)
+    problems = lock_problems(operations, args.contracts)
+    diffs = stale(plan(args.contracts), args.out)
+    for diff in diffs:
+        sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
+    if problems:
+        _err("lock out of date:", *(f"  {p}" for p in problems))
+    if diffs:
+        _err(f"{len(diffs)} generated files are stale: run `python -m codegen generate` and commit the result")
+    if problems or diffs:
+        return 1
+    _say(f"ok: {len(operations)} contracts match the lock, generated code is current "
+         f"({time.perf_counter() - started:.2f}s)")
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    operations = load_operations(args.contracts)
+    changed = write_lock(operations, args.contracts)
+    for op in operations:
+        _say(f"{op.contract_hash}  {op.name}")
+    _say("lock updated" if changed else "lock already current")
+    return 0
+
+
+def _direction_of(path: Path, given: str | None) -> str:
+    if given:
+        return given
+    if "input" in path.name or "request" in path.name:
+        return "request"
+    if "output" in path.name or "response" in path.name:
+        return "response"
+    raise ContractError(path, "cannot tell request from response by the name: pass --direction")
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .schema_diff import diff_schemas, format_changes
+
+    old, new = Path(args.old), Path(args.new)
+    pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
+    if old.is_dir() and new.is_dir():
+        before, after = load_operation(old), load_operation(new)
+        for name in sorted(set(before.variants) | set(after.variants)):
+            if name not in after.variants or name not in before.variants:
+                state = "removed" if name not in after.variants else "added"
+                _say(f"variant {name}: {state}")
+                continue
+            a, b = before.variants[name], after.variants[name]
+            pairs.append((f"{name} input", a.input_schema, b.input_schema, "request"))
+            pairs.append((f"{name} output", a.output_schema, b.output_schema, "response"))
+    elif old.is_file() and new.is_file():
+        pairs.append((f"{old.name} -> {new.name}", read_json(old), read_json(new), _direction_of(new, args.direction)))
+    else:
+        _err("diff takes two schema files or two operation folders")
+        return 2
+    breaking = 0
+    for label, a, b, direction in pairs:
+        changes = diff_schemas(a, b, direction)  # type: ignore[arg-type]
+        breaking += sum(change.breaking for change in changes)
+        _say(f"== {label} ({direction})", format_changes(changes))
+    return 1 if breaking else 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .importer import find_operation, import_page, read_page
+    from .schema_diff import diff_schemas, format_changes
+
+    for page in args.pages:
+        facts = read_page(Path(page).read_text(encoding="utf-8"))
+        folder = args.contracts / find_operation(facts, args.contracts)
+        before = {}
+        for direction in ("input", "output"):
+            path = folder / f"{facts.surface}.{direction}.schema.json"
+            before[direction] = read_json(path) if path.exists() else None
+        report = import_page(Path(page), args.contracts)
+        _say(f"{page}: {report.operation} ({report.surface}, {report.language})",
+             *(f"  wrote {p}" for p in report.written))
+        for direction, old in before.items():
+            if old is None:
+                continue
+            new = read_json(folder / f"{facts.surface}.{direction}.schema.json")
+            changes = diff_schemas(old, new, "request" if direction == "input" else "response")
+            if changes:
+                _say(f"  {direction} changes:", format_changes(changes))
+    problems = lock_problems(load_operations(args.contracts), args.contracts)
+    if problems:
+        _say("the lock no longer matches; after review run `python -m codegen lock` and "
+             "`python -m codegen generate`:", *(f"  {p}" for p in problems))
+    return 0
+
+
+def build_parser(prog: str = "python -m codegen") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, help_text: str, *, out: bool = False) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--contracts", type=Path, default=CONTRACTS_DIR, help="contracts folder (default: the packaged one)")
+        if out:
+            sub.add_argument("--out", type=Path, default=PROJECT_ROOT, help="project root the generated tree is written under")
+        return sub
+
+    add("generate", "write models, server skeleton, client, MCP descriptors, OpenAPI and docs", out=True)
+    add("check", "fail with a diff when generated files are stale or the lock is out of date", out=True)
+    add("lock", "pin the current contract hashes in contracts.lock.json")
+    diff = add("diff", "list changes between two versions of a contract, breaking or not; exit 1 if any is breaking")
+    diff.add_argument("old")
+    diff.add_argument("new")
+    diff.add_argument("--direction", choices=("request", "response"), help="for two schema files")
+    page = add("import", "take published contract pages into contracts/ and show what changed")
+    page.add_argument("pages", nargs="+")
+    return parser
+
+
+HANDLERS = {"generate": cmd_generate, "check": cmd_check, "lock": cmd_lock, "diff": cmd_diff, "import": cmd_import}
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m codegen") -> int:
+    args = build_parser(prog).parse_args(argv)
+    try:
+        return HANDLERS[args.command](args)
+    except ContractError as exc:
+        _err(f"error: {exc}")
+        return 2

@@ -1,0 +1,72 @@
+"""pydantic v2 models from the contracts, through datamodel-code-generator (pinned; every option spelled out).
+
+The models are typed conveniences for handlers and clients; they are not the contract
+(datamodel-code-generator drops `pattern` on date-time fields). Responses are validated
+against the raw published schemas with jsonschema.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.loader import Operation
+
+from .headers import python_header
+
+
+@dataclass(frozen=True)
+class ModelNote:
+    """Something the model generator could not express; the jsonschema validation still enforces it."""
+
+    module: str
+    message: str
+
+
+def _datamodel_options(class_name: str, header: str) -> dict[str, Any]:
+    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion
+
+    return {
+        "input_file_type": InputFileType.JsonSchema,
+        "output_model_type": DataModelType.PydanticV2BaseModel,
+        "target_python_version": PythonVersion.PY_311,
+        "class_name": class_name,
+        "custom_file_header": header,
+        "disable_timestamp": True,
+        "use_annotated": True,
+        "field_constraints": True,
+        "use_standard_collections": True,
+        "use_union_operator": True,
+        "collapse_root_models": True,
+        "enum_field_as_literal": "all",
+        "use_double_quotes": True,
+        "use_schema_description": True,
+        "use_field_description": True,
+        # An optional property that is not nullable must reject an explicit null, as the schema does.
+        "use_missing_sentinel": True,
+        "import_overrides": {"MISSING": "pydantic"},
+        # A URI stays the string the client sent: pydantic's AnyUrl would normalize it.
+        "type_mappings": ["string+uri=string"],
+        # One formatter pass over every generated file happens later (codegen.formatting).
+        "formatters": [],
+    }
+
+
+def render_model(operation: Operation, direction: str) -> tuple[str, list[ModelNote]]:
+    """Source of the module holding `<Prefix>Input` or `<Prefix>Output`, and what it leaves out."""
+    import datamodel_code_generator
+
+    variant = operation.model_variant
+    schema = variant.input_schema if direction == "input" else variant.output_schema
+    class_name = f"{operation.class_prefix}{direction.capitalize()}"
+    module = f"contracts/models/{operation.python_name}_{direction}.py"
+    header = python_header([operation]).rstrip("\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        source = datamodel_code_generator.generate(
+            schema, **_datamodel_options(class_name, header)
+        )
+    notes = [ModelNote(module, str(w.message)) for w in caught if issubclass(w.category, UserWarning)]
+    assert isinstance(source, str)
+    return source, notes

@@ -1,0 +1,396 @@
+"""Direction-aware comparison of two versions of a JSON Schema (draft-07 or 2020-12).
+
+The question is always "do existing clients break?"; the answer depends on the data flow:
+* ``request``: the schema validates what clients *send*.  A change is breaking when some
+  payload that was valid before becomes invalid (tightening: fewer payloads accepted).
+* ``response``: the schema validates what the server *returns*.  A change is breaking when
+  the server may now return something it could not before (loosening: more payloads), or
+  stops returning something clients relied upon (a removed property).
+
+The same change (an enum value added, say) is harmless one way and breaking the other.  When
+the relation between an old and a new constraint cannot be decided (a changed
+``pattern``, ``format`` or ``const``, a changed keyword this module does not model), it counts
+as breaking both ways: ``constraint_tightened`` for requests, ``constraint_loosened`` for
+responses.  Local ``$ref`` pointers (``#/$defs/...``, ``#/definitions/...``) are followed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+from urllib.parse import unquote
+
+Direction = Literal["request", "response"]
+Schema = dict[str, Any]
+Types = frozenset[str] | None  # None: any type
+Seen = frozenset[tuple[tuple[str, ...], tuple[str, ...]]]  # $ref targets being compared
+Pairing = tuple[list[tuple[int, int]], list[int], list[int]]  # pairs, unpaired old, unpaired new
+
+# kind -> (breaking for requests, breaking for responses).  property_added, property_removed
+# and type_changed depend on more than the direction and are decided where they are found.
+_RULES: dict[str, tuple[bool, bool]] = {
+    "property_removed": (False, True), "property_added": (False, False),
+    "required_added": (True, False), "required_removed": (False, True),
+    "enum_value_added": (False, True), "enum_value_removed": (True, False),
+    "type_changed": (True, True),
+    "nullable_added": (False, True), "nullable_removed": (True, False),
+    "constraint_tightened": (True, False), "constraint_loosened": (False, True),
+    "additional_properties_tightened": (True, False),
+    "additional_properties_loosened": (False, True),
+    "schema_dialect_changed": (False, False), "annotation_changed": (False, False),
+}
+KINDS: tuple[str, ...] = tuple(_RULES)
+
+_ANNOTATIONS = frozenset({"title", "description", "examples", "default", "$comment", "deprecated",
+                          "readOnly", "writeOnly", "contentMediaType", "contentEncoding"})
+_STRUCTURAL = frozenset({"$id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary"})
+_UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
+_LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
+_PRESENCE = ("pattern", "format", "const")  # added: tighter; removed: looser; changed: unknown
+_COMBINATORS = ("anyOf", "oneOf", "allOf")
+_HANDLED = frozenset({"type", "enum", "multipleOf", "uniqueItems", "properties", "required",
+                      "additionalProperties", "unevaluatedProperties", "items", "prefixItems",
+                      "additionalItems", *_UPPER, *_LOWER, *_COMBINATORS})
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # location in the instance: "$.a.b", "$.list[]", "$.x<anyOf 1>", "$.map.*"
+    kind: str  # one of KINDS
+    breaking: bool
+    detail: str  # one human sentence: what changed, old -> new
+
+
+def diff_schemas(old: Schema, new: Schema, direction: Direction) -> list[Change]:
+    """List every change from ``old`` to ``new``, classified for the given data direction."""
+    if direction not in ("request", "response"):
+        raise ValueError(f"direction must be 'request' or 'response', not {direction!r}")
+    differ = _Differ(old, new, direction)
+    differ.compare(old, new, "$", frozenset())
+    return differ.changes
+
+
+def format_changes(changes: list[Change]) -> str:
+    """One line per change, then a summary line ("no changes" when the list is empty)."""
+    if not changes:
+        return "no changes"
+    lines = [f"{'BREAKING' if c.breaking else 'ok':<10}{c.kind}  {c.path}: {c.detail}"
+             for c in changes]
+    total, breaking = len(changes), sum(c.breaking for c in changes)
+    lines.append(f"{total} change{'' if total == 1 else 's'}, {breaking} breaking")
+    return "\n".join(lines)
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _show(value: Any) -> str:
+    text = _key(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _describe(key: str, old: Schema, new: Schema) -> str:
+    """'maxLength 10 -> 5', with '(absent)' for a missing keyword."""
+    old_text, new_text = (_show(s[key]) if key in s else "(absent)" for s in (old, new))
+    return f"{key} {old_text} -> {new_text}"
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if name.isidentifier() else f"{path}[{json.dumps(name)}]"
+
+
+def _is_null_schema(schema: Any) -> bool:
+    return isinstance(schema, dict) and (schema.get("type") in ("null", ["null"])
+                                         or schema.get("enum") == [None]
+                                         or ("const" in schema and schema["const"] is None))
+
+
+def _is_trivial(schema: Any) -> bool:
+    """A branch that says nothing but its type (a type comparison covers it)."""
+    return isinstance(schema, dict) and "type" in schema and set(schema) - _ANNOTATIONS == {"type"}
+
+
+def _closed(schema: Schema) -> bool:
+    return False in (schema.get("additionalProperties"), schema.get("unevaluatedProperties"))
+
+
+def _within(inner: Types, outer: Types) -> bool:
+    """True when every value of a type in ``inner`` also has a type in ``outer``."""
+    if outer is None or inner is None:
+        return outer is None
+    return all(t in outer or (t == "integer" and "number" in outer) for t in inner)
+
+
+def _array_parts(schema: Schema) -> tuple[list[Any], Any]:
+    """(positional item schemas, schema of the remaining items), in either dialect."""
+    items = schema.get("items")
+    if isinstance(items, list):
+        return items, schema.get("additionalItems", {})
+    return list(schema.get("prefixItems", [])), {} if items is None else items
+
+
+def _pointer(root: Schema, ref: str) -> Any:
+    node: Any = root
+    for token in filter(None, unquote(ref[1:]).split("/")):
+        token = token.replace("~1", "/").replace("~0", "~")
+        try:
+            node = node[int(token)] if isinstance(node, list) else node[token]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise ValueError(f"cannot resolve $ref {ref!r}") from None
+    return node
+
+
+class _Differ:
+    def __init__(self, old_root: Schema, new_root: Schema, direction: Direction) -> None:
+        self.roots = (old_root, new_root)
+        self.request = direction == "request"
+        self.changes: list[Change] = []
+
+    def emit(self, path: str, kind: str, detail: str, breaking: bool | None = None) -> None:
+        if breaking is None:
+            breaking = _RULES[kind][0 if self.request else 1]
+        self.changes.append(Change(path, kind, breaking, detail))
+
+    def emit_constraint(self, path: str, tighter: bool, detail: str) -> None:
+        self.emit(path, "constraint_tightened" if tighter else "constraint_loosened", detail)
+
+    def emit_undecidable(self, path: str, detail: str) -> None:
+        self.emit_constraint(path, self.request, f"{detail} (relation undecidable: breaking)")
+
+    def emit_type(self, path: str, widened: bool, narrowed: bool, detail: str) -> None:
+        self.emit(path, "type_changed", detail, not (widened if self.request else narrowed))
+
+    def resolve(self, schema: Any, side: int) -> tuple[Any, tuple[str, ...]]:
+        """Follow local $refs (siblings of a $ref override the target's keywords)."""
+        refs: tuple[str, ...] = ()
+        while isinstance(schema, dict) and str(schema.get("$ref", "")).startswith("#"):
+            ref = schema["$ref"]
+            if ref in refs:
+                raise ValueError(f"$ref cycle without content at {ref!r}")
+            refs += (ref,)
+            siblings = {k: v for k, v in schema.items() if k != "$ref"}
+            schema = {**_pointer(self.roots[side], ref), **siblings}
+        return schema, refs
+
+    def split_null(self, schema: Schema, side: int) -> tuple[bool, Schema]:
+        """(null allowed?, the schema with null taken out) for the three ways of saying null."""
+        nullable, core = False, dict(schema)
+        types, enum = core.get("type"), core.get("enum")
+        if isinstance(types, list) and "null" in types and len(types) > 1:
+            rest = [t for t in types if t != "null"]
+            core["type"], nullable = rest[0] if len(rest) == 1 else rest, True
+        if isinstance(enum, list) and None in enum and len(enum) > 1:
+            core["enum"], nullable = [v for v in enum if v is not None], True
+        for key in ("anyOf", "oneOf"):
+            branches = core.get(key)
+            if not isinstance(branches, list):
+                continue
+            rest = [b for b in branches if not _is_null_schema(self.resolve(b, side)[0])]
+            if rest and len(rest) < len(branches):
+                nullable, core[key] = True, rest
+                if len(rest) == 1 and isinstance(rest[0], dict):
+                    del core[key]
+                    core = {**core, **rest[0]}  # may hold a $ref: normalise() follows it
+        return nullable, core
+
+    def normalise(self, schema: Any, side: int) -> tuple[bool, Any, tuple[str, ...]]:
+        """(null allowed?, schema without null and local $refs, the $refs followed)."""
+        nullable: bool = False
+        refs: tuple[str, ...] = ()
+        for _ in range(32):  # bounded, for a nullable anyOf that refers to itself
+            schema, more = self.resolve(schema, side)
+            refs += more
+            if not isinstance(schema, dict):
+                break
+            found, schema = self.split_null(schema, side)
+            nullable |= found
+            if not found:
+                break
+        return nullable, schema, refs
+
+    def types(self, schema: Schema, side: int, depth: int = 0) -> Types:
+        """Types the schema admits, looking into anyOf/oneOf branches when it has no "type"."""
+        declared = schema.get("type")
+        if isinstance(declared, (str, list)):
+            return frozenset([declared] if isinstance(declared, str) else declared)
+        for key in ("anyOf", "oneOf"):
+            branches = [self.resolve(b, side)[0] for b in schema.get(key) or []]
+            if branches and depth < 8 and all(isinstance(b, dict) for b in branches):
+                found = [self.types(b, side, depth + 1) for b in branches]
+                if all(t is not None for t in found):
+                    return frozenset(t for types in found if types for t in types)
+        return None
+
+    def compare(self, old: Any, new: Any, path: str, seen: Seen) -> None:
+        old_null, old, old_refs = self.normalise(old, 0)
+        new_null, new, new_refs = self.normalise(new, 1)
+        if old_refs or new_refs:
+            targets = (old_refs[-1:], new_refs[-1:])
+            if targets in seen:
+                return  # recursive schema: this pair is already being compared further up
+            seen = seen | {targets}
+        if old is False or new is False:
+            if old is not new:
+                self.emit_constraint(path, new is False, f"schema {_show(old)} -> {_show(new)}")
+            return
+        old, new = (s if isinstance(s, dict) else {} for s in (old, new))
+        if old_null != new_null:
+            kind = "nullable_added" if new_null else "nullable_removed"
+            self.emit(path, kind, "null is now allowed" if new_null else "null no longer allowed")
+        self.compare_keywords(old, new, path)
+        self.compare_types(old, new, path)
+        self.compare_enum(old, new, path)
+        self.compare_bounds(old, new, path)
+        self.compare_objects(old, new, path, seen)
+        self.compare_arrays(old, new, path, seen)
+        for key in _COMBINATORS:
+            self.compare_branches(old, new, key, path, seen)
+
+    def compare_keywords(self, old: Schema, new: Schema, path: str) -> None:
+        """$schema, annotations, pattern/format/const, and keywords not modelled here."""
+        for key in sorted((set(old) | set(new)) - _HANDLED - _STRUCTURAL):
+            if _key(old.get(key)) == _key(new.get(key)) and (key in old) == (key in new):
+                continue
+            change = _describe(key, old, new)
+            if key == "$schema":
+                self.emit(path, "schema_dialect_changed", f"dialect {change}")
+            elif key in _ANNOTATIONS or key.startswith("x-"):
+                self.emit(path, "annotation_changed", change)
+            elif key in _PRESENCE and (key not in old or key not in new):
+                self.emit_constraint(path, key in new, change)
+            else:
+                self.emit_undecidable(path, change)
+
+    def compare_types(self, old: Schema, new: Schema, path: str) -> None:
+        per_branch = any(key in old and key in new for key in ("anyOf", "oneOf"))
+        if per_branch and "type" not in old and "type" not in new:
+            return  # both sides give their types per branch: compare_branches reports them
+        old_types, new_types = self.types(old, 0), self.types(new, 1)
+        widened, narrowed = _within(old_types, new_types), _within(new_types, old_types)
+        if not (widened and narrowed):
+            how = "widened" if widened else "narrowed" if narrowed else "changed"
+            old_name, new_name = ("|".join(sorted(t)) if t else "any" for t in (old_types, new_types))
+            self.emit_type(path, widened, narrowed, f"type {how}: {old_name} -> {new_name}")
+
+    def compare_enum(self, old: Schema, new: Schema, path: str) -> None:
+        old_enum, new_enum = old.get("enum"), new.get("enum")
+        if old_enum is None or new_enum is None:
+            if old_enum is not None or new_enum is not None:
+                self.emit_constraint(path, new_enum is not None, _describe("enum", old, new))
+            return
+        old_keys, new_keys = {_key(v) for v in old_enum}, {_key(v) for v in new_enum}
+        added = [v for v in new_enum if _key(v) not in old_keys]
+        removed = [v for v in old_enum if _key(v) not in new_keys]
+        if added:
+            self.emit(path, "enum_value_added", f"enum values added: {_show(added)[1:-1]}")
+        if removed:
+            self.emit(path, "enum_value_removed", f"enum values removed: {_show(removed)[1:-1]}")
+
+    def compare_bounds(self, old: Schema, new: Schema, path: str) -> None:
+        for key in (*_UPPER, *_LOWER, "multipleOf", "uniqueItems"):
+            o, n = old.get(key), new.get(key)
+            if key == "uniqueItems":
+                o, n = o or None, n or None  # false says the same as absent
+            if o == n:
+                continue
+            detail = _describe(key, old, new)
+            if o is None or n is None:
+                self.emit_constraint(path, o is None, detail)
+            elif not all(type(v) in (int, float) for v in (o, n)):  # bool is no number here
+                self.emit_undecidable(path, detail)
+            elif key == "multipleOf":
+                ratio = Fraction(str(n)) / Fraction(str(o))
+                if 1 in (ratio.numerator, ratio.denominator):
+                    self.emit_constraint(path, ratio.denominator == 1, detail)
+                else:
+                    self.emit_undecidable(path, detail)
+            else:
+                self.emit_constraint(path, n < o if key in _UPPER else n > o, detail)
+
+    def compare_objects(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
+        old_props, new_props = old.get("properties") or {}, new.get("properties") or {}
+        old_req, new_req = set(old.get("required") or []), set(new.get("required") or [])
+        was_closed, is_closed = _closed(old), _closed(new)
+        if was_closed != is_closed:
+            kind = "additional_properties_" + ("tightened" if is_closed else "loosened")
+            self.emit(path, kind, "unknown properties " + ("rejected" if is_closed else "allowed"))
+        for name in old_props:
+            if name not in new_props:
+                detail = "property removed" + (" (was required)" if name in old_req else "")
+                breaking = was_closed or not self.request
+                self.emit(_child(path, name), "property_removed", detail, breaking)
+        for name in new_props:
+            if name in old_props:
+                self.compare(old_props[name], new_props[name], _child(path, name), seen)
+            elif name in new_req - old_req:
+                self.emit(_child(path, name), "required_added", "new required property")
+            else:
+                breaking = was_closed and not self.request
+                self.emit(_child(path, name), "property_added", "optional property added", breaking)
+        for name in sorted(new_req - old_req):
+            if name in old_props or name not in new_props:  # new properties were reported above
+                self.emit(_child(path, name), "required_added", "property became required")
+        for name in sorted(old_req - new_req):
+            if name in new_props or name not in old_props:  # removed ones were reported above
+                self.emit(_child(path, name), "required_removed", "property no longer required")
+        extra = [s.get("additionalProperties") for s in (old, new)]
+        if False not in extra and any(isinstance(e, dict) for e in extra):
+            old_extra, new_extra = (e if isinstance(e, dict) else {} for e in extra)
+            self.compare(old_extra, new_extra, f"{path}.*", seen)
+
+    def compare_arrays(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
+        (old_tuple, old_rest), (new_tuple, new_rest) = _array_parts(old), _array_parts(new)
+        for i in range(max(len(old_tuple), len(new_tuple))):
+            old_item = old_tuple[i] if i < len(old_tuple) else old_rest
+            new_item = new_tuple[i] if i < len(new_tuple) else new_rest
+            self.compare(old_item, new_item, f"{path}[{i}]", seen)
+        if old_rest != {} or new_rest != {}:
+            self.compare(old_rest, new_rest, f"{path}[]", seen)
+
+    def compare_branches(self, old: Schema, new: Schema, key: str, path: str, seen: Seen) -> None:
+        old_branches: list[Any] | None = old.get(key)
+        new_branches: list[Any] | None = new.get(key)
+        if old_branches is None or new_branches is None:
+            present = old_branches or new_branches or []
+            trivial = all(_is_trivial(self.resolve(b, 0 if old_branches else 1)[0])
+                          for b in present)
+            if present and not (trivial and key != "allOf"):  # types were compared already
+                state = "added" if old_branches is None else "removed"
+                self.emit_constraint(path, old_branches is None, f"{key} {state}: {_show(present)}")
+            return
+        pairs, removed, added = self.pair_branches(old_branches, new_branches)
+        for i, j in pairs:
+            self.compare(old_branches[i], new_branches[j], f"{path}<{key} {j}>", seen)
+        for side, indexes, branches in ((0, removed, old_branches), (1, added, new_branches)):
+            for i in indexes:
+                branch, where = self.resolve(branches[i], side)[0], f"{path}<{key} {i}>"
+                detail = f"{key} branch {'added' if side else 'removed'}: {_show(branch)}"
+                if key == "allOf":
+                    self.emit_constraint(where, side == 1, detail)
+                elif _is_trivial(branch):
+                    self.emit_type(where, side == 1, side == 0, detail)
+                else:
+                    self.emit_constraint(where, side == 0, detail)
+
+    def type_key(self, branch: Any, side: int) -> str:
+        branch = self.resolve(branch, side)[0]
+        return _key(branch.get("type") if isinstance(branch, dict) else branch)
+
+    def pair_branches(self, old: list[Any], new: list[Any]) -> Pairing:
+        """Pair by index when the counts match, else by equal "type"; return the leftovers."""
+        if len(old) == len(new):
+            return [(i, i) for i in range(len(old))], [], []
+        old_types = [self.type_key(b, 0) for b in old]
+        new_types = [self.type_key(b, 1) for b in new]
+        pairs, unmatched_old, unmatched_new = [], [], list(range(len(new)))
+        for i, wanted in enumerate(old_types):
+            match = next((j for j in unmatched_new if new_types[j] == wanted), None)
+            if match is None:
+                unmatched_old.append(i)
+            else:
+                pairs.append((i, match))
+                unmatched_new.remove(match)
+        return pairs, unmatched_old, unmatched_new

@@ -1,0 +1,130 @@
+"""Small typed objects the templates print; every decision about the output is made here."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.loader import Operation, read_json
+
+from .fields import markdown_table
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def examples_of(op: Operation, variant: str) -> dict[str, Any]:
+    files = op.manifest.get("examples", {}).get(variant)
+    if not files:
+        return {}
+    return {key: read_json(op.folder / rel) for key, rel in files.items()}
+
+
+@dataclass(frozen=True)
+class VariantView:
+    name: str
+    source: str
+    input_file: str
+    output_file: str
+    input_table: str
+    output_table: str
+    input_json: str
+    output_json: str
+    example_input: str
+    example_output: str
+
+
+@dataclass(frozen=True)
+class OperationView:
+    name: str
+    python_name: str
+    const_name: str
+    title: str
+    description: str
+    contract_hash: str
+    input_class: str
+    output_class: str
+    variants: tuple[str, ...]
+    rest_method: str | None
+    rest_path: str | None
+    rest_variant: str | None
+    mcp_tool: str | None
+    mcp_variant: str | None
+    profiles: tuple[str, ...]
+    transports: tuple[str, ...]
+    annotations_json: str
+    credential_kinds: tuple[str, ...]
+    capability: str
+    minimum_role: str
+    completion_rule: str
+    published_hash: str | None
+    published_checked: str | None
+    variant_views: tuple[VariantView, ...]
+
+
+def variant_view(op: Operation, name: str) -> VariantView:
+    variant = op.variants[name]
+    example = examples_of(op, name)
+    return VariantView(
+        name=name,
+        source=variant.source,
+        input_file=variant.input_file,
+        output_file=variant.output_file,
+        input_table=markdown_table(variant.input_schema),
+        output_table=markdown_table(variant.output_schema),
+        input_json=pretty_json(variant.input_schema),
+        output_json=pretty_json(variant.output_schema),
+        example_input=pretty_json(example["input"]) if example else "",
+        example_output=pretty_json(example["output"]) if example else "",
+    )
+
+
+def operation_view(op: Operation) -> OperationView:
+    mcp = op.mcp or {}
+    rest = op.rest or {}
+    auth = op.manifest.get("auth", {})
+    return OperationView(
+        name=op.name,
+        python_name=op.python_name,
+        const_name=op.python_name.upper(),
+        title=op.title,
+        description=op.description,
+        contract_hash=op.contract_hash,
+        input_class=f"{op.class_prefix}Input",
+        output_class=f"{op.class_prefix}Output",
+        variants=tuple(op.variants),
+        rest_method=rest.get("method"),
+        rest_path=rest.get("path"),
+        rest_variant=rest.get("variant"),
+        mcp_tool=mcp.get("tool_name"),
+        mcp_variant=mcp.get("variant"),
+        profiles=tuple(mcp.get("profiles", ())),
+        transports=tuple(mcp.get("transports", ())),
+        annotations_json=pretty_json(mcp.get("annotations", {})),
+        credential_kinds=tuple(auth.get("credential_kinds", ())),
+        capability=str(auth.get("capability", "")),
+        minimum_role=str(auth.get("minimum_role", "")),
+        completion_rule=str(op.manifest.get("completion_rule", "")),
+        published_hash=rest.get("published_contract_hash"),
+        published_checked=rest.get("published_contract_checked"),
+        variant_views=tuple(variant_view(op, name) for name in op.variants),
+    )
+
+
+def mcp_descriptor(op: Operation) -> dict[str, Any]:
+    """A tool as the server lists it; `profiles` and `contractHash` are for the server, not the wire."""
+    mcp = op.mcp
+    variant = op.mcp_variant
+    assert mcp is not None and variant is not None
+    return {
+        "name": mcp["tool_name"],
+        "title": op.title,
+        "description": op.description,
+        "inputSchema": variant.input_schema,
+        "outputSchema": variant.output_schema,
+        "annotations": mcp["annotations"],
+        "profiles": mcp.get("profiles", []),
+        "contractHash": op.contract_hash,
+    }

@@ -1,0 +1,136 @@
+"""Validate payloads against the raw published schemas (jsonschema, format checking on).
+
+The pydantic models are conveniences; these validators are the contract. A request is checked
+against the variant of the surface it came in on; a response must satisfy every published
+variant of its operation. Validators are compiled once per operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.protocols import Validator
+
+from .loader import CONTRACTS_DIR, Operation, load_operation
+
+_FORMAT_CHECKER = jsonschema.FormatChecker()
+_MAX_MESSAGE = 200
+
+
+@dataclass(frozen=True)
+class FieldError:
+    path: str  # "$.retrieval.result.title"
+    message: str
+    keyword: str
+    variant: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"field": self.path, "message": self.message, "keyword": self.keyword}
+
+
+class StaleContractError(RuntimeError):
+    """The contract on disk is not the one the generated code was built from."""
+
+
+def compile_schema(schema: dict[str, Any]) -> Validator:
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=_FORMAT_CHECKER)  # type: ignore[no-any-return]
+
+
+def _join(base: str, name: str) -> str:
+    return f"{base}.{name}" if name.isidentifier() else f"{base}[{name!r}]"
+
+
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    """For anyOf/oneOf failures, every error of the branch that says most about what is wrong."""
+    if error.validator not in ("anyOf", "oneOf") or not error.context:
+        return [error]
+    by_branch: dict[Any, list[ValidationError]] = {}
+    for sub in error.context:
+        by_branch.setdefault(sub.relative_schema_path[0], []).append(sub)
+    # A branch that fails on the instance's own type is the wrong branch, not the reason.
+    plausible = {
+        branch: subs for branch, subs in by_branch.items()
+        if not any(sub.validator == "type" and not sub.relative_path for sub in subs)
+    }
+    pool = plausible or by_branch
+    chosen = best_match(sub for subs in pool.values() for sub in subs).relative_schema_path[0]
+    return [leaf for sub in pool[chosen] for leaf in _leaves(sub)]
+
+
+def _message(error: ValidationError) -> str:
+    """A short message that does not echo large instances back."""
+    value = error.validator_value
+    concise = {
+        "type": f"must be of type {value}",
+        "enum": f"must be one of {value}",
+        "const": f"must be {value!r}",
+        "pattern": f"does not match the pattern {value}",
+        "format": f"is not a valid {value}",
+        "maxLength": f"is longer than {value} characters",
+        "minLength": f"is shorter than {value} characters",
+        "maxItems": f"has more than {value} items",
+        "minItems": f"has fewer than {value} items",
+        "maximum": f"must be at most {value}",
+        "minimum": f"must be at least {value}",
+        "exclusiveMaximum": f"must be less than {value}",
+        "exclusiveMinimum": f"must be greater than {value}",
+        "required": "is required",
+        "additionalProperties": "is not allowed here",
+    }
+    message = concise.get(str(error.validator), error.message)
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
+
+
+def _field_errors(errors: Iterable[ValidationError], variant: str) -> list[FieldError]:
+    found: dict[tuple[str, str], FieldError] = {}
+    for error in (leaf for raw in errors for leaf in _leaves(raw)):
+        path = error.json_path
+        keyword = str(error.validator)
+        instance = error.instance
+        names: list[str] = []
+        if keyword == "required" and isinstance(instance, dict):
+            names = [name for name in error.validator_value if name not in instance]
+        elif keyword == "additionalProperties" and isinstance(instance, dict):
+            known = set(error.schema.get("properties", {}))
+            names = sorted(name for name in instance if name not in known)
+        message = _message(error)
+        for target in [_join(path, name) for name in names] or [path]:
+            found.setdefault((target, keyword), FieldError(target, message, keyword, variant))
+    return sorted(found.values(), key=lambda e: (e.path, e.keyword))
+
+
+class OperationValidator:
+    def __init__(self, operation: Operation) -> None:
+        self.operation = operation
+        self._input = {name: compile_schema(v.input_schema) for name, v in operation.variants.items()}
+        self._output = {name: compile_schema(v.output_schema) for name, v in operation.variants.items()}
+
+    def input_errors(self, payload: Any, variant: str) -> list[FieldError]:
+        return _field_errors(self._input[variant].iter_errors(payload), variant)
+
+    def output_errors(self, payload: Any) -> list[FieldError]:
+        """Violations of any published output variant; empty when the payload satisfies all."""
+        errors: list[FieldError] = []
+        for name, validator in self._output.items():
+            errors += _field_errors(validator.iter_errors(payload), name)
+        return errors
+
+
+@cache
+def validator_for(name: str, expected_hash: str | None = None, root: Path = CONTRACTS_DIR) -> OperationValidator:
+    """The compiled validators of an operation; refuses a contract that changed since generation."""
+    operation = load_operation(root / name)
+    if expected_hash is not None and operation.contract_hash != expected_hash:
+        raise StaleContractError(
+            f"contracts/{name} is {operation.contract_hash}, generated code expects {expected_hash}: "
+            "run `python -m codegen generate`"
+        )
+    return OperationValidator(operation)

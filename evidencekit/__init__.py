@@ -1,0 +1,1 @@
+"""evidencekit: contract-first toolkit and the research-evidence service built with it."""

@@ -1,0 +1,18 @@
+"""The `evidencekit` command. Sub-commands: `codegen ...` (generate, check, lock, diff, import)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print("usage: evidencekit codegen {generate,check,lock,diff,import} ...")
+        return 0 if args else 2
+    if args[0] == "codegen":
+        from codegen.cli import main as codegen_main
+
+        return codegen_main(args[1:], prog="evidencekit codegen")
+    print(f"evidencekit: unknown command {args[0]!r} (try: evidencekit codegen --help)", file=sys.stderr)
+    return 2

@@ -1,0 +1,14 @@
+"""What a handler knows about the call it serves, whichever surface it came in on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class RequestContext:
+    request_id: str
+    surface: str  # "rest" or "mcp"
+    headers: dict[str, str] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,248 @@
+"""Tests for codegen.schema_diff: every change kind, classified in both data directions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codegen.schema_diff import KINDS, Change, diff_schemas, format_changes
+
+UUID = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+DRAFT2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def obj(props: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required), **extra}
+
+
+STR = {"type": "string"}
+INT = {"type": "integer"}
+NULL = {"type": "null"}
+REQ, RESP = "request", "response"
+
+# (id, direction, old, new, expected {(kind, breaking)})
+CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], set[tuple[str, bool]]]] = [
+    ("identical-request", REQ, obj({"a": STR}, ("a",)), obj({"a": STR}, ("a",)), set()),
+    ("identical-response", RESP, obj({"a": STR}), obj({"a": STR}), set()),
+    ("removed-prop-open-request", REQ, obj({"a": STR, "b": INT}), obj({"a": STR}),
+     {("property_removed", False)}),
+    ("removed-prop-closed-request", REQ,
+     obj({"a": STR, "b": INT}, additionalProperties=False),
+     obj({"a": STR}, additionalProperties=False), {("property_removed", True)}),
+    ("removed-prop-response", RESP, obj({"a": STR, "b": INT}), obj({"a": STR}),
+     {("property_removed", True)}),
+    ("new-required-request-prop", REQ, obj({"a": STR}), obj({"a": STR, "b": INT}, ("b",)),
+     {("required_added", True)}),
+    ("new-required-response-prop", RESP, obj({"a": STR}), obj({"a": STR, "b": INT}, ("b",)),
+     {("required_added", False)}),
+    ("new-optional-request-prop", REQ, obj({"a": STR}), obj({"a": STR, "b": INT}),
+     {("property_added", False)}),
+    ("new-optional-response-prop-open", RESP, obj({"a": STR}), obj({"a": STR, "b": INT}),
+     {("property_added", False)}),
+    ("new-optional-response-prop-closed", RESP, obj({"a": STR}, additionalProperties=False),
+     obj({"a": STR, "b": INT}, additionalProperties=False), {("property_added", True)}),
+    ("optional-to-required-request", REQ, obj({"a": STR}), obj({"a": STR}, ("a",)),
+     {("required_added", True)}),
+    ("required-to-optional-request", REQ, obj({"a": STR}, ("a",)), obj({"a": STR}),
+     {("required_removed", False)}),
+    ("required-to-optional-response", RESP, obj({"a": STR}, ("a",)), obj({"a": STR}),
+     {("required_removed", True)}),
+    ("narrowed-request-enum", REQ, {"enum": ["a", "b", "c"]}, {"enum": ["a", "c"]},
+     {("enum_value_removed", True)}),
+    ("narrowed-response-enum", RESP, {"enum": ["a", "b"]}, {"enum": ["a"]},
+     {("enum_value_removed", False)}),
+    ("widened-response-enum", RESP, {"enum": ["a"]}, {"enum": ["a", "b"]},
+     {("enum_value_added", True)}),
+    ("widened-request-enum", REQ, {"enum": ["a"]}, {"enum": ["a", "b"]},
+     {("enum_value_added", False)}),
+    ("enum-swapped-value", REQ, {"enum": ["a", "b"]}, {"enum": ["a", "c"]},
+     {("enum_value_added", False), ("enum_value_removed", True)}),
+    ("type-change-request", REQ, STR, INT, {("type_changed", True)}),
+    ("type-change-response", RESP, STR, INT, {("type_changed", True)}),
+    ("type-widened-request", REQ, INT, {"type": "number"}, {("type_changed", False)}),
+    ("type-widened-response", RESP, INT, {"type": "number"}, {("type_changed", True)}),
+    ("type-narrowed-response", RESP, {"type": ["string", "integer"]}, STR,
+     {("type_changed", False)}),
+    ("type-narrowed-request", REQ, {"type": ["string", "integer"]}, STR, {("type_changed", True)}),
+    ("maxLength-tightened-request", REQ, {"type": "string", "maxLength": 64},
+     {"type": "string", "maxLength": 32}, {("constraint_tightened", True)}),
+    ("pattern-added-request", REQ, STR, {"type": "string", "pattern": UUID},
+     {("constraint_tightened", True)}),
+    ("maximum-lowered-request", REQ, {"type": "integer", "maximum": 100},
+     {"type": "integer", "maximum": 10}, {("constraint_tightened", True)}),
+    ("minimum-added-response", RESP, INT, {"type": "integer", "minimum": 0},
+     {("constraint_tightened", False)}),
+    ("maximum-raised-response", RESP, {"type": "integer", "maximum": 10},
+     {"type": "integer", "maximum": 100}, {("constraint_loosened", True)}),
+    ("minLength-removed-response", RESP, {"type": "string", "minLength": 1}, STR,
+     {("constraint_loosened", True)}),
+    ("maxItems-raised-request", REQ, {"type": "array", "maxItems": 5},
+     {"type": "array", "maxItems": 50}, {("constraint_loosened", False)}),
+    ("multipleOf-stricter-request", REQ, {"type": "number", "multipleOf": 0.5},
+     {"type": "number", "multipleOf": 1.5}, {("constraint_tightened", True)}),
+    ("pattern-changed-request", REQ, {"type": "string", "pattern": "^a"},
+     {"type": "string", "pattern": "^b"}, {("constraint_tightened", True)}),
+    ("pattern-changed-response", RESP, {"type": "string", "pattern": "^a"},
+     {"type": "string", "pattern": "^b"}, {("constraint_loosened", True)}),
+    ("format-removed-response", RESP, {"type": "string", "format": "uuid"}, STR,
+     {("constraint_loosened", True)}),
+    ("const-added-request", REQ, STR, {"type": "string", "const": "v1"},
+     {("constraint_tightened", True)}),
+    ("nullable-added-anyOf-response", RESP, STR, {"anyOf": [STR, NULL]},
+     {("nullable_added", True)}),
+    ("nullable-added-type-list-request", REQ, STR, {"type": ["string", "null"]},
+     {("nullable_added", False)}),
+    ("nullable-added-oneOf-keeps-inner", REQ, {"type": "string", "maxLength": 10},
+     {"oneOf": [{"type": "string", "maxLength": 5}, NULL]},
+     {("nullable_added", False), ("constraint_tightened", True)}),
+    ("nullable-removed-request", REQ, {"type": ["integer", "null"]}, INT,
+     {("nullable_removed", True)}),
+    ("nullable-removed-enum-response", RESP, {"enum": ["a", None]}, {"enum": ["a"]},
+     {("nullable_removed", False)}),
+    ("additional-props-false-request", REQ, obj({"a": STR}),
+     obj({"a": STR}, additionalProperties=False), {("additional_properties_tightened", True)}),
+    ("additional-props-false-response", RESP, obj({"a": STR}),
+     obj({"a": STR}, additionalProperties=False), {("additional_properties_tightened", False)}),
+    ("additional-props-opened-response", RESP, obj({"a": STR}, additionalProperties=False),
+     obj({"a": STR}, additionalProperties=True), {("additional_properties_loosened", True)}),
+    ("additional-props-opened-request", REQ, obj({"a": STR}, additionalProperties=False),
+     obj({"a": STR}), {("additional_properties_loosened", False)}),
+    ("nested-anyOf-items-request", REQ,
+     obj({"hits": {"type": "array", "items": {"anyOf": [obj({"id": STR}), INT]}}}),
+     obj({"hits": {"type": "array", "items": {"anyOf": [
+         obj({"id": {"type": "string", "maxLength": 8}}), INT]}}}),
+     {("constraint_tightened", True)}),
+    ("anyOf-branch-added-response", RESP, {"anyOf": [obj({"a": STR}), INT]},
+     {"anyOf": [obj({"a": STR}), INT, {"type": "boolean"}]}, {("type_changed", True)}),
+    ("annotation-only-request", REQ, {"type": "string", "description": "old"},
+     {"type": "string", "description": "new"}, {("annotation_changed", False)}),
+    ("annotation-only-response", RESP, obj({"a": {**STR, "default": "x"}}),
+     obj({"a": {**STR, "default": "y"}}), {("annotation_changed", False)}),
+    ("dialect-only", RESP, {"$schema": DRAFT7, **STR}, {"$schema": DRAFT2020, **STR},
+     {("schema_dialect_changed", False)}),
+    ("ref-target-changed", REQ,
+     {"$defs": {"Id": STR}, **obj({"id": {"$ref": "#/$defs/Id"}})},
+     {"definitions": {"Id": {"type": "string", "maxLength": 3}},
+      **obj({"id": {"$ref": "#/definitions/Id"}})},
+     {("constraint_tightened", True)}),
+]
+
+
+@pytest.mark.parametrize(
+    ("direction", "old", "new", "expected"),
+    [pytest.param(*case[1:], id=case[0]) for case in CASES],
+)
+def test_change_table(
+    direction: Any, old: dict[str, Any], new: dict[str, Any], expected: set[tuple[str, bool]]
+) -> None:
+    changes = diff_schemas(old, new, direction)
+    assert {(c.kind, c.breaking) for c in changes} == expected
+    assert len(changes) == len(expected)  # one change each, no duplicates
+
+
+def test_table_covers_every_kind() -> None:
+    assert {kind for *_, expected in CASES for kind, _ in expected} == set(KINDS)
+
+
+def test_nested_change_path_and_detail() -> None:
+    old = obj({"retrieval": obj({"result": obj({"status": {"enum": ["ok", "failed"]}})})})
+    new = obj({"retrieval": obj({"result": obj({"status": {"enum": ["ok", "failed", "gone"]}})})})
+    assert diff_schemas(old, new, "response") == [
+        Change("$.retrieval.result.status", "enum_value_added", True, 'enum values added: "gone"')
+    ]
+
+
+def test_paths_for_items_and_branches() -> None:
+    old = obj({"hits": {"type": "array", "items": {"anyOf": [obj({"id": STR}), INT]}}})
+    new = obj({"hits": {"type": "array", "items": {"anyOf": [obj({"id": INT}), INT]}}})
+    assert [c.path for c in diff_schemas(old, new, "request")] == ["$.hits[]<anyOf 0>.id"]
+
+
+def test_variant_styles_mcp_vs_rest() -> None:
+    """The same operation published as draft-07 (closed object) and 2020-12 (uuid patterns)."""
+    props = {"id": STR, "query": STR, "limit": INT}
+    mcp = {"$schema": DRAFT7, **obj(props, ("id", "query"), additionalProperties=False)}
+    rest_props = {**props, "id": {"type": "string", "pattern": UUID}}
+    rest = {"$schema": DRAFT2020, **obj(rest_props, ("id", "query"))}
+    request = diff_schemas(mcp, rest, "request")
+    assert {(c.path, c.kind, c.breaking) for c in request} == {
+        ("$", "schema_dialect_changed", False),
+        ("$", "additional_properties_loosened", False),
+        ("$.id", "constraint_tightened", True),
+    }
+    response = diff_schemas(mcp, rest, "response")
+    assert {(c.kind, c.breaking) for c in response} == {
+        ("schema_dialect_changed", False),
+        ("additional_properties_loosened", True),
+        ("constraint_tightened", False),
+    }
+
+
+@pytest.mark.parametrize("direction", ["request", "response"])
+def test_annotations_never_break(direction: Any) -> None:
+    old = {"type": "string", "title": "A", "description": "old", "deprecated": False}
+    new = {"type": "string", "title": "B", "description": "new", "examples": ["x"], "x-doc": 1}
+    changes = diff_schemas(old, new, direction)
+    assert sorted(c.detail.split()[0] for c in changes) == [
+        "deprecated", "description", "examples", "title", "x-doc"]
+    assert {(c.kind, c.breaking) for c in changes} == {("annotation_changed", False)}
+
+
+def test_undecidable_change_says_so() -> None:
+    old, new = {"type": "string", "format": "uuid"}, {"type": "string", "format": "uri"}
+    for direction in ("request", "response"):
+        (change,) = diff_schemas(old, new, direction)  # type: ignore[arg-type]
+        assert change.breaking and "undecidable" in change.detail
+
+
+def test_recursive_schema_terminates() -> None:
+    def tree(leaf: dict[str, Any]) -> dict[str, Any]:
+        node = obj({"value": leaf, "children": {"type": "array", "items": {"$ref": "#"}},
+                    "next": {"anyOf": [{"$ref": "#/$defs/Node"}, NULL]}})
+        return {"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
+
+    changes = diff_schemas(tree(STR), tree(INT), "request")
+    assert {(c.path, c.kind) for c in changes} == {("$.value", "type_changed")}
+
+
+def test_format_changes() -> None:
+    old = obj({"a": STR, "b": {"enum": ["x"]}})
+    new = obj({"a": STR, "b": {"enum": ["x", "y"]}, "c": INT}, ("c",))
+    assert format_changes(diff_schemas(old, new, "request")) == (
+        'ok        enum_value_added  $.b: enum values added: "y"\n'
+        "BREAKING  required_added  $.c: new required property\n"
+        "2 changes, 1 breaking"
+    )
+    assert format_changes([]) == "no changes"
+
+
+def test_unknown_direction_rejected() -> None:
+    with pytest.raises(ValueError, match="direction"):
+        diff_schemas(STR, STR, "both")  # type: ignore[arg-type]
+
+
+_leaf = st.sampled_from([STR, INT, NULL, {"type": ["string", "null"]}, {"enum": ["a", None]},
+                         {"type": "string", "maxLength": 3, "pattern": "^x"}, True, False])
+_schemas = st.recursive(_leaf, lambda inner: st.one_of(
+    st.builds(lambda p: obj(p, tuple(sorted(p))[:1]), st.dictionaries(st.sampled_from("abc"), inner)),
+    st.builds(lambda i: {"type": "array", "items": i}, inner),
+    st.builds(lambda bs: {"anyOf": bs}, st.lists(inner, min_size=1, max_size=3)),
+), max_leaves=8)
+
+
+@settings(database=None, deadline=None, max_examples=150)
+@given(_schemas, st.sampled_from(["request", "response"]))
+def test_identical_schemas_have_no_changes(schema: Any, direction: Any) -> None:
+    assert diff_schemas(schema, schema, direction) == []
+
+
+@settings(database=None, deadline=None, max_examples=150)
+@given(_schemas, _schemas)
+def test_direction_changes_only_verdicts(old: Any, new: Any) -> None:
+    request, response = diff_schemas(old, new, "request"), diff_schemas(old, new, "response")
+    assert {c.kind for c in request + response} <= set(KINDS)
+    assert len(request) == len(response)  # the direction changes verdicts, never what is found

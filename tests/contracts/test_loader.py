@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from contracts.loader import CONTRACTS_DIR, ContractError, load_operation, load_operations
+from codegen.lock import lock_problems
+
+EXPECTED = {"get_documents", "sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
+
+
+def test_every_published_operation_is_a_contract() -> None:
+    operations = {op.name: op for op in load_operations()}
+    assert set(operations) == EXPECTED
+    assert set(operations["sosoapi_research_evidence_retrieve"].variants) == {"mcp", "rest"}
+    assert operations["sosoapi_research_evidence_status"].rest["path"] == "/research-api/evidence/status"
+
+
+def test_contract_hash_has_the_published_form_and_is_locked() -> None:
+    operations = load_operations()
+    for op in operations:
+        assert re.fullmatch(r"sha256:[0-9a-f]{16}", op.contract_hash)
+    assert lock_problems(operations, CONTRACTS_DIR) == []
+
+
+def test_hash_ignores_formatting_but_not_content(contracts_copy: Path) -> None:
+    folder = contracts_copy / "sosoapi_research_evidence_status"
+    before = load_operation(folder).contract_hash
+    schema_path = folder / "mcp.input.schema.json"
+    schema = json.loads(schema_path.read_text())
+    schema_path.write_text(json.dumps(schema, separators=(",", ":")))  # RFC 8785: same canonical JSON
+    assert load_operation(folder).contract_hash == before
+    schema["properties"]["mutation_id"]["format"] = "uri"
+    schema_path.write_text(json.dumps(schema))
+    assert load_operation(folder).contract_hash != before
+
+
+def test_a_contract_change_without_a_lock_update_is_reported(contracts_copy: Path) -> None:
+    folder = contracts_copy / "get_documents"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["title"]["en"] = "Fetch documents"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    problems = lock_problems(load_operations(contracts_copy), contracts_copy)
+    assert len(problems) == 1
+    assert "contracts/get_documents changed" in problems[0] and "manifest.json" in problems[0]
+
+
+def test_broken_contract_names_the_file(contracts_copy: Path) -> None:
+    bad = contracts_copy / "get_documents" / "mcp.output.schema.json"
+    bad.write_text("{not json")
+    with pytest.raises(ContractError) as caught:
+        load_operations(contracts_copy)
+    assert str(bad) in str(caught.value) and "invalid JSON" in str(caught.value)

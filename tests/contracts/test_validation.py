@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import copy
+import json
+
+from contracts.loader import CONTRACTS_DIR
+from contracts.validation import validator_for
+
+RETRIEVE = "sosoapi_research_evidence_retrieve"
+EXAMPLE = json.loads((CONTRACTS_DIR / RETRIEVE / "examples" / "rest.output.json").read_text())
+
+
+def test_request_errors_name_every_failing_field() -> None:
+    errors = validator_for(RETRIEVE).input_errors(
+        {"url": "not a uri", "kind": "video", "workspace_id": "nope", "surplus": 1}, "rest"
+    )
+    assert {(e.path, e.keyword) for e in errors} == {
+        ("$.url", "format"),
+        ("$.kind", "enum"),
+        ("$.workspace_id", "format"),
+        ("$.workspace_id", "pattern"),
+        ("$.mutation_id", "required"),
+        ("$.surplus", "additionalProperties"),
+    }
+
+
+def test_mcp_variant_has_no_uuid_pattern_but_checks_the_format() -> None:
+    payload = {"url": "https://example.com/a", "kind": "url_text",
+               "workspace_id": "11111111-1111-0111-0111-111111111111",  # a uuid, but not version 1-8
+               "mutation_id": "40000000-0000-4000-8000-000000000001"}
+    validator = validator_for(RETRIEVE)
+    assert validator.input_errors(payload, "mcp") == []
+    assert [e.keyword for e in validator.input_errors(payload, "rest")] == ["pattern"]
+
+
+def test_response_errors_descend_into_the_right_anyof_branch() -> None:
+    bad = copy.deepcopy(EXAMPLE)
+    bad["retrieval"]["result"]["title"] = ""
+    bad["retrieval"]["result"]["provenance"]["language"] = "x"
+    bad["retrieval"]["result"]["surprise"] = True
+    errors = validator_for(RETRIEVE).output_errors(bad)
+    by_variant = {(e.variant, e.path, e.keyword) for e in errors}
+    assert ("mcp", "$.retrieval.result.title", "minLength") in by_variant
+    assert ("rest", "$.retrieval.result.title", "minLength") in by_variant
+    assert ("mcp", "$.retrieval.result.provenance.language", "pattern") in by_variant
+    # Only the MCP variant forbids unknown properties.
+    assert ("mcp", "$.retrieval.result.surprise", "additionalProperties") in by_variant
+    assert not any(v == "rest" and k == "additionalProperties" for v, _, k in by_variant)
+
+
+def test_messages_do_not_echo_large_values() -> None:
+    errors = validator_for(RETRIEVE).input_errors(
+        {"url": "https://e.com/" + "a" * 5000, "kind": "url_text",
+         "workspace_id": "11111111-1111-4111-8111-111111111111",
+         "mutation_id": "40000000-0000-4000-8000-000000000001"}, "rest")
+    assert [(e.path, e.message) for e in errors] == [("$.url", "is longer than 2048 characters")]
