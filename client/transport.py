@@ -36,17 +36,18 @@ def _headers(operation: OperationRef, token: str | None) -> dict[str, str]:
     return headers
 
 
-def _answer(operation: OperationRef, response: httpx.Response) -> Any:
+def _answer(operation: OperationRef, response: httpx.Response) -> bytes:
+    """The body of a successful answer; an error answer raises its typed error."""
     received = response.headers.get(CONTRACT_HASH_HEADER)
     if received is not None and received != operation.contract_hash:
         raise ContractMismatch(operation.name, operation.contract_hash, received)
-    try:
-        body = response.json()
-    except ValueError:
-        body = {"message": response.text[:200]}
     if response.status_code >= 400:
+        try:
+            body = response.json()
+        except ValueError:
+            body = {"message": response.text[:200]}
         raise error_for(response.status_code, body if isinstance(body, dict) else {}, dict(response.headers))
-    return body
+    return response.content
 
 
 class SyncTransport:
@@ -55,7 +56,7 @@ class SyncTransport:
         self.token = token
         self._http = http_client or httpx.Client(base_url=base_url, timeout=timeout)
 
-    def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> Any:
+    def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> bytes:
         try:
             response = self._http.request(operation.method, operation.path, json=_payload(body),
                                           headers=_headers(operation, self.token))
@@ -79,7 +80,7 @@ class AsyncTransport:
         self.token = token
         self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout)
 
-    async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> Any:
+    async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> bytes:
         try:
             response = await self._http.request(operation.method, operation.path, json=_payload(body),
                                                 headers=_headers(operation, self.token))

@@ -96,17 +96,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 state = "removed" if name not in after.variants else "added"
                 _say(f"variant {name}: {state}")
                 continue
-            a, b = before.variants[name], after.variants[name]
-            pairs.append((f"{name} input", a.input_schema, b.input_schema, "request"))
-            pairs.append((f"{name} output", a.output_schema, b.output_schema, "response"))
+            was, now = before.variants[name], after.variants[name]
+            pairs.append((f"{name} input", was.input_schema, now.input_schema, "request"))
+            pairs.append((f"{name} output", was.output_schema, now.output_schema, "response"))
     elif old.is_file() and new.is_file():
         pairs.append((f"{old.name} -> {new.name}", read_json(old), read_json(new), _direction_of(new, args.direction)))
     else:
         _err("diff takes two schema files or two operation folders")
         return 2
     breaking = 0
-    for label, a, b, direction in pairs:
-        changes = diff_schemas(a, b, direction)  # type: ignore[arg-type]
+    for label, old_schema, new_schema, direction in pairs:
+        changes = diff_schemas(old_schema, new_schema, direction)  # type: ignore[arg-type]
         breaking += sum(change.breaking for change in changes)
         _say(f"== {label} ({direction})", format_changes(changes))
     return 1 if breaking else 0

@@ -25,7 +25,12 @@ class ModelNote:
 
 
 def _datamodel_options(class_name: str, header: str) -> dict[str, Any]:
-    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion
+    # Public names of the pinned generator; it re-exports them without __all__, hence the ignore.
+    from datamodel_code_generator import (  # type: ignore[attr-defined]
+        DataModelType,
+        InputFileType,
+        PythonVersion,
+    )
 
     return {
         "input_file_type": InputFileType.JsonSchema,

@@ -41,7 +41,7 @@ class StaleContractError(RuntimeError):
 def compile_schema(schema: dict[str, Any]) -> Validator:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
     cls.check_schema(schema)
-    return cls(schema, format_checker=_FORMAT_CHECKER)  # type: ignore[no-any-return]
+    return cls(schema, format_checker=_FORMAT_CHECKER)
 
 
 def _join(base: str, name: str) -> str:
@@ -85,7 +85,7 @@ def _message(error: ValidationError) -> str:
         "required": "is required",
         "additionalProperties": "is not allowed here",
     }
-    message = concise.get(str(error.validator), error.message)
+    message = concise.get(str(error.validator), str(error.message))
     return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
@@ -94,12 +94,12 @@ def _field_errors(errors: Iterable[ValidationError], variant: str) -> list[Field
     for error in (leaf for raw in errors for leaf in _leaves(raw)):
         path = error.json_path
         keyword = str(error.validator)
-        instance = error.instance
+        instance, schema, expected = error.instance, error.schema, error.validator_value
         names: list[str] = []
-        if keyword == "required" and isinstance(instance, dict):
-            names = [name for name in error.validator_value if name not in instance]
-        elif keyword == "additionalProperties" and isinstance(instance, dict):
-            known = set(error.schema.get("properties", {}))
+        if keyword == "required" and isinstance(instance, dict) and isinstance(expected, list):
+            names = [name for name in expected if name not in instance]
+        elif keyword == "additionalProperties" and isinstance(instance, dict) and isinstance(schema, dict):
+            known = set(schema.get("properties", {}))
             names = sorted(name for name in instance if name not in known)
         message = _message(error)
         for target in [_join(path, name) for name in names] or [path]:

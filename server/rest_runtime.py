@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from contracts.spec import OperationSpec
 from contracts.validation import FieldError, validator_for
+from contracts.wire import parse
 
 from .context import RequestContext
 from .errors import ApiError, BadRequest, ContractViolation, PayloadTooLarge
@@ -40,7 +41,8 @@ def request_id_for(request: Request) -> str:
     return given if _VALID_REQUEST_ID.match(given) else uuid.uuid4().hex
 
 
-async def read_json_body(request: Request, limit: int = MAX_BODY_BYTES) -> Any:
+async def read_json_body(request: Request, limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
+    """The raw body and its parsed JSON, refused early when too large or not JSON."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
@@ -53,7 +55,7 @@ async def read_json_body(request: Request, limit: int = MAX_BODY_BYTES) -> Any:
     if content_type not in ("application/json", ""):
         raise BadRequest("request body must be application/json", code="unsupported_media_type")
     try:
-        return json.loads(body)
+        return bytes(body), json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
@@ -80,14 +82,14 @@ def operation_endpoint(spec: OperationSpec, handler: Handler) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         request_id = request_id_for(request)
         try:
-            body = await read_json_body(request)
+            raw, body = await read_json_body(request)
             errors = validators.input_errors(body, variant)
             if errors:
                 names = ", ".join(dict.fromkeys(error.path for error in errors))
                 raise BadRequest(f"request does not match the contract: {names}",
                                  code="validation_failed", fields=errors)
             try:
-                payload = spec.input_model.model_validate(body)
+                payload = parse(spec.input_model, raw)
             except ValidationError as exc:  # the contract accepted it; the model must too
                 raise BadRequest("request does not match the contract", code="validation_failed",
                                  fields=_model_errors(exc)) from None

@@ -23,3 +23,8 @@ def contracts_copy(tmp_path: Path) -> Path:
     target = tmp_path / "contracts"
     shutil.copytree(CONTRACTS_DIR, target, ignore=shutil.ignore_patterns("*.py", "models", "__pycache__"))
     return target
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

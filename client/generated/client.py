@@ -15,6 +15,7 @@ from contracts.models import (
     StatusOutput,
 )
 from client.transport import AsyncTransport, OperationRef, SyncTransport
+from contracts.wire import parse
 
 RETRIEVE = OperationRef(
     "sosoapi_research_evidence_retrieve",
@@ -33,18 +34,18 @@ STATUS = OperationRef(
 class Client(SyncTransport):
     def retrieve(self, payload: RetrieveInput | Mapping[str, Any]) -> RetrieveOutput:
         """Read a public research source: `POST /research-api/evidence/retrieve`."""
-        return RetrieveOutput.model_validate(self._call(RETRIEVE, payload))
+        return parse(RetrieveOutput, self._call(RETRIEVE, payload))
 
     def status(self, payload: StatusInput | Mapping[str, Any]) -> StatusOutput:
         """Read the retrieval status of a public source: `POST /research-api/evidence/status`."""
-        return StatusOutput.model_validate(self._call(STATUS, payload))
+        return parse(StatusOutput, self._call(STATUS, payload))
 
 
 class AsyncClient(AsyncTransport):
     async def retrieve(self, payload: RetrieveInput | Mapping[str, Any]) -> RetrieveOutput:
         """Read a public research source: `POST /research-api/evidence/retrieve`."""
-        return RetrieveOutput.model_validate(await self._call(RETRIEVE, payload))
+        return parse(RetrieveOutput, await self._call(RETRIEVE, payload))
 
     async def status(self, payload: StatusInput | Mapping[str, Any]) -> StatusOutput:
         """Read the retrieval status of a public source: `POST /research-api/evidence/status`."""
-        return StatusOutput.model_validate(await self._call(STATUS, payload))
+        return parse(StatusOutput, await self._call(STATUS, payload))

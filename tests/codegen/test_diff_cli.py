@@ -1,0 +1,53 @@
+"""`codegen diff` on real contract files: what the MCP and REST variants of retrieve differ in."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codegen.cli import main
+from contracts.loader import CONTRACTS_DIR
+
+RETRIEVE = CONTRACTS_DIR / "sosoapi_research_evidence_retrieve"
+
+
+def test_mcp_vs_rest_request_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["diff", str(RETRIEVE / "mcp.input.schema.json"), str(RETRIEVE / "rest.input.schema.json")])
+    out = capsys.readouterr().out
+    assert rc == 1  # the REST variant's uuid patterns reject inputs the MCP variant accepts
+    assert "BREAKING  constraint_tightened  $.workspace_id" in out
+    assert "BREAKING  constraint_tightened  $.mutation_id" in out
+    assert "3 changes, 2 breaking" in out
+
+
+def test_mcp_vs_rest_response_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["diff", str(RETRIEVE / "mcp.output.schema.json"), str(RETRIEVE / "rest.output.schema.json")])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert out.count("additional_properties_loosened") == 6
+    assert "ok        constraint_tightened  $.retrieval.id" in out
+
+
+def test_folder_diff_and_identical_contracts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "sosoapi_research_evidence_retrieve"
+    shutil.copytree(RETRIEVE, copy)
+    assert main(["diff", str(RETRIEVE), str(copy)]) == 0
+    assert capsys.readouterr().out.count("no changes") == 4
+    schema = json.loads((copy / "rest.input.schema.json").read_text())
+    schema["required"].append("language")
+    (copy / "rest.input.schema.json").write_text(json.dumps(schema))
+    assert main(["diff", str(RETRIEVE), str(copy)]) == 1
+    assert "BREAKING  required_added  $.language" in capsys.readouterr().out
+
+
+def test_diff_needs_a_direction_for_unnamed_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text('{"type": "string"}')
+    b.write_text('{"type": "string", "maxLength": 3}')
+    assert main(["diff", str(a), str(b)]) == 2
+    assert "--direction" in capsys.readouterr().err
+    assert main(["diff", str(a), str(b), "--direction", "response"]) == 0
+    assert main(["diff", str(a), str(b), "--direction", "request"]) == 1

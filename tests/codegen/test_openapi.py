@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import json
+
+from openapi_spec_validator import validate
+
+from codegen.cli import PROJECT_ROOT
+from contracts.loader import load_operations
+
+DOCUMENT = json.loads((PROJECT_ROOT / "server/generated/openapi.json").read_text())
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    assert DOCUMENT["openapi"] == "3.1.0"
+    validate(DOCUMENT)
+
+
+def test_every_rest_operation_is_described_with_its_schemas_and_hash() -> None:
+    rest = [op for op in load_operations() if op.rest]
+    assert sorted(DOCUMENT["paths"]) == sorted(op.rest["path"] for op in rest)
+    for op in rest:
+        item = DOCUMENT["paths"][op.rest["path"]][op.rest["method"].lower()]
+        assert item["operationId"] == op.name
+        assert item["x-contract-hash"] == op.contract_hash
+        ref = item["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert DOCUMENT["components"]["schemas"][ref.rsplit("/", 1)[1]] == op.rest_variant.input_schema
+        assert {"200", "400", "401", "403", "409", "413", "429", "500"} <= set(item["responses"])
+    unauthorized = DOCUMENT["components"]["responses"]["Unauthorized"]
+    assert "WWW-Authenticate" in unauthorized["headers"]

@@ -1,0 +1,80 @@
+"""The generated models, server skeleton and client type-check (mypy --strict) with code that uses them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from codegen.cli import PROJECT_ROOT
+
+USAGE = '''
+from __future__ import annotations
+
+from contracts.models import GetDocumentsInput, GetDocumentsOutput, RetrieveInput, RetrieveOutput, StatusInput, StatusOutput
+from client.generated.client import AsyncClient, Client
+from server.context import RequestContext
+from server.generated.handlers import Handlers
+from server.generated.rest import build_rest_routes
+
+
+class Implementation:
+    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutput:
+        raise NotImplementedError
+
+    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutput:
+        raise NotImplementedError
+
+    async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
+        raise NotImplementedError
+
+
+handlers: Handlers = Implementation()
+routes = build_rest_routes(handlers)
+
+
+def use(client: Client) -> str | None:
+    result = client.status({"workspace_id": "x", "mutation_id": "y"})
+    return None if result.retrieval is None else result.retrieval.state
+
+
+async def use_async(client: AsyncClient) -> int:
+    result = await client.retrieve({"url": "https://e.com", "kind": "url_text"})
+    return 0 if result.retrieval.evidence is None else result.retrieval.evidence.revision
+'''
+
+WRONG = '''
+from contracts.models import StatusInput, StatusOutput
+from server.context import RequestContext
+from server.generated.handlers import Handlers
+
+
+class Wrong:
+    async def retrieve(self, payload: StatusInput, context: RequestContext) -> StatusOutput:
+        raise NotImplementedError
+
+
+handlers: Handlers = Wrong()
+'''
+
+
+def mypy(*targets: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", "/dev/null", *targets],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
+    )
+
+
+def test_generated_code_and_its_use_type_check(tmp_path: Path) -> None:
+    usage = tmp_path / "usage.py"
+    usage.write_text(USAGE)
+    done = mypy("contracts/models", "server/generated", "client/generated", str(usage))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_handler_that_breaks_the_interface_does_not(tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(WRONG)
+    done = mypy(str(wrong))
+    assert done.returncode == 1
+    assert "Incompatible types in assignment" in done.stdout

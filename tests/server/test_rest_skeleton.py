@@ -1,0 +1,124 @@
+"""The generated REST routes, served by a real uvicorn server on loopback."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from contracts.models import RetrieveInput, RetrieveOutput
+from server.context import RequestContext
+from server.errors import Conflict, RateLimited
+from server.generated.operations import RETRIEVE, STATUS
+from server.generated.rest import build_rest_routes
+from tests.support import ExampleHandlers, example_output, live_server
+
+WORKSPACE = "11111111-1111-4111-8111-111111111111"
+MUTATION = "40000000-0000-4000-8000-000000000001"
+REQUEST = {"workspace_id": WORKSPACE, "mutation_id": MUTATION,
+           "url": "https://example.com/research-notes", "kind": "url_text"}
+
+
+class MisbehavingHandlers(ExampleHandlers):
+    """Returns what the typed model accepts but the REST contract does not, or raises API errors."""
+
+    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutput:
+        if payload.url.endswith("/conflict"):
+            raise Conflict("mutation_id was used with another input", code="mutation_conflict")
+        if payload.url.endswith("/busy"):
+            raise RateLimited("slow down", retry_after=7)
+        if payload.url.endswith("/crash"):
+            raise RuntimeError("secret internal detail")
+        data = example_output("sosoapi_research_evidence_retrieve")
+        data["retrieval"]["id"] = "30000000-0000-0000-8000-000000000007"  # a uuid, not the REST pattern
+        return RetrieveOutput.model_validate(data)
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with live_server(Starlette(routes=build_rest_routes(ExampleHandlers()))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def bad_url() -> Iterator[str]:
+    with live_server(Starlette(routes=build_rest_routes(MisbehavingHandlers()))) as url:
+        yield url
+
+
+def post(url: str, path: str, **kwargs: Any) -> httpx.Response:
+    return httpx.post(url + path, timeout=10, **kwargs)
+
+
+def test_valid_request_gets_a_contract_valid_answer_with_the_hash(base_url: str) -> None:
+    response = post(base_url, RETRIEVE.rest_path, json=REQUEST, headers={"X-Request-Id": "abc-123"})
+    assert response.status_code == 200
+    assert response.headers["x-contract-hash"] == RETRIEVE.contract_hash
+    assert response.headers["x-request-id"] == "abc-123"
+    body = response.json()
+    assert body["retrieval"]["mutation_id"] == MUTATION
+    assert body == {**example_output("sosoapi_research_evidence_retrieve"), "retrieval": body["retrieval"]}
+
+
+def test_status_may_answer_null(base_url: str) -> None:
+    response = post(base_url, STATUS.rest_path, json={"workspace_id": WORKSPACE, "mutation_id": str(uuid.UUID(int=0))})
+    assert response.status_code == 200
+    assert response.json() == {"retrieval": None}
+
+
+def test_400_names_every_failing_field(base_url: str) -> None:
+    response = post(base_url, RETRIEVE.rest_path, json={"url": "nope", "kind": "video", "extra": 1},
+                    headers={"X-Request-Id": "bad id with spaces"})
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body) == {"error", "message", "code", "request_id", "fields"}
+    assert body["code"] == "validation_failed"
+    assert body["request_id"] == response.headers["x-request-id"] != "bad id with spaces"
+    assert {f["field"] for f in body["fields"]} == {
+        "$.url", "$.kind", "$.extra", "$.workspace_id", "$.mutation_id"}
+    for name in ("$.url", "$.kind", "$.extra"):
+        assert name in body["message"]
+
+
+@pytest.mark.parametrize(("content", "code"), [(b"{not json", "invalid_json"), (b"[1, 2]", "validation_failed")])
+def test_malformed_bodies_are_400_json(base_url: str, content: bytes, code: str) -> None:
+    response = post(base_url, RETRIEVE.rest_path, content=content, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["code"] == code
+
+
+def test_oversized_body_is_413(base_url: str) -> None:
+    response = post(base_url, RETRIEVE.rest_path, json={**REQUEST, "url": "https://e.com/" + "a" * 70_000})
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+
+
+def test_wrong_method_is_refused(base_url: str) -> None:
+    assert httpx.get(base_url + RETRIEVE.rest_path).status_code == 405
+
+
+def test_a_response_that_violates_the_contract_is_never_sent(bad_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    response = post(bad_url, RETRIEVE.rest_path, json=REQUEST)
+    assert response.status_code == 500
+    assert response.json()["code"] == "contract_violation"
+    assert "30000000-0000-0000-8000-000000000007" not in response.text
+    assert any("[rest] $.retrieval.id" in record.getMessage() for record in caplog.records)
+
+
+def test_api_errors_map_to_their_status_and_headers(bad_url: str) -> None:
+    conflict = post(bad_url, RETRIEVE.rest_path, json={**REQUEST, "url": "https://e.com/conflict"})
+    assert (conflict.status_code, conflict.json()["code"]) == (409, "mutation_conflict")
+    busy = post(bad_url, RETRIEVE.rest_path, json={**REQUEST, "url": "https://e.com/busy"})
+    assert (busy.status_code, busy.headers["retry-after"]) == (429, "7")
+
+
+def test_unexpected_errors_are_500_without_details(bad_url: str) -> None:
+    response = post(bad_url, RETRIEVE.rest_path, json={**REQUEST, "url": "https://e.com/crash"})
+    assert response.status_code == 500
+    assert response.json()["code"] == "internal_error"
+    assert "secret" not in response.text and "Traceback" not in response.text

@@ -1,0 +1,74 @@
+"""Test helpers: a real uvicorn server on 127.0.0.1 in a background thread, and sample handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from contracts.loader import CONTRACTS_DIR
+from contracts.models import (
+    GetDocumentsInput,
+    GetDocumentsOutput,
+    RetrieveInput,
+    RetrieveOutput,
+    StatusInput,
+    StatusOutput,
+)
+from server.context import RequestContext
+
+
+@contextmanager
+def live_server(app: ASGIApp) -> Iterator[str]:
+    """Serve `app` on a free loopback port; yields the base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def example_output(operation: str, variant: str = "mcp") -> dict[str, Any]:
+    path = CONTRACTS_DIR / operation / "examples" / f"{variant}.output.json"
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+class ExampleHandlers:
+    """Answers every operation with its published example, echoing the caller's ids."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, RequestContext]] = []
+
+    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutput:
+        self.calls.append(("retrieve", payload, context))
+        data = example_output("sosoapi_research_evidence_retrieve")
+        data["retrieval"]["workspace_id"] = str(payload.workspace_id)
+        data["retrieval"]["mutation_id"] = str(payload.mutation_id)
+        return RetrieveOutput.model_validate(data)
+
+    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutput:
+        self.calls.append(("status", payload, context))
+        if payload.mutation_id.int == 0:
+            return StatusOutput.model_validate({"retrieval": None})
+        return StatusOutput.model_validate(example_output("sosoapi_research_evidence_status"))
+
+    async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
+        await asyncio.sleep(0)
+        return GetDocumentsOutput.model_validate(example_output("get_documents"))
