@@ -8,7 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from contracts.loader import CONTRACTS_DIR, ContractError, load_operation, load_operations, read_json
+from contracts.loader import (
+    CONTRACTS_DIR,
+    ContractError,
+    load_operation,
+    load_operations,
+    read_json,
+)
 
 from .lock import lock_problems, write_lock
 

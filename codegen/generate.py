@@ -15,10 +15,10 @@ from typing import Any
 
 import jinja2
 
-from contracts.loader import Operation, load_operations
+from contracts.loader import load_operations
 
 from .formatting import format_python
-from .headers import json_comment, markdown_header, python_header
+from .headers import markdown_header, python_header
 from .models import ModelNote, render_model
 from .openapi import openapi_document
 from .views import examples_of, mcp_descriptor, operation_view
@@ -95,7 +95,7 @@ def plan(contracts_root: Path | None = None) -> Plan:
     document = openapi_document(operations, examples)
     result.files["server/generated/openapi.json"] = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
-    for op, view in zip(operations, views):
+    for op, view in zip(operations, views, strict=True):
         result.files[f"docs/reference/{op.name}.md"] = render(
             "reference.md.jinja", header=markdown_header([op]), op=view)
     result.files["docs/reference/README.md"] = render(

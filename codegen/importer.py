@@ -173,9 +173,7 @@ def _read_prose_facts(text: str, facts: PageFacts) -> None:
 def _read_examples(objects: list[dict[str, Any]], schemas: list[dict[str, Any]], facts: PageFacts) -> None:
     rest = [obj for obj in objects if not _is_schema(obj) and set(obj) != ANNOTATION_KEYS]
     for obj in rest:
-        if facts.surface == "mcp" and set(obj) == {"name", "arguments"} and facts.example_input is None:
-            facts.example_input = obj
-        elif facts.surface == "rest" and facts.example_input is None and set(obj) <= set(
+        if facts.surface == "mcp" and set(obj) == {"name", "arguments"} and facts.example_input is None or facts.surface == "rest" and facts.example_input is None and set(obj) <= set(
             schemas[0].get("properties", {})
         ):
             facts.example_input = obj

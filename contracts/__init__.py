@@ -1,6 +1,13 @@
 """The published contracts (data) and the small runtime that reads and enforces them."""
 
-from .loader import CONTRACTS_DIR, ContractError, Operation, Variant, load_operation, load_operations
+from .loader import (
+    CONTRACTS_DIR,
+    ContractError,
+    Operation,
+    Variant,
+    load_operation,
+    load_operations,
+)
 from .spec import OperationSpec
 from .validation import FieldError, OperationValidator, StaleContractError, validator_for
 

@@ -41,7 +41,7 @@ def test_rows_match_the_published_tables(page: Path, variant: str) -> None:
     schemas = load_operation(CONTRACTS_DIR / "sosoapi_research_evidence_retrieve").variants[variant]
     published = published_tables(page)
     assert len(published) == 2
-    for table, schema in zip(published, (schemas.input_schema, schemas.output_schema)):
+    for table, schema in zip(published, (schemas.input_schema, schemas.output_schema), strict=True):
         ours = [
             (r.path, r.branch, r.type, r.required,
              " ".join(f"`{c}`".replace("|", "\\|") for c in r.constraints) or "—")

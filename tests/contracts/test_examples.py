@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from codegen.views import examples_of
 from contracts.loader import load_operations
 from contracts.validation import OperationValidator
-from codegen.views import examples_of
 
 CASES = [
     (op, variant) for op in load_operations() for variant in op.manifest.get("examples", {})

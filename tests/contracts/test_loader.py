@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from contracts.loader import CONTRACTS_DIR, ContractError, load_operation, load_operations
 from codegen.lock import lock_problems
+from contracts.loader import CONTRACTS_DIR, ContractError, load_operation, load_operations
 
 EXPECTED = {"get_documents", "sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
 
