@@ -54,3 +54,12 @@ def test_messages_do_not_echo_large_values() -> None:
          "workspace_id": "11111111-1111-4111-8111-111111111111",
          "mutation_id": "40000000-0000-4000-8000-000000000001"}, "rest")
     assert [(e.path, e.message) for e in errors] == [("$.url", "is longer than 2048 characters")]
+
+
+def test_the_formats_the_contracts_use_are_really_checked() -> None:
+    from contracts.validation import _FORMAT_CHECKER
+
+    assert {"uuid", "uri", "date-time"} <= set(_FORMAT_CHECKER.checkers)
+    assert not _FORMAT_CHECKER.conforms("2099-02-30T00:00:00Z", "date-time")
+    assert not _FORMAT_CHECKER.conforms("no scheme", "uri")
+    assert not _FORMAT_CHECKER.conforms("40000000-0000-4000-8000-00000000000", "uuid")
