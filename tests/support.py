@@ -26,9 +26,9 @@ from server.context import RequestContext
 
 
 @contextmanager
-def live_server(app: ASGIApp) -> Iterator[str]:
-    """Serve `app` on a free loopback port; yields the base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+def live_server(app: ASGIApp, host: str = "127.0.0.1", **options: Any) -> Iterator[str]:
+    """Serve `app` on a free loopback port (HTTPS when ssl_certfile is given); yields the base URL."""
+    config = uvicorn.Config(app, host=host, port=0, log_level="warning", lifespan="off", **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -38,8 +38,9 @@ def live_server(app: ASGIApp) -> Iterator[str]:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
+    scheme = "https" if options.get("ssl_certfile") else "http"
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{scheme}://{host}:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -1,0 +1,140 @@
+"""The fetcher against real servers on loopback: HTTPS with a test CA, plain HTTP through the allowlist."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from server.fetch.fetcher import Fetcher, FetchError, FetchLimits, parse_retry_after
+from server.fetch.policy import EgressPolicy, parse_allowlist
+from tests.origin import LocalCA, Origin, Reply, gzip_bomb
+from tests.server.fetch.conftest import fake_resolver
+
+pytestmark = pytest.mark.anyio
+
+
+def port_of(origin: Origin) -> int:
+    return int(origin.url.rsplit(":", 1)[1])
+
+
+@pytest.fixture
+async def fetcher(origin: Origin, plain_origin: Origin, tls: LocalCA) -> AsyncIterator[Fetcher]:
+    allow = parse_allowlist(f"127.0.0.1:{port_of(origin)},localhost:{port_of(origin)},127.0.0.1:{port_of(plain_origin)}")
+    limits = FetchLimits(max_bytes=64 * 1024, connect_timeout=2, read_timeout=1, deadline=3)
+    client = Fetcher(EgressPolicy(allow), limits, ssl_context=tls.client_context(), resolver=fake_resolver)
+    yield client
+    await client.aclose()
+
+
+async def test_https_page_is_fetched_from_the_checked_address(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/page", Reply(b"<html><p>hello</p></html>", headers={"content-language": "de, en"}))
+    url = url.replace("127.0.0.1", "localhost")
+    response = await fetcher.fetch(url, "text/html")
+    assert (response.status, response.media_type, response.charset) == (200, "text/html", "utf-8")
+    assert response.body == b"<html><p>hello</p></html>"
+    assert response.content_language == "de"
+    assert fetcher.backend.connected[-1][0] == "localhost"
+    assert fetcher.backend.connected[-1][2] in ("127.0.0.1", "::1")
+
+
+async def test_plain_http_only_through_the_allowlist(fetcher: Fetcher, plain_origin: Origin) -> None:
+    url = plain_origin.reply("/plain", Reply(b"ok", content_type="text/plain"))
+    assert (await fetcher.fetch(url, "*/*")).body == b"ok"
+
+
+async def test_redirects_are_followed_and_counted(fetcher: Fetcher, origin: Origin) -> None:
+    final = origin.reply("/final", Reply(b"done", content_type="text/plain"))
+    origin.reply("/r2", Reply(status=307, headers={"location": "/final"}))
+    first = origin.reply("/r1", Reply(status=301, headers={"location": origin.url + "/r2"}))
+    response = await fetcher.fetch(first, "*/*")
+    assert (response.url, response.body) == (final, b"done")
+    assert response.redirects == [origin.url + "/r2", final]
+
+
+async def test_more_than_five_redirects_stop(fetcher: Fetcher, origin: Origin) -> None:
+    for hop in range(7):
+        origin.reply(f"/loop{hop}", Reply(status=302, headers={"location": f"/loop{hop + 1}"}))
+    with pytest.raises(FetchError) as caught:
+        await fetcher.fetch(origin.url + "/loop0", "*/*")
+    assert caught.value.reason == "unavailable" and "redirects" in caught.value.detail
+
+
+async def test_a_gzip_bomb_stops_at_the_cap(fetcher: Fetcher, origin: Origin) -> None:
+    bomb = gzip_bomb(200 * 1024 * 1024)
+    assert len(bomb) < 300 * 1024
+    url = origin.reply("/bomb", Reply(bomb, headers={"content-encoding": "gzip"}, chunks=64))
+    started = time.perf_counter()
+    response = await fetcher.fetch(url, "*/*")
+    assert response.over_cap and len(response.body) == 64 * 1024
+    assert time.perf_counter() - started < 2.5  # bounded work; a 200 MB inflate would not finish in the deadline
+
+
+async def test_a_large_body_is_cut_at_the_cap(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/large", Reply(b"a" * 500_000, content_type="text/plain", chunks=20))
+    response = await fetcher.fetch(url, "*/*")
+    assert response.over_cap and response.body == b"a" * (64 * 1024)
+
+
+async def test_a_body_cut_short_keeps_what_arrived(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/short", Reply(b"x" * 1000, content_type="text/plain", declared_length=5000, chunks=4))
+    response = await fetcher.fetch(url, "*/*")
+    assert response.cut_short and response.body == b"x" * 1000
+
+
+async def test_slow_origin_times_out(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/slow", Reply(b"late", delay=5))
+    with pytest.raises(FetchError) as caught:
+        await fetcher.fetch(url, "*/*")
+    assert caught.value.reason == "timeout"
+
+
+async def test_error_statuses_come_back_with_retry_after(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/busy", Reply(b"slow down", 429, "text/plain", headers={"retry-after": "120"}))
+    response = await fetcher.fetch(url, "*/*")
+    assert (response.status, response.retry_after) == (429, 120)
+
+
+async def test_unread_media_is_not_downloaded(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/img", Reply(b"\x89PNG" + b"\0" * 100_000, content_type="image/png"))
+    response = await fetcher.fetch(url, "*/*", wants_body=lambda media: media != "image/png")
+    assert (response.media_type, response.body, response.body_read) == ("image/png", b"", False)
+
+
+async def test_an_untrusted_certificate_is_refused(origin: Origin) -> None:
+    fetcher = Fetcher(EgressPolicy(parse_allowlist(f"127.0.0.1:{port_of(origin)}")), resolver=fake_resolver)
+    try:
+        with pytest.raises(FetchError) as caught:
+            await fetcher.fetch(origin.url + "/page", "*/*")
+    finally:
+        await fetcher.aclose()
+    assert caught.value.reason == "egress_unavailable" and "CERTIFICATE" in caught.value.detail.upper()
+
+
+async def test_dns_and_connect_failures_are_egress_unavailable(fetcher: Fetcher, origin: Origin) -> None:
+    with pytest.raises(FetchError) as caught:
+        await fetcher.fetch("https://no-such-host.invalid/", "*/*")
+    assert caught.value.reason == "egress_unavailable"
+    closed = Fetcher(EgressPolicy(parse_allowlist("127.0.0.1:9")), resolver=fake_resolver)
+    try:
+        with pytest.raises(FetchError) as caught:
+            await closed.fetch("http://127.0.0.1:9/", "*/*")
+    finally:
+        await closed.aclose()
+    assert caught.value.reason == "egress_unavailable"
+
+
+async def test_unknown_content_encoding_is_unsupported(fetcher: Fetcher, origin: Origin) -> None:
+    url = origin.reply("/br", Reply(b"\x1b\x00", headers={"content-encoding": "br"}))
+    with pytest.raises(FetchError) as caught:
+        await fetcher.fetch(url, "*/*")
+    assert caught.value.reason == "unsupported_content"
+
+
+def test_retry_after_forms() -> None:
+    assert parse_retry_after("30") == 30
+    assert parse_retry_after("0") == 1
+    assert parse_retry_after("999999") == 86400
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412420.0) == 60
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import pytest
+
+from server.fetch.addresses import is_public, parse_address
+from server.fetch.policy import EgressPolicy, UnsafeUrl, check_url, parse_allowlist
+
+
+@pytest.mark.parametrize("address", [
+    "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+    "224.0.0.1", "240.0.0.1", "255.255.255.255", "192.0.2.1", "::1", "::", "fc00::1", "fd12::1",
+    "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "64:ff9b::7f00:1",
+    "64:ff9b::a00:1", "2002:7f00:1::", "2002:a00:1::", "::127.0.0.1", "2001:db8::1",
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo whose client is 127.0.0.1
+])
+def test_non_public_addresses(address: str) -> None:
+    parsed = parse_address(address)
+    assert parsed is not None and not is_public(parsed)
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8",
+                                     "64:ff9b::808:808", "2002:808:808::"])
+def test_public_addresses(address: str) -> None:
+    parsed = parse_address(address)
+    assert parsed is not None and is_public(parsed)
+
+
+def test_allowlist_parsing() -> None:
+    assert parse_allowlist(" localhost:8443 , 127.0.0.1:* ,[::1]:80") == parse_allowlist(
+        "localhost:8443,127.0.0.1:*,::1:80")
+    policy = EgressPolicy(parse_allowlist("localhost:8443,127.0.0.1:*"))
+    assert policy.allows_private("LOCALHOST.", 8443) and not policy.allows_private("localhost", 8444)
+    assert policy.allows_private("127.0.0.1", 1)
+    for bad in ("localhost", "localhost:0", "localhost:http", ":80"):
+        with pytest.raises(ValueError, match="EVIDENCEKIT_ALLOW_PRIVATE_HOSTS"):
+            parse_allowlist(bad)
+
+
+def test_allowlisted_hosts_may_use_plain_http() -> None:
+    policy = EgressPolicy(parse_allowlist("127.0.0.1:8080"))
+    assert check_url("http://127.0.0.1:8080/x", policy).private_allowed
+    with pytest.raises(UnsafeUrl, match="plain http"):
+        check_url("http://127.0.0.1:8081/x", policy)
+    with pytest.raises(UnsafeUrl, match="plain http"):
+        check_url("http://example.com/", policy)
+
+
+def test_public_https_passes() -> None:
+    target = check_url("https://Example.COM/a?b=1#c", EgressPolicy())
+    assert (target.host, target.port, target.private_allowed) == ("example.com", 443, False)
