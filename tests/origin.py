@@ -39,6 +39,7 @@ class Origin:
     def __init__(self) -> None:
         self.replies: dict[str, Reply] = {}
         self.hits: list[str] = []
+        self.headers: dict[str, dict[str, str]] = {}  # request headers, by path
         self.url = ""
 
     def reply(self, path: str, reply: Reply) -> str:
@@ -48,6 +49,7 @@ class Origin:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         self.hits.append(request.url.path)
+        self.headers[request.url.path] = dict(request.headers)
         reply = self.replies.get(request.url.path, Reply(b"not here", 404, "text/plain"))
         if reply.delay:
             await asyncio.sleep(reply.delay)

@@ -10,7 +10,7 @@ import pytest
 from server.fetch.fetcher import Fetcher, FetchError, FetchLimits, parse_retry_after
 from server.fetch.policy import EgressPolicy, parse_allowlist
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
-from tests.server.fetch.conftest import fake_resolver
+from tests.server.conftest import fake_resolver
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ import pytest
 from server.fetch.fetcher import Fetcher, FetchError
 from server.fetch.policy import EgressPolicy, parse_allowlist
 from tests.origin import Canary, LocalCA, Origin, Reply
-from tests.server.fetch.conftest import fake_resolver
+from tests.server.conftest import fake_resolver
 
 DIRECT = [
     "http://127.0.0.1:{p}/",

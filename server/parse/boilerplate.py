@@ -1,0 +1,131 @@
+"""Which elements are page furniture rather than content: by tag, role, hidden state, class and id.
+
+Class and id values are split into tokens ("site-footer" -> site, footer; camelCase too). A token
+marks boilerplate when its first or last part is a boilerplate word, so layout wrappers that only
+mention one in the middle ("content-sidebar-wrap") and state modifiers ("has-sidebar") keep their
+content. "comment-body" / "comment-content" stay: on a page whose content is a comment they are
+the text, and inside a comment section the section itself is dropped already.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Never text a reader wants, wherever they are.
+SKIP_TAGS = frozenset(
+    {
+        "script", "style", "noscript", "template", "svg", "math", "nav", "aside", "iframe",
+        "frame", "frameset", "button", "select", "option", "optgroup", "textarea", "input",
+        "label", "object", "embed", "canvas", "video", "audio", "map", "dialog", "head", "link",
+        "meta", "title", "base", "source", "track", "picture", "img", "datalist", "output",
+        "progress", "meter", "menu", "area", "param", "rt", "rp",
+    }
+)  # fmt: skip
+SECTIONING_TAGS = frozenset({"article", "main", "section", "aside", "nav", "blockquote", "figure"})
+# Elements whose class or id never disqualify them: a page-wide class ("has-sidebar", "comments-open")
+# says nothing about the element itself.
+CLASS_EXEMPT_TAGS = frozenset({"html", "body", "main", "article"})
+JUNK_ROLES = frozenset(
+    {
+        "navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar",
+        "toolbar", "dialog", "alertdialog", "tablist", "form",
+    }
+)  # fmt: skip
+
+_WORDS = frozenset(
+    {
+        "nav", "navbar", "navigation", "navlinks", "menu", "menubar", "submenu", "megamenu",
+        "crumbs", "footer", "sidebar", "sidebars", "widget", "widgets", "banner", "adverts",
+        "advertising", "ad", "ads", "adslot", "adunit", "dfp", "sponsor", "sponsored", "promo",
+        "promotion", "promoted", "share", "sharing", "sharebar", "social", "socials", "related",
+        "comment", "comments", "replies", "respond", "subscribe", "subscription", "signup",
+        "popup", "modal", "overlay", "lightbox", "skip", "skiplink", "pagination", "pager",
+        "toolbar", "masthead", "topbar", "dropdown", "tags", "tagcloud", "byline", "author",
+        "recommended", "recommendations", "trending", "popular", "signature", "relatedposts",
+        "sociallinks",
+    }
+)  # fmt: skip
+# Words that mark furniture in any part of a token ("onetrust-consent-sdk"): no content wrapper
+# is named after them.
+_ANYWHERE_WORDS = frozenset(
+    {
+        "cookie", "cookies", "consent", "gdpr", "onetrust", "cookiebot", "advert",
+        "advertisement", "adsense", "sharedaddy", "disqus", "outbrain", "taboola", "newsletter",
+        "breadcrumb", "breadcrumbs",
+    }
+)  # fmt: skip
+_LAST_WORDS = frozenset({"meta", "bio", "actions", "buttons", "icons"})
+_WHOLE_TOKENS = frozenset(
+    {
+        "hidden", "hide", "d-none", "is-hidden", "sr-only", "visually-hidden", "visuallyhidden",
+        "screen-reader-text", "screen-reader-only", "element-invisible", "invisible", "offscreen",
+        "site-header", "global-header", "top-header", "skip-link", "skip-to-content", "noprint",
+        "mw-editsection",
+    }
+)  # fmt: skip
+# As an id, "header" names the page header; as a class it often styles a heading's anchor.
+_WHOLE_IDS = frozenset({"header"})
+_MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-")
+_PREFIXES = frozenset({"c", "o", "l", "u", "m", "js", "wp", "g", "t", "jp", "td"})
+_COMMENT_CONTENT = frozenset({"body", "content", "text"})
+_POSITIVE = frozenset(
+    {
+        "article", "body", "content", "entry", "hentry", "main", "page", "post", "text", "blog",
+        "story", "prose", "markdown", "richtext",
+    }
+)  # fmt: skip
+_NEGATIVE = frozenset(
+    {
+        "meta", "foot", "footnote", "media", "contact", "scroll", "shoutbox", "shopping", "tool",
+        "tools", "combx", "teaser", "card", "more", "date", "caption", "header", "hero",
+    }
+)  # fmt: skip
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_PARTS = re.compile(r"[-_]+")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def _parts(token: str) -> list[str]:
+    parts = [part for part in _PARTS.split(token) if part]
+    while len(parts) > 1 and parts[0] in _PREFIXES:
+        del parts[0]
+    return parts
+
+
+@lru_cache(maxsize=4096)
+def marks_boilerplate(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names page furniture (see the module docstring)."""
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS):
+            return True
+        if raw.startswith(_MODIFIERS):
+            continue
+        parts = _parts(raw)
+        if not parts:
+            continue
+        first, last = parts[0], parts[-1]
+        if first in ("comment", "comments") and last in _COMMENT_CONTENT:
+            continue
+        if first in _WORDS or last in _WORDS or (len(parts) > 1 and last in _LAST_WORDS):
+            return True
+        if not _ANYWHERE_WORDS.isdisjoint(parts):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def class_weight(value: str) -> int:
+    """Readability's class weight: +25 for a content-like name, -25 for a peripheral one."""
+    weight = 0
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        parts = set(_parts(raw))
+        if parts & _POSITIVE:
+            weight = max(weight, 25)
+        if parts & _NEGATIVE or parts & _WORDS or parts & _ANYWHERE_WORDS:
+            weight -= 25
+    return max(-50, min(25, weight))
+
+
+def hidden_style(style: str) -> bool:
+    return _HIDDEN_STYLE.search(style) is not None

@@ -1,0 +1,168 @@
+"""Turn response bytes into text: HTTP charset, byte order mark, <meta> declaration, detection.
+
+A byte order mark is trusted before the HTTP charset, as browsers do: it cannot appear by accident
+and servers often send a stale charset for files that carry one.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import charset_normalizer
+
+# Labels that browsers (WHATWG Encoding) read as a superset codec.
+_SUPERSETS = {
+    "ascii": "cp1252",
+    "us-ascii": "cp1252",
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859_1": "cp1252",
+    "latin_1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "l1": "cp1252",
+    "iso-8859-9": "cp1254",
+    "latin5": "cp1254",
+    "iso-8859-11": "cp874",
+    "tis-620": "cp874",
+    "shift_jis": "cp932",
+    "shift-jis": "cp932",
+    "sjis": "cp932",
+    "x-sjis": "cp932",
+    "ms_kanji": "cp932",
+    "windows-31j": "cp932",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "big5": "big5hkscs",
+    "euc-kr": "cp949",
+    "ks_c_5601-1987": "cp949",
+    "x-user-defined": "cp1252",
+    # Without a byte order mark, "UTF-16" means little endian on the web.
+    "utf-16": "utf-16-le",
+    "utf16": "utf-16-le",
+}
+# Never honoured: not text encodings a page can be served in, or unsafe to honour (UTF-7).
+_REFUSED = {"utf-7", "utf_7"}
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: its BOM starts with FF FE
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:()-]+)""", re.IGNORECASE
+)
+_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9_.:()-]+)""")
+_DETECTION_SAMPLE = 64 * 1024
+# The legacy encodings of the WHATWG Encoding Standard, as Python names them: detection picks
+# among these only (otherwise charset-normalizer may answer hp-roman8 or cp775 for Latin-1 text).
+_WEB_CODECS = (
+    "latin_1", "cp866", "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_5", "iso8859_6", "iso8859_7",
+    "iso8859_8", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15", "iso8859_16", "koi8_r",
+    "koi8_u", "mac_roman", "mac_cyrillic", "cp874", "cp1250", "cp1251", "cp1252", "cp1253",
+    "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "gb18030", "big5", "euc_jp", "cp932",
+    "shift_jis", "euc_kr", "cp949",
+)  # fmt: skip
+
+
+def codec_for(label: str | None) -> str | None:
+    """The Python codec for a charset label, or None when the label is unknown or refused."""
+    if not label:
+        return None
+    name = label.strip().strip("\"'").strip().lower()
+    if not name or len(name) > 40:
+        return None
+    name = _SUPERSETS.get(name, name)
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):
+        return None
+    # codecs.lookup also knows bytes-to-bytes codecs such as base64 and zlib.
+    if not getattr(info, "_is_text_encoding", True) or info.name in _REFUSED:
+        return None
+    return info.name
+
+
+def bom_codec(body: bytes) -> str | None:
+    for bom, codec in _BOMS:
+        if body.startswith(bom):
+            return codec
+    return None
+
+
+def declared_codec(body: bytes) -> str | None:
+    """The charset of a <meta> tag or an XML declaration within the first 4 KiB."""
+    head = body[:4096]
+    match = _XML_ENCODING.match(head) or _META_CHARSET.search(head)
+    if match is None:
+        return None
+    codec = codec_for(match.group(1).decode("ascii", "replace"))
+    # A declaration readable as ASCII cannot be in UTF-16 or UTF-32: the page is UTF-8 (WHATWG).
+    if codec is not None and codec.startswith(("utf-16", "utf-32")):
+        return "utf-8"
+    return codec
+
+
+def detected_codec(body: bytes) -> str:
+    """Guess: UTF-16 by its zero bytes, valid UTF-8 (rarely valid by accident), ISO-2022-JP by its
+    escapes, then charset-normalizer limited to the encodings browsers support."""
+    sample = body[:_DETECTION_SAMPLE]
+    utf16 = _utf16_by_zeros(sample)
+    if utf16:
+        return utf16
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # A sample cut inside a character is still UTF-8.
+        if error.reason == "unexpected end of data" and error.start >= len(sample) - 3:
+            return "utf-8"
+    else:
+        return "iso2022_jp" if b"\x1b$B" in sample or b"\x1b$@" in sample else "utf-8"
+    try:
+        matches = list(charset_normalizer.from_bytes(sample, cp_isolation=list(_WEB_CODECS)))
+    except Exception:  # the detector is a heuristic: never let it fail a parse
+        matches = []
+    if not matches:
+        return "utf-8"  # nothing reads it as text: decode with replacement characters
+    best = matches[0]
+    for match in matches:
+        # On a tie (cp1250 and cp1252 read most Western text equally well), take the web's default.
+        tied = match.chaos == best.chaos and match.coherence == best.coherence
+        if tied and "cp1252" in match.could_be_from_charset:
+            return "cp1252"
+    return codec_for(best.encoding) or "utf-8"
+
+
+def _utf16_by_zeros(sample: bytes) -> str | None:
+    head = sample[:512]
+    if len(head) < 8:
+        return None
+    even = head[0::2].count(0)
+    odd = head[1::2].count(0)
+    half = len(head) // 2
+    if odd > half * 0.6 and even < half * 0.1:
+        return "utf-16-le"
+    if even > half * 0.6 and odd < half * 0.1:
+        return "utf-16-be"
+    return None
+
+
+def _decode(body: bytes, codec: str) -> str:
+    text = body.decode(codec, errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def decode_text(body: bytes, http_charset: str | None = None) -> str:
+    """Bytes of a text/plain or caption response as text; never raises."""
+    codec = bom_codec(body) or codec_for(http_charset) or detected_codec(body)
+    return _decode(body, codec)
+
+
+def decode_html(body: bytes, http_charset: str | None = None) -> str:
+    """Bytes of an HTML or XHTML response as text; never raises."""
+    codec = bom_codec(body) or codec_for(http_charset) or declared_codec(body) or detected_codec(body)
+    return _decode(body, codec)

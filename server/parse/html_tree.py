@@ -1,0 +1,74 @@
+"""Parse HTML or XHTML text into an lxml tree, and cut a tree down to its first N elements."""
+
+from __future__ import annotations
+
+import html
+import re
+from itertools import islice
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]  # lxml ships no type information
+from parsel import Selector
+
+Element = Any  # an lxml element; lxml has no type stubs here
+
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+_XHTML_HINT = re.compile(r"""^\s*<\?xml|<html[^>]*\sxmlns\s*=\s*["']http://www\.w3\.org/1999/xhtml""")
+_SELF_CLOSED = re.compile(
+    r"<(script|style|div|span|p|a|iframe|textarea|title|section|ul|ol|li|td|i|b|em|strong|video|audio)"
+    r"(\s[^<>]*?)?/>",
+    re.IGNORECASE,
+)
+_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
+_XML_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, load_dtd=False, recover=False, huge_tree=False
+)
+
+
+def load_tree(text: str) -> Element:
+    """The root element. XHTML is read as XML when well-formed (so "<div/>" and "<script/>" close),
+    and everything else, or XHTML that is not well-formed, with the HTML parser."""
+    if _XHTML_HINT.search(text[:2048]):
+        root = _xml_root(text)
+        if root is not None:
+            return root
+        # Not well-formed (often an HTML entity such as &nbsp;): read it as HTML, but keep
+        # XHTML's self-closed elements closed, or "<script/>" would swallow the page, and keep
+        # CDATA sections as text (the HTML parser drops them).
+        text = _SELF_CLOSED.sub(r"<\1\2></\1>", text)
+        text = _CDATA.sub(lambda match: html.escape(match.group(1), quote=False), text)
+    try:
+        return Selector(text=text, type="html").root
+    except (etree.Error, ValueError):
+        return etree.fromstring("<html/>", etree.HTMLParser())
+
+
+def _xml_root(text: str) -> Element | None:
+    try:
+        root = etree.fromstring(_XML_DECLARATION.sub("", text, count=1).encode("utf-8"), _XML_PARSER)
+    except (etree.Error, ValueError):
+        return None
+    if not isinstance(root.tag, str) or etree.QName(root).localname.lower() != "html":
+        return None
+    if next(root.iter(etree.Entity), None) is not None:
+        return None  # HTML entities (&nbsp;) left unresolved: the HTML parser knows them
+    for element in root.iter(etree.Element):
+        if element.tag.startswith("{"):
+            element.tag = etree.QName(element).localname
+    return root
+
+
+def limit_nodes(root: Element, max_nodes: int) -> bool:
+    """Keep only the first max_nodes elements in document order; True when some were removed."""
+    beyond = next(islice(root.iter(etree.Element), max(1, max_nodes), None), None)
+    if beyond is None:
+        return False
+    node = beyond
+    while True:
+        parent = node.getparent()
+        if parent is None:
+            break
+        first = parent.index(node) + (0 if node is beyond else 1)
+        del parent[first:]
+        node = parent
+    return True

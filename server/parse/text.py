@@ -1,0 +1,43 @@
+"""Small text helpers shared by the HTML, plain-text and caption readers."""
+
+from __future__ import annotations
+
+import re
+
+_LANGUAGE_TAG = re.compile(r"[a-zA-Z]{2,8}(?:-[a-zA-Z0-9]{1,8})*")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f]")  # C0 controls except \t and \n (\r is normalised first)
+
+
+_CONTROLS_AS_SPACE = {code: " " for code in (*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20))}
+
+
+def collapse_text(value: str) -> str:
+    """Text for one line of output: control characters (even from character references) count
+    as whitespace, and runs of whitespace become one space."""
+    return " ".join(value.translate(_CONTROLS_AS_SPACE).split())
+
+
+def normalize_newlines(value: str) -> str:
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def remove_controls(value: str) -> str:
+    """Drop NUL and the other C0 control characters except tab and line feed."""
+    return _CONTROLS.sub("", value)
+
+
+def normalize_language(value: str | None) -> str | None:
+    """A declared language tag, normalised ("en_US" -> "en-US"), or None when it is not a plausible tag."""
+    if value is None:
+        return None
+    tag = value.strip().replace("_", "-")
+    if len(tag) > 35 or not _LANGUAGE_TAG.fullmatch(tag):
+        return None
+    return tag
+
+
+def first_language(header: str | None) -> str | None:
+    """The first tag of a Content-Language value such as "de-DE, en"."""
+    if not header:
+        return None
+    return normalize_language(header.split(",", 1)[0])

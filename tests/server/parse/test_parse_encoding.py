@@ -1,0 +1,158 @@
+"""Bytes to text: HTTP charset, byte order mark, <meta>, detection; plain text cleanup."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from server.parse import decode_html, decode_text, parse_html, parse_plain_text
+
+FRENCH = (
+    "Le café crème coûte 3,50 € à la brasserie « Chez Hélène ». "
+    "Où est la bibliothèque ? Derrière l'église, près du théâtre où l'on joue Molière. "
+    "Les élèves étudient l'histoire française, la géographie et les mathématiques avec enthousiasme. "
+    "Ça déçoit rarement : voilà pourquoi les habitués reviennent chaque été – “toujours”."
+)
+JAPANESE = (
+    "東京都の天気は晴れです。明日は雨が降るでしょう。日本語の文章を正しく読み取れるかどうかを確かめます。"
+    "駅前の本屋で新しい小説を買いました。週末は公園で散歩をする予定です。"
+)
+
+
+def page(text: str, head: str = "") -> str:
+    return f"<html><head>{head}<title>t</title></head><body><p>{text}</p></body></html>"
+
+
+# -- windows-1252 ---------------------------------------------------------------------------
+
+
+def test_windows_1252_by_http_charset() -> None:
+    body = page(FRENCH).encode("cp1252")
+    assert FRENCH in decode_html(body, "windows-1252")
+    assert parse_html(body, http_charset="windows-1252").text == FRENCH
+
+
+def test_windows_1252_by_meta_charset() -> None:
+    body = page(FRENCH, '<meta charset="windows-1252">').encode("cp1252")
+    assert FRENCH in decode_html(body)
+
+
+def test_latin1_label_reads_as_windows_1252_like_browsers() -> None:
+    body = page("“curly” – 5 €").encode("cp1252")
+    assert "“curly” – 5 €" in decode_html(body, "ISO-8859-1")
+
+
+def test_windows_1252_by_detection_only() -> None:
+    body = page(FRENCH).encode("cp1252")
+    assert FRENCH in decode_html(body)
+    assert FRENCH in decode_text(FRENCH.encode("cp1252"))
+
+
+# -- Shift_JIS --------------------------------------------------------------------------------
+
+
+def test_shift_jis_by_http_charset() -> None:
+    body = page(JAPANESE).encode("shift_jis")
+    assert parse_html(body, http_charset="Shift_JIS").text == JAPANESE
+
+
+def test_shift_jis_by_meta_http_equiv() -> None:
+    head = '<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+    body = page(JAPANESE, head).encode("shift_jis")
+    assert JAPANESE in decode_html(body)
+
+
+def test_shift_jis_by_detection_only() -> None:
+    assert JAPANESE in decode_html(page(JAPANESE).encode("shift_jis"))
+    assert decode_text(JAPANESE.encode("shift_jis")) == JAPANESE
+
+
+# -- UTF-16 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("codec", "bom"), [("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE)])
+def test_utf16_with_bom(codec: str, bom: bytes) -> None:
+    body = bom + page(FRENCH).encode(codec)
+    text = decode_html(body)
+    assert text.startswith("<html>")  # the BOM is not part of the text
+    assert parse_html(body).text == FRENCH
+    assert decode_text(bom + FRENCH.encode(codec)) == FRENCH
+
+
+def test_utf16_declared_by_http_without_bom_is_little_endian() -> None:
+    body = page(JAPANESE).encode("utf-16-le")
+    assert parse_html(body, http_charset="UTF-16").text == JAPANESE
+    assert decode_text(JAPANESE.encode("utf-16-le"), "utf-16") == JAPANESE
+
+
+def test_utf16be_declared_by_http_without_bom() -> None:
+    body = page(JAPANESE).encode("utf-16-be")
+    assert parse_html(body, http_charset="utf-16be").text == JAPANESE
+
+
+def test_utf16_without_bom_or_header_is_recognised_by_its_zero_bytes() -> None:
+    assert decode_text(FRENCH.encode("utf-16-le")) == FRENCH
+    assert decode_text(FRENCH.encode("utf-16-be")) == FRENCH
+
+
+def test_meta_declaring_utf16_means_utf8() -> None:
+    body = page("naïve", '<meta charset="utf-16">').encode("utf-8")
+    assert "naïve" in decode_html(body)
+
+
+# -- precedence and bogus labels ------------------------------------------------------------
+
+
+def test_bogus_http_charset_falls_through_to_meta() -> None:
+    body = page(FRENCH, '<meta charset="windows-1252">').encode("cp1252")
+    assert FRENCH in decode_html(body, "x-klingon")
+    assert FRENCH in decode_html(body, "base64")  # a codec, but not a text encoding
+
+
+def test_bogus_meta_charset_falls_through_to_detection() -> None:
+    body = page(JAPANESE, '<meta charset="no-such-charset">').encode("utf-8")
+    assert JAPANESE in decode_html(body)
+
+
+def test_http_charset_beats_meta() -> None:
+    body = page("€", '<meta charset="utf-8">').encode("cp1252")
+    assert "€" in decode_html(body, "windows-1252")
+
+
+def test_byte_order_mark_beats_http_charset() -> None:
+    # As in browsers: a BOM cannot be there by accident, a stale Content-Type can.
+    body = codecs.BOM_UTF8 + page("Grüße").encode("utf-8")
+    assert "Grüße" in decode_html(body, "windows-1252")
+
+
+def test_meta_after_the_first_4_kib_is_not_read() -> None:
+    filler = "<!-- " + "x" * 5000 + " -->"
+    body = (filler + page("x", '<meta charset="koi8-r">')).encode("ascii")
+    assert decode_html(body).startswith("<!--")
+
+
+def test_xml_declaration_names_the_encoding() -> None:
+    body = ('<?xml version="1.0" encoding="windows-1252"?>' + page(FRENCH)).encode("cp1252")
+    assert FRENCH in decode_html(body)
+
+
+def test_decode_text_does_not_read_meta_declarations() -> None:
+    body = '<meta charset="koi8-r"> Grüße'.encode()
+    assert decode_text(body) == '<meta charset="koi8-r"> Grüße'
+
+
+def test_undecodable_bytes_are_replaced_not_raised() -> None:
+    assert decode_html(b"<p>caf\xe9 \xff\xfe</p>", "utf-8") == "<p>caf\ufffd \ufffd\ufffd</p>"
+
+
+# -- plain text -----------------------------------------------------------------------------
+
+
+def test_plain_text_is_kept_as_it_is_apart_from_newlines_and_controls() -> None:
+    body = b"Title\r\n\r\n  indented line  \r\nold mac line\rtab\there\x00\x07 end   \n"
+    assert parse_plain_text(body) == "Title\n\n  indented line\nold mac line\ntab\there end\n"
+
+
+def test_plain_text_uses_the_http_charset() -> None:
+    assert parse_plain_text("Größe: 5 €".encode("cp1252"), "windows-1252") == "Größe: 5 €"

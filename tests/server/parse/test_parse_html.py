@@ -1,0 +1,400 @@
+"""parse_html: main text, Markdown, metadata, tracks, login walls and the node limit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.parse import HtmlExtract, Track, parse_html
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "parse"
+
+
+def extract(name: str, **options: object) -> HtmlExtract:
+    return parse_html((DATA / name).read_bytes(), **options)  # type: ignore[arg-type]
+
+
+def html(body: str, head: str = "", attrs: str = "") -> bytes:
+    return f"<!DOCTYPE html><html{attrs}><head>{head}</head><body>{body}</body></html>".encode()
+
+
+def in_order(text: str, *parts: str) -> bool:
+    positions = [text.find(part) for part in parts]
+    return -1 not in positions and positions == sorted(positions)
+
+
+# -- main text on realistic pages -------------------------------------------------------------
+
+
+def test_blog_article_keeps_the_post_and_drops_the_furniture() -> None:
+    text = extract("article_wordpress.html").text
+    assert in_order(
+        text,
+        "Why Tide Pools Matter",
+        "Twice a day the sea pulls back",
+        "What lives there",
+        "Limpets return to the same scar",
+        "A tide pool is the ocean at a scale",
+        "Check the tide tables before you go",
+    )
+    for furniture in (
+        "cookies",  # cookie banner
+        "Skip to content",  # skip link
+        "Coastal Notes",  # masthead
+        "Recent Posts",  # sidebar widgets
+        "Counting gulls",
+        "Share this",  # share buttons inside the content
+        "Rockpooling with children",  # related posts inside the content
+        "Posted on",  # entry footer
+        "Previous post",  # post navigation
+        "We found a blenny",  # comments
+        "Leave a Reply",
+        "Proudly powered",  # site footer
+    ):
+        assert furniture not in text
+
+
+def test_news_page_without_semantic_tags() -> None:
+    result = extract("news_divs.html")
+    assert in_order(
+        result.text,
+        "Stadtrat beschließt neue Radwege",
+        "Nach monatelanger Debatte",
+        "Die Entscheidung fiel mit 31 zu 12 Stimmen",
+        "Oberbürgermeisterin Weber",
+        "Umweltverbände begrüßten den Beschluss",
+    )
+    for furniture in ("Anzeige", "Lesen Sie auch", "Meistgelesen", "Neue Buslinie", "Newsletter",
+                      "Impressum", "Eilmeldung", "Politik", "Teilen", "Verkehr"):  # fmt: skip
+        assert furniture not in result.text
+
+
+def test_docs_page_keeps_code_tables_and_lists_but_not_the_sidebar() -> None:
+    result = extract("docs_page.html")
+    assert "Table of Contents" not in result.text
+    assert "modules" not in result.text
+    assert "Copyright" not in result.text
+    assert "¶" not in result.markdown  # permalink anchors
+    assert result.markdown.startswith("# Configuration reference\n\nGauge reads its settings")
+    assert '```python\nimport gauge\n\nconfig = gauge.load("gauge.toml")\n' in result.markdown
+    assert "| Option | Type | Default |\n| --- | --- | --- |\n| `strict` | bool | false |" in result.markdown
+    assert "| `log_format` | str \\| None | \"text\" |" in result.markdown
+    assert "1. Copy the default file.\n2. Edit the values you need:\n   - keep comments short\n" in result.markdown
+    assert "Option | Type | Default\nstrict | bool | false" in result.text
+
+
+def test_forum_thread_keeps_every_post_in_order() -> None:
+    posts = "".join(
+        f'<div class="post"><div class="post-author"><a href="/u/{n}">user{n}</a></div>'
+        f'<div class="post-body"><p>Post number {n} says something useful about the boiler, at length, honestly.</p></div>'
+        f'<div class="signature">Sent from my phone {n}</div></div>'
+        for n in range(1, 6)
+    )
+    body = f'<div id="header"><a href="/">Forum</a></div><h1>Boiler keeps losing pressure</h1><div class="thread">{posts}</div>'
+    text = parse_html(html(body)).text
+    assert in_order(text, *(f"Post number {n} says" for n in range(1, 6)))
+    assert "Sent from my phone" not in text
+
+
+def test_link_heavy_blocks_inside_the_content_are_dropped() -> None:
+    links = "".join(f'<li><a href="/r/{n}">Another story number {n}</a></li>' for n in range(6))
+    body = (
+        "<article><h1>Main story</h1>"
+        "<p>The first paragraph of the story is long enough to be read as content by anyone.</p>"
+        f"<ul>{links}</ul>"
+        "<ul><li>A list that belongs to the story</li><li>with a <a href='/x'>link</a> in it</li></ul>"
+        "<p>The second paragraph closes the story with another sentence or two of text.</p></article>"
+    )
+    text = parse_html(html(body)).text
+    assert "Another story number" not in text
+    assert "A list that belongs to the story\nwith a link in it" in text
+
+
+def test_headings_left_without_content_are_dropped() -> None:
+    links = "".join(f'<li><a href="/r/{n}">Another story number {n}</a></li>' for n in range(6))
+    body = (
+        "<article><h1>Main story</h1><h2>Background</h2>"
+        f"<p>{'The story is long enough to be read as content by anyone. ' * 4}</p>"
+        f"<h2>More stories</h2><h3>Today</h3><ul>{links}</ul></article>"
+    )
+    markdown = parse_html(html(body)).markdown
+    assert markdown.startswith("# Main story\n\n## Background\n\nThe story is long")
+    assert markdown.endswith("read as content by anyone.")
+
+
+def test_hidden_elements_are_not_text() -> None:
+    body = (
+        "<article><p>Visible paragraph with enough words to be the main content of the page.</p>"
+        '<p hidden>Hidden by attribute.</p><div style="display: none">Hidden by style.</div>'
+        '<span class="sr-only">Screen reader only.</span></article>'
+    )
+    assert parse_html(html(body)).text == "Visible paragraph with enough words to be the main content of the page."
+
+
+def test_a_body_classed_content_keeps_its_text() -> None:
+    body = "<div><p>Short page.</p><p>Second line of the short page.</p></div>"
+    page = f'<html><body class="content sidebar-left comments-open">{body}</body></html>'.encode()
+    assert parse_html(page).text == "Short page.\n\nSecond line of the short page."
+
+
+def test_a_wrapper_named_like_furniture_does_not_hide_the_page() -> None:
+    paragraphs = "<p>Paragraph of real content that is long enough to count for something.</p>" * 8
+    page = f'<html><body><div class="sidebar-layout"><div class="col">{paragraphs}</div></div></body></html>'
+    assert parse_html(page.encode()).text.count("Paragraph of real content") == 8
+
+
+def test_listing_page_keeps_every_teaser() -> None:
+    posts = "".join(
+        f'<article class="post"><h2><a href="/p/{n}">Post title number {n}</a></h2><div class="entry-summary">'
+        f"<p>Excerpt of post {n}, which is a couple of sentences long. It scores as a paragraph.</p></div></article>"
+        for n in range(8)
+    )
+    body = f'<div id="header"><a href="/">Blog</a></div><main>{posts}<div class="pagination"><a href="/2">Older</a></div></main>'
+    text = parse_html(html(body)).text
+    assert in_order(text, *(f"Excerpt of post {n}," for n in range(8)))
+    assert "Older" not in text
+
+
+def test_a_comment_body_that_is_the_article_stays() -> None:
+    body = (
+        '<article class="post"><h1>A reader writes</h1><div class="comment-body">'
+        "<p>This letter from a reader is the whole content of the page, and it is long enough.</p>"
+        "<p>It has a second paragraph too, which continues the argument a little further.</p></div></article>"
+        '<div id="comments"><p>Comments are closed, which is a sentence long enough to count.</p></div>'
+    )
+    text = parse_html(html(body)).text
+    assert "This letter from a reader" in text
+    assert "It has a second paragraph" in text
+    assert "Comments are closed" not in text
+
+
+def test_page_wrapped_in_one_form_still_has_text() -> None:
+    paragraphs = "".join(f"<p>Paragraph {n} of a page that an old framework wrapped in a form element.</p>" for n in range(4))
+    body = f'<form id="aspnetForm" method="post"><div class="page">{paragraphs}</div></form>'
+    assert "Paragraph 3 of a page" in parse_html(html(body)).text
+
+
+def test_character_references_are_decoded() -> None:
+    body = "<p>caf&eacute; &amp; cr&#232;me &#x1F600; &lt;tag&gt; &hellip; a&nbsp;b</p>"
+    assert parse_html(html(body)).text == "café & crème 😀 <tag> … a b"
+
+
+# -- text layout --------------------------------------------------------------------------------
+
+
+def test_text_layout_blank_line_between_blocks_one_line_per_item() -> None:
+    body = (
+        "<div><h2>  Heading\n  text </h2><p>First\n\t  paragraph.</p>"
+        "<ul><li>one</li><li>two<ol><li>two.a</li></ol></li></ul><p>Line one<br>line two</p></div>"
+    )
+    assert parse_html(html(body)).text == "Heading text\n\nFirst paragraph.\n\none\ntwo\ntwo.a\n\nLine one\nline two"
+
+
+def test_text_is_not_truncated() -> None:
+    paragraphs = "".join(f"<p>Paragraph {n} " + "word " * 60 + "</p>" for n in range(200))
+    text = parse_html(html(f"<article>{paragraphs}</article>")).text
+    assert len(text) > 60_000
+    assert text.endswith("word")
+
+
+# -- markdown -----------------------------------------------------------------------------------
+
+
+def test_markdown_headings_paragraphs_links_and_emphasis() -> None:
+    body = (
+        "<article><h1>Title</h1><p>Read <a href='../docs/intro.html'>the <em>intro</em></a>, "
+        "then <strong>try it</strong>.</p><h3>Small</h3><p>Plain <code>a`b</code> end.</p></article>"
+    )
+    assert parse_html(html(body)).markdown == (
+        "# Title\n\nRead [the *intro*](../docs/intro.html), then **try it**.\n\n### Small\n\nPlain ``a`b`` end."
+    )
+
+
+def test_markdown_nested_lists() -> None:
+    body = "<ol start='3'><li>three<ul><li>a</li><li>b<ul><li>deep</li></ul></li></ul></li><li>four</li></ol>"
+    assert parse_html(html(body)).markdown == "3. three\n   - a\n   - b\n     - deep\n4. four"
+
+
+def test_markdown_fenced_code_keeps_whitespace_and_outgrows_backticks() -> None:
+    body = '<pre class="language-md">line 1\n    indented\n```\nend</pre>'
+    assert parse_html(html(body)).markdown == "````md\nline 1\n    indented\n```\nend\n````"
+
+
+def test_code_blocks_keep_highlighted_spans_and_drop_copy_buttons() -> None:
+    body = (
+        '<div class="highlight highlight-source-js"><pre><button class="copy">Copy</button>'
+        '<span class="token keyword">let</span> x = 1; <span class="token comment">// a comment</span><br>'
+        '<span class="hljs-comment">/* another */</span></pre></div>'
+    )
+    result = parse_html(html(body))
+    assert result.markdown == "```js\nlet x = 1; // a comment\n/* another */\n```"
+    assert result.text == "let x = 1; // a comment\n/* another */"
+
+
+def test_markdown_tables_with_header_colspan_and_pipes() -> None:
+    body = (
+        "<table><caption>Prices</caption><thead><tr><th>Item</th><th>Price</th><th>Note</th></tr></thead>"
+        "<tbody><tr><td>Tea</td><td>2</td><td>a|b</td></tr><tr><td colspan=2>Total</td><td>2</td></tr></tbody></table>"
+    )
+    assert parse_html(html(body)).markdown == (
+        "Prices\n\n| Item | Price | Note |\n| --- | --- | --- |\n| Tea | 2 | a\\|b |\n| Total |  | 2 |"
+    )
+
+
+def test_markdown_blockquote() -> None:
+    body = "<blockquote><p>First.</p><p>Second <em>part</em>.</p></blockquote>"
+    result = parse_html(html(body))
+    assert result.markdown == "> First.\n>\n> Second *part*."
+    assert result.text == "First.\n\nSecond part."
+
+
+def test_markdown_link_targets_are_kept_as_written() -> None:
+    body = "<p>See <a href='/a b'>spaced</a>, <a href='javascript:void(0)'>script</a> and <a href='#top'>anchor</a>.</p>"
+    assert parse_html(html(body)).markdown == "See [spaced](</a b>), script and [anchor](#top)."
+
+
+# -- metadata -----------------------------------------------------------------------------------
+
+
+def test_title_and_description_precedence() -> None:
+    result = extract("article_wordpress.html")
+    assert result.title == "Why Tide Pools Matter – Coastal Notes"
+    assert result.description == "A short field guide to the life of tide pools."
+    news = extract("news_divs.html")
+    assert news.title == "Stadtrat beschließt neue Radwege | Tagesblatt"  # whitespace normalised
+    assert news.description == "Der Stadtrat hat am Dienstag drei neue Radwege beschlossen."  # og: fallback
+
+
+def test_empty_title_falls_back_to_og_title() -> None:
+    head = '<title>  </title><meta property="og:title" content=" From  OG "><meta name="description" content="">'
+    result = parse_html(html("<p>x</p>", head))
+    assert result.title == "From OG"
+    assert result.description is None
+
+
+def test_svg_title_is_not_the_page_title() -> None:
+    result = parse_html(html("<svg><title>icon</title></svg><p>x</p>"))
+    assert result.title is None
+
+
+@pytest.mark.parametrize(
+    ("attrs", "head", "header", "expected"),
+    [
+        (' lang="en_US"', '<meta http-equiv="Content-Language" content="de">', "fr", "en-US"),
+        ("", '<meta http-equiv="content-language" content="de-AT, en">', "fr", "de-AT"),
+        ("", "", "fr-CA, en;q=0.5", "fr-CA"),
+        (' lang="{{ page.lang }}"', "", "nl", "nl"),  # an unfilled template is not a language
+        (' lang="x"', "", None, None),
+        (' lang="zh-Hant-TW"', "", None, "zh-Hant-TW"),
+        ("", "", None, None),
+    ],
+)
+def test_language_precedence_and_validation(attrs: str, head: str, header: str | None, expected: str | None) -> None:
+    assert parse_html(html("<p>x</p>", head, attrs), content_language=header).language == expected
+
+
+@pytest.mark.parametrize("entity", [False, True])
+def test_xhtml_with_xml_declaration_and_namespaces(entity: bool) -> None:
+    page = (DATA / "page.xhtml").read_bytes()
+    if entity:  # not well-formed XML any more: read by the HTML parser
+        page = page.replace(b"parfois pendant", b"parfois&nbsp;pendant")
+    result = parse_html(page)
+    assert result.title == "Les phares du Saint-Laurent"
+    assert result.description == "Petite histoire des phares du fleuve."
+    assert result.language == "fr-CA"  # from xml:lang
+    assert in_order(
+        result.text,
+        "Le premier phare du fleuve fut allumé en 1809 sur l’île Verte.",
+        "navires <enfin> jusqu’à Québec.",  # after the self-closed <div/>, character references decoded
+        "Les gardiens vivaient sur place",
+        "Un passage en CDATA reste du texte : a < b & c.",
+    )
+    assert "icône" not in result.text
+    assert "Accueil" not in result.text
+
+
+# -- tracks -------------------------------------------------------------------------------------
+
+
+def test_tracks_in_document_order_with_kind_srclang_label_default() -> None:
+    body = (
+        '<video src="talk.mp4"><track src="/subs/talk.en.vtt" kind="Captions" srclang="en" label=" English  CC " default>'
+        '<track src="talk.de.vtt" kind="subtitles" srclang="de_DE"><track src="chapters.vtt" kind="chapters">'
+        '<track kind="captions" srclang="fr"></video>'
+        '<audio><track src="https://cdn.example/a.vtt" srclang="es"></audio>'
+        '<track src="orphan.vtt" kind="captions">'
+    )
+    assert parse_html(html(body)).tracks == (
+        Track(src="/subs/talk.en.vtt", kind="captions", srclang="en", label="English CC", default=True),
+        Track(src="talk.de.vtt", kind="subtitles", srclang="de-DE", label=None, default=False),
+        Track(src="chapters.vtt", kind="chapters", srclang=None, label=None, default=False),
+        Track(src="https://cdn.example/a.vtt", kind="subtitles", srclang="es", label=None, default=False),
+    )
+
+
+def test_media_fallback_text_is_not_content() -> None:
+    body = "<p>Watch the talk below, it explains everything in twenty minutes.</p><video>Your browser does not support video.</video>"
+    assert "browser" not in parse_html(html(body)).text
+
+
+# -- login walls --------------------------------------------------------------------------------
+
+
+def test_login_page_is_a_login_wall() -> None:
+    result = extract("login.html")
+    assert result.login_wall
+    assert result.text == "Sign in to continue\n\nYou need an account to read this report."
+
+
+def test_article_with_a_login_box_is_not_a_login_wall() -> None:
+    login = '<div class="account"><form><input name="u"><input type="password" name="p"><button>Log in</button></form></div>'
+    page = (DATA / "article_wordpress.html").read_bytes().replace(b"<main", login.encode() + b"<main", 1)
+    result = parse_html(page)
+    assert not result.login_wall
+    assert "Twice a day" in result.text
+    assert not extract("article_wordpress.html").login_wall
+
+
+def test_teaser_behind_a_password_form_is_a_login_wall() -> None:
+    body = (
+        "<article><h1>Exclusive report</h1><p>The first lines of the story are free to read.</p></article>"
+        '<form action="/login"><input type="email"><input type="password"><button>Subscribe or log in</button></form>'
+    )
+    assert parse_html(html(body)).login_wall
+
+
+# -- limits and odd input -----------------------------------------------------------------------
+
+
+def test_node_limit_uses_only_the_first_elements() -> None:
+    items = "".join(f"<p>item {n}</p>" for n in range(100_000))
+    result = parse_html(html(f"<div>{items}</div>"))
+    assert result.nodes_limited
+    assert "item 0" in result.text
+    assert "item 49990" in result.text
+    assert "item 50000" not in result.text
+    assert "item 99999" not in result.text
+
+
+def test_node_limit_not_reached() -> None:
+    result = parse_html(html("<div><p>one</p><p>two</p></div>"), max_nodes=6)
+    assert not result.nodes_limited
+    assert result.text == "one\n\ntwo"
+    limited = parse_html(html("<div><p>one</p><p>two</p></div>"), max_nodes=5)
+    assert limited.nodes_limited
+    assert limited.text == "one"
+
+
+def test_deep_nesting_does_not_overflow() -> None:
+    depth = 1_500  # beyond Python's recursion limit; lxml itself stops reading at 2,048 levels
+    body = "<div>" * depth + "<p>deep text</p>" + "</div>" * depth
+    assert "deep text" in parse_html(html(body)).text
+
+
+@pytest.mark.parametrize("body", [b"", b"   ", b"\x00\x00", b"\xff\xfe", b"<", b"<html>", b"<!-- only a comment -->", b"plain words"])
+def test_odd_input_gives_an_extract(body: bytes) -> None:
+    result = parse_html(body)
+    assert isinstance(result.text, str)
+    assert result.tracks == ()
+    assert not result.nodes_limited
