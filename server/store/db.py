@@ -1,0 +1,88 @@
+"""Where the store lives and how it opens: SQLite in a data folder by default, PostgreSQL by URL.
+
+Opening applies the committed migrations (tortoise's own tooling) under a lock, so several
+processes starting at once do not race to create the tables.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from tortoise import Tortoise
+from tortoise.backends.base import executor
+from tortoise.context import TortoiseContext
+from tortoise.migrations.api import migrate
+
+DATA_DIR_ENV = "EVIDENCEKIT_DATA_DIR"
+DATABASE_URL_ENV = "DATABASE_URL"
+APP = "models"
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith(("postgres://", "postgresql://", "asyncpg://"))
+
+
+def database_url(environ: dict[str, str] | None = None) -> str:
+    """DATABASE_URL when set, else SQLite in EVIDENCEKIT_DATA_DIR (default ./var), created on first run."""
+    env = os.environ if environ is None else environ
+    if env.get(DATABASE_URL_ENV):
+        return env[DATABASE_URL_ENV]
+    folder = Path(env.get(DATA_DIR_ENV) or "var").resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'evidencekit.sqlite3'}?busy_timeout=10000"
+
+
+def tortoise_config(url: str) -> dict[str, Any]:
+    return {
+        "connections": {"default": url},
+        "apps": {APP: {"models": ["server.store.models"], "default_connection": "default",
+                       "migrations": "server.store.migrations"}},
+        "use_tz": True,
+        "timezone": "UTC",
+    }
+
+
+@asynccontextmanager
+async def _migration_lock(url: str) -> AsyncIterator[None]:
+    if is_postgres(url):
+        import asyncpg
+
+        connection = await asyncpg.connect(url.replace("postgres://", "postgresql://", 1).split("?")[0])
+        try:
+            await connection.execute("SELECT pg_advisory_lock(727274)")
+            yield
+        finally:
+            await connection.close()  # releases the advisory lock
+    else:
+        path = url.removeprefix("sqlite://").split("?")[0]
+        with open(f"{path}.migrate.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+
+@asynccontextmanager
+async def open_store(url: str | None = None) -> AsyncIterator[TortoiseContext]:
+    """Migrate (idempotently) and connect; connections are closed on exit."""
+    url = url or database_url()
+    config = tortoise_config(url)
+    executor.EXECUTOR_CACHE.clear()  # statements cached for another dialect must not be reused
+    async with TortoiseContext() as context:
+        async with _migration_lock(url):
+            await migrate(config=config)
+        await Tortoise.init(config=config)  # migrate() initialises without connections
+        yield context
+
+
+async def make_migrations() -> list[str]:
+    """Write a migration for model changes since the last one (scripts/makemigrations)."""
+    from tortoise.migrations.autodetector import MigrationAutodetector
+
+    config = tortoise_config("sqlite:///:memory:")
+    async with TortoiseContext() as context:
+        await context.init(config=config, init_connections=False)
+        return [str(writer.write()) for writer in await MigrationAutodetector(context.apps, config["apps"]).changes()]

@@ -1,0 +1,95 @@
+"""The job side of a receipt: claim with a lease, renew it, settle or release while holding it.
+
+A claim is one UPDATE ... RETURNING that takes the oldest pending receipt, or a running one
+whose lease expired (its worker died). PostgreSQL skips rows other workers hold
+(FOR UPDATE SKIP LOCKED); SQLite has one writer at a time, so the statement alone is enough.
+Settling succeeds only while the worker still holds the lease.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tortoise.connection import get_connection
+from tortoise.expressions import F
+from tortoise.transactions import in_transaction
+
+from . import evidence as evidence_store
+from .models import Receipt
+
+_CLAIM = """
+UPDATE receipt SET state = 'running', lease_owner = {p1}, lease_expires_at = {p2}, attempts = attempts + 1
+WHERE id = (
+    SELECT id FROM receipt
+    WHERE (state = 'pending' OR (state = 'running' AND lease_expires_at < {p3})) AND attempts < {p4}
+    ORDER BY created_at{lock} LIMIT 1
+)
+RETURNING id
+"""
+
+
+class LeaseLost(Exception):
+    """The worker no longer holds the receipt (its lease expired and another worker took it)."""
+
+
+def _claim_statement(postgres: bool) -> str:
+    if postgres:
+        return _CLAIM.format(p1="$1", p2="$2", p3="$3", p4="$4", lock=" FOR UPDATE SKIP LOCKED")
+    return _CLAIM.format(p1="?", p2="?", p3="?", p4="?", lock="")
+
+
+def _sql_time(value: datetime, postgres: bool) -> Any:
+    return value if postgres else value.astimezone(UTC).isoformat(" ")
+
+
+async def claim(worker_id: str, lease: timedelta, *, max_attempts: int,
+                now: datetime | None = None) -> Receipt | None:
+    now = now or datetime.now(UTC)
+    connection = get_connection("default")
+    postgres = connection.capabilities.dialect == "postgres"
+    rows = await connection.execute_query_dict(
+        _claim_statement(postgres),
+        [worker_id, _sql_time(now + lease, postgres), _sql_time(now, postgres), max_attempts],
+    )
+    if not rows:
+        return None
+    return await Receipt.get(id=uuid.UUID(str(rows[0]["id"])))
+
+
+async def renew(receipt_id: uuid.UUID, worker_id: str, lease: timedelta) -> bool:
+    until = datetime.now(UTC) + lease
+    changed = await Receipt.filter(id=receipt_id, lease_owner=worker_id, state="running").update(
+        lease_expires_at=until)
+    return changed == 1
+
+
+async def release(receipt_id: uuid.UUID, worker_id: str) -> bool:
+    """Give a claimed receipt back untouched (graceful shutdown); the attempt does not count."""
+    changed = await Receipt.filter(id=receipt_id, lease_owner=worker_id, state="running").update(
+        state="pending", lease_owner=None, lease_expires_at=None, attempts=F("attempts") - 1)
+    return changed == 1
+
+
+async def settle(receipt: Receipt, worker_id: str, result: dict[str, Any],
+                 content: evidence_store.Content | None, *, now: datetime | None = None) -> None:
+    """Store result, evidence and state in one transaction, only while holding the lease."""
+    now = now or datetime.now(UTC)
+    async with in_transaction():
+        # The first statement writes, so SQLite takes its write lock before anything is read.
+        changed = await Receipt.filter(id=receipt.id, lease_owner=worker_id, state="running").update(
+            state="completed", settled_at=now, result=result, lease_owner=None, lease_expires_at=None)
+        if changed != 1:
+            raise LeaseLost(f"receipt {receipt.id} is no longer held by {worker_id}")
+        if content is not None:
+            record, revision = await evidence_store.record(
+                receipt.workspace_id, receipt.url, receipt.kind, receipt.language, content)
+            await Receipt.filter(id=receipt.id).update(evidence_id=record.id, evidence_revision=revision)
+
+
+async def settle_abandoned(max_attempts: int, *, now: datetime | None = None) -> int:
+    """Receipts whose every attempt lost its lease cannot be confirmed either way: `unconfirmed`."""
+    now = now or datetime.now(UTC)
+    return await Receipt.filter(state="running", lease_expires_at__lt=now, attempts__gte=max_attempts).update(
+        state="unconfirmed", settled_at=now, lease_owner=None, lease_expires_at=None)

@@ -1,0 +1,144 @@
+"""What the service keeps: workspaces, people, tokens, receipts (with their job lease), evidence.
+
+Models carry comments, not docstrings: tortoise turns a docstring into a table comment, and its
+SQLite migration runner splits statements at any ';' inside one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tortoise import fields
+from tortoise.models import Model
+
+ROLES = ("viewer", "editor", "admin", "owner")
+TOKEN_KINDS = ("user_session", "delegated_oauth", "personal_access_token")
+STATES = ("pending", "running", "completed", "cancelled", "unconfirmed", "expired")
+
+
+class Workspace(Model):
+    id = fields.UUIDField(primary_key=True)
+    name = fields.CharField(max_length=200)
+    created_at = fields.DatetimeField(auto_now_add=True)
+    # retrieve calls allowed per minute in this workspace (None: the server default)
+    retrieve_rate_per_minute = fields.IntField(null=True)
+
+    class Meta:
+        table = "workspace"
+
+
+class User(Model):
+    id = fields.UUIDField(primary_key=True)
+    name = fields.CharField(max_length=200, unique=True)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "user_account"
+
+
+class Membership(Model):
+    id = fields.IntField(primary_key=True)
+    workspace: fields.ForeignKeyRelation[Workspace] = fields.ForeignKeyField(
+        "models.Workspace", related_name="memberships", on_delete=fields.CASCADE)
+    user: fields.ForeignKeyRelation[User] = fields.ForeignKeyField(
+        "models.User", related_name="memberships", on_delete=fields.CASCADE)
+    role = fields.CharField(max_length=16)
+
+    class Meta:
+        table = "membership"
+        unique_together = (("workspace", "user"),)
+
+
+class Token(Model):
+    # A credential. Only its sha256 is stored; the secret is shown once, at creation.
+
+    id = fields.UUIDField(primary_key=True)
+    owner: fields.ForeignKeyRelation[User] = fields.ForeignKeyField(
+        "models.User", related_name="tokens", on_delete=fields.CASCADE)
+    kind = fields.CharField(max_length=32)
+    secret_hash = fields.CharField(max_length=64, unique=True)
+    capabilities: fields.Field[list[str]] = fields.JSONField(default=list)
+    label = fields.CharField(max_length=200, default="")
+    created_at = fields.DatetimeField(auto_now_add=True)
+    expires_at = fields.DatetimeField(null=True)
+    revoked_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "token"
+
+
+class Evidence(Model):
+    # One source: (workspace, normalized URL, kind, language). Revisions change only with its content.
+
+    id = fields.UUIDField(primary_key=True)
+    workspace_id = fields.UUIDField()
+    source_key = fields.CharField(max_length=2100)
+    kind = fields.CharField(max_length=32)
+    language = fields.CharField(max_length=35, default="")  # "" when none was requested
+    revision = fields.IntField(default=0)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "evidence"
+        unique_together = (("workspace_id", "source_key", "kind", "language"),)
+
+
+class EvidenceRevision(Model):
+    id = fields.IntField(primary_key=True)
+    evidence: fields.ForeignKeyRelation[Evidence] = fields.ForeignKeyField(
+        "models.Evidence", related_name="revisions", on_delete=fields.CASCADE)
+    revision = fields.IntField()
+    content_hash = fields.CharField(max_length=64)
+    source_url = fields.CharField(max_length=2048, null=True)
+    title = fields.TextField(null=True)
+    description = fields.TextField(null=True)
+    text = fields.TextField()
+    markdown = fields.TextField(null=True)
+    segments: fields.Field[list[dict[str, Any]]] = fields.JSONField(default=list)
+    created_at = fields.DatetimeField(auto_now_add=True)
+    purged_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "evidence_revision"
+        unique_together = (("evidence", "revision"),)
+
+
+class Receipt(Model):
+    # A retrieval receipt and its job: the row a worker claims, leases, and settles.
+
+    id = fields.UUIDField(primary_key=True)
+    workspace_id = fields.UUIDField()
+    mutation_id = fields.UUIDField()
+    input_hash = fields.CharField(max_length=64)  # of (url, kind, language): a different input conflicts
+    url = fields.CharField(max_length=2048)
+    kind = fields.CharField(max_length=32)
+    language = fields.CharField(max_length=35, null=True)
+    state = fields.CharField(max_length=16, default="pending", db_index=True)
+    created_at = fields.DatetimeField()
+    settled_at = fields.DatetimeField(null=True)
+    valid_until = fields.DatetimeField(db_index=True)
+    result: fields.Field[dict[str, Any] | None] = fields.JSONField(null=True)
+    evidence: fields.ForeignKeyNullableRelation[Evidence] = fields.ForeignKeyField(
+        "models.Evidence", related_name="receipts", null=True, on_delete=fields.SET_NULL)
+    evidence_revision = fields.IntField(null=True)
+    attempts = fields.IntField(default=0)
+    lease_owner = fields.CharField(max_length=64, null=True)
+    lease_expires_at = fields.DatetimeField(null=True, db_index=True)
+    purged_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "receipt"
+        unique_together = (("workspace_id", "mutation_id"),)
+
+
+class RateWindow(Model):
+    # Retrieve calls per workspace per minute, counted in the database so every process sees them.
+
+    id = fields.IntField(primary_key=True)
+    workspace_id = fields.UUIDField()
+    window_start = fields.DatetimeField()
+    count = fields.IntField(default=0)
+
+    class Meta:
+        table = "rate_window"
+        unique_together = (("workspace_id", "window_start"),)

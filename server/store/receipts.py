@@ -1,0 +1,98 @@
+"""Receipts: created once per (workspace, mutation_id), read back as the contract's `retrieval`.
+
+A repeat with the same input returns the same receipt; the same mutation_id with another input
+is a conflict and changes nothing. Past `valid_until` a receipt reads as `expired` and its source
+content is hidden (and purged by the sweeper).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import rfc8785
+from tortoise.exceptions import IntegrityError
+from tortoise.transactions import in_transaction
+
+from .models import Receipt
+
+DEFAULT_RETENTION = timedelta(hours=24)
+HIDDEN_WHEN_EXPIRED: dict[str, Any] = {"text": "", "title": None, "description": None, "segments": []}
+
+
+class MutationConflict(Exception):
+    """The mutation_id was already used in this workspace with a different input."""
+
+
+@dataclass(frozen=True)
+class RetrieveRequest:
+    workspace_id: uuid.UUID
+    mutation_id: uuid.UUID
+    url: str
+    kind: str
+    language: str | None = None
+
+    @property
+    def input_hash(self) -> str:
+        identity = {"url": self.url, "kind": self.kind, "language": self.language}
+        return hashlib.sha256(rfc8785.dumps(identity)).hexdigest()
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+async def submit(request: RetrieveRequest, *, now: datetime | None = None,
+                 retention: timedelta = DEFAULT_RETENTION) -> tuple[Receipt, bool]:
+    """The receipt for this request, and whether this call created it (and so queued its job)."""
+    found = await Receipt.get_or_none(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
+    if found is None:
+        created_at = now or utcnow()
+        try:
+            async with in_transaction():  # a savepoint when called inside a transaction
+                receipt = await Receipt.create(
+                    workspace_id=request.workspace_id, mutation_id=request.mutation_id,
+                    input_hash=request.input_hash, url=request.url, kind=request.kind,
+                    language=request.language, state="pending", created_at=created_at,
+                    valid_until=created_at + retention,
+                )
+            return receipt, True
+        except IntegrityError:  # another request created it between our read and our insert
+            found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
+    if found.input_hash != request.input_hash:
+        raise MutationConflict(f"mutation_id {request.mutation_id} was used with a different input")
+    return found, False
+
+
+async def find(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> Receipt | None:
+    return await Receipt.get_or_none(workspace_id=workspace_id, mutation_id=mutation_id)
+
+
+def _timestamp(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def as_retrieval(receipt: Receipt, *, now: datetime | None = None) -> dict[str, Any]:
+    """The receipt as the contract's `retrieval` object, with expiry applied at read time."""
+    expired = (now or utcnow()) >= receipt.valid_until or receipt.state == "expired"
+    result = receipt.result
+    if expired and result is not None:
+        result = {**result, **HIDDEN_WHEN_EXPIRED}
+    evidence = None
+    if receipt.evidence_id is not None and receipt.evidence_revision is not None:  # type: ignore[attr-defined]
+        evidence = {"evidence_id": str(receipt.evidence_id), "revision": receipt.evidence_revision}  # type: ignore[attr-defined]
+    return {
+        "id": str(receipt.id),
+        "workspace_id": str(receipt.workspace_id),
+        "mutation_id": str(receipt.mutation_id),
+        "state": "expired" if expired else receipt.state,
+        "kind": receipt.kind,
+        "created_at": _timestamp(receipt.created_at),
+        "settled_at": _timestamp(receipt.settled_at) if receipt.settled_at else None,
+        "valid_until": _timestamp(receipt.valid_until),
+        "result": result,
+        "evidence": evidence,
+    }

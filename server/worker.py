@@ -1,0 +1,94 @@
+"""The background worker: claim a receipt, retrieve it while renewing the lease, settle it.
+
+Runs in the server process by default and as its own process (`evidencekit worker`) to scale out.
+Stopping (SIGTERM) lets the current retrieval finish, or releases it if it cannot within the grace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from server.retrieval.engine import RetrievalEngine, Retrieved
+from server.store import jobs
+from server.store.evidence import Content
+from server.store.models import Receipt
+
+log = logging.getLogger("evidencekit.worker")
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    lease: timedelta = timedelta(seconds=60)
+    poll_interval: float = 0.5
+    max_attempts: int = 3
+    concurrency: int = 4
+
+
+def content_of(retrieved: Retrieved) -> Content | None:
+    if not retrieved.succeeded or retrieved.content_hash is None:
+        return None
+    result = retrieved.result
+    return Content(retrieved.content_hash, result["provenance"]["source_url"], result["title"],
+                   result["description"], result["text"], retrieved.markdown, result["segments"])
+
+
+class Worker:
+    def __init__(self, engine: RetrievalEngine, settings: WorkerSettings | None = None,
+                 worker_id: str | None = None) -> None:
+        self.engine = engine
+        self.settings = settings or WorkerSettings()
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    async def run_once(self) -> bool:
+        """Claim and settle one receipt; False when there was nothing to claim."""
+        await jobs.settle_abandoned(self.settings.max_attempts)
+        receipt = await jobs.claim(self.worker_id, self.settings.lease, max_attempts=self.settings.max_attempts)
+        if receipt is None:
+            return False
+        await self._process(receipt)
+        return True
+
+    async def _process(self, receipt: Receipt) -> None:
+        heartbeat = asyncio.create_task(self._keep_lease(receipt))
+        try:
+            retrieved = await self.engine.retrieve(receipt.url, receipt.kind, receipt.language)
+        except asyncio.CancelledError:
+            heartbeat.cancel()
+            await jobs.release(receipt.id, self.worker_id)
+            raise
+        finally:
+            heartbeat.cancel()
+        try:
+            await jobs.settle(receipt, self.worker_id, retrieved.result, content_of(retrieved))
+        except jobs.LeaseLost:
+            log.warning("lost the lease on receipt %s before settling; another worker owns it", receipt.id)
+
+    async def _keep_lease(self, receipt: Receipt) -> None:
+        interval = self.settings.lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(interval)
+            if not await jobs.renew(receipt.id, self.worker_id, self.settings.lease):
+                log.warning("lease on receipt %s was lost", receipt.id)
+                return
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work with `concurrency` slots until `stop` is set; then finish what is in hand."""
+        async def slot() -> None:
+            while not stop.is_set():
+                try:
+                    worked = await self.run_once()
+                except Exception:
+                    log.exception("worker %s: claim or settle failed; retrying", self.worker_id)
+                    worked = False
+                if not worked:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self.settings.poll_interval)
+
+        await asyncio.gather(*(slot() for _ in range(self.settings.concurrency)))

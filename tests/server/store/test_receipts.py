@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from contracts.validation import validator_for
+from server.store import jobs, receipts
+from server.store.evidence import Content, source_key
+from server.store.models import Evidence, Receipt
+from server.store.receipts import MutationConflict, RetrieveRequest
+
+pytestmark = pytest.mark.anyio
+WORKSPACE = uuid.UUID("11111111-1111-4111-8111-111111111111")
+
+
+def request(url: str = "https://example.com/a", **changes: Any) -> RetrieveRequest:
+    base = {"workspace_id": WORKSPACE, "mutation_id": uuid.UUID("40000000-0000-4000-8000-000000000001"),
+            "url": url, "kind": "url_text", "language": None}
+    return RetrieveRequest(**{**base, **changes})
+
+
+def contract_errors(retrieval: dict[str, Any]) -> list[str]:
+    errors = validator_for("sosoapi_research_evidence_retrieve").output_errors({"retrieval": retrieval})
+    errors += validator_for("sosoapi_research_evidence_status").output_errors({"retrieval": retrieval})
+    return [f"[{e.variant}] {e.path}: {e.message}" for e in errors]
+
+
+RESULT = {
+    "kind": "url_text", "status": "ready", "text": "Some text.", "title": "T", "description": "D",
+    "segments": [], "reason": None, "warnings": [], "retry_after_seconds": None,
+    "provenance": {"source_url": "https://example.com/a", "retrieved_at": "2099-01-15T09:00:01Z",
+                   "mime_type": "text/html", "parser_version": "research-public-retrieval/v1",
+                   "content_kind": "document_text", "caption_format": None, "language": None,
+                   "language_source": "unknown", "platform_native_verified": False},
+}
+
+
+def content(text: str = "Some text.") -> Content:
+    return Content(f"hash-of-{text}", "https://example.com/a", "T", "D", text, f"# {text}", [])
+
+
+async def test_first_submit_creates_and_repeats_return_the_same_receipt(store: str) -> None:
+    first, created = await receipts.submit(request())
+    again, created_again = await receipts.submit(request())
+    assert (created, created_again) == (True, False)
+    assert again.id == first.id and again.state == "pending"
+    assert await Receipt.all().count() == 1
+
+
+async def test_same_mutation_with_another_input_is_a_conflict_and_changes_nothing(store: str) -> None:
+    original, _ = await receipts.submit(request())
+    for changed in (request("https://example.com/b"), request(kind="published_captions"), request(language="de")):
+        with pytest.raises(MutationConflict):
+            await receipts.submit(changed)
+    stored = await Receipt.get(id=original.id)
+    assert (stored.url, stored.kind, stored.language) == ("https://example.com/a", "url_text", None)
+
+
+async def test_receipt_reads_as_the_contract_in_every_state(store: str) -> None:
+    receipt, _ = await receipts.submit(request())
+    pending = receipts.as_retrieval(receipt)
+    assert pending["state"] == "pending" and pending["result"] is None and contract_errors(pending) == []
+    claimed = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None and claimed.id == receipt.id
+    await jobs.settle(claimed, "w1", RESULT, content())
+    done = receipts.as_retrieval(await Receipt.get(id=receipt.id))
+    assert done["state"] == "completed" and done["evidence"]["revision"] == 1
+    assert done["result"]["text"] == "Some text." and contract_errors(done) == []
+    later = receipts.as_retrieval(await Receipt.get(id=receipt.id), now=datetime.now(UTC) + timedelta(days=2))
+    assert later["state"] == "expired" and later["result"]["text"] == "" and later["result"]["title"] is None
+    assert contract_errors(later) == []
+
+
+async def test_a_claim_is_exclusive_and_settling_needs_the_lease(store: str) -> None:
+    receipt, _ = await receipts.submit(request())
+    first = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
+    assert first is not None
+    assert await jobs.claim("w2", timedelta(seconds=30), max_attempts=3) is None
+    with pytest.raises(jobs.LeaseLost):
+        await jobs.settle(first, "w2", RESULT, None)
+    assert (await Receipt.get(id=receipt.id)).state == "running"
+
+
+async def test_an_expired_lease_is_reclaimed_and_the_old_worker_cannot_settle(store: str) -> None:
+    await receipts.submit(request())
+    past = datetime.now(UTC) - timedelta(minutes=5)
+    stale = await jobs.claim("dead", timedelta(seconds=1), max_attempts=3, now=past)
+    assert stale is not None
+    taken = await jobs.claim("alive", timedelta(seconds=30), max_attempts=3)
+    assert taken is not None and taken.id == stale.id and taken.attempts == 2
+    with pytest.raises(jobs.LeaseLost):
+        await jobs.settle(stale, "dead", RESULT, None)
+    await jobs.settle(taken, "alive", RESULT, None)
+    assert (await Receipt.get(id=taken.id)).state == "completed"
+
+
+async def test_receipts_that_exhaust_their_attempts_settle_unconfirmed(store: str) -> None:
+    receipt, _ = await receipts.submit(request())
+    past = datetime.now(UTC) - timedelta(minutes=5)
+    for attempt in range(3):  # each worker dies: its one-second lease has expired at the next claim
+        at = past + timedelta(seconds=10 * attempt)
+        assert await jobs.claim(f"w{attempt}", timedelta(seconds=1), max_attempts=3, now=at) is not None
+    assert await jobs.claim("w9", timedelta(seconds=30), max_attempts=3) is None
+    assert await jobs.settle_abandoned(3) == 1
+    view = receipts.as_retrieval(await Receipt.get(id=receipt.id))
+    assert view["state"] == "unconfirmed" and view["settled_at"] and contract_errors(view) == []
+
+
+async def test_release_gives_the_receipt_back_without_spending_an_attempt(store: str) -> None:
+    receipt, _ = await receipts.submit(request())
+    claimed = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None and await jobs.release(claimed.id, "w1")
+    again = await Receipt.get(id=receipt.id)
+    assert (again.state, again.attempts, again.lease_owner) == ("pending", 0, None)
+
+
+async def test_evidence_revisions_follow_the_content(store: str) -> None:
+    ids = []
+    for number, text in enumerate(["one", "one", "two", "two", "three"]):
+        r, _ = await receipts.submit(request("https://Example.com:443/a#frag", mutation_id=uuid.uuid4()))
+        claimed = await jobs.claim("w", timedelta(seconds=30), max_attempts=3)
+        assert claimed is not None, number
+        await jobs.settle(claimed, "w", RESULT, content(text))
+        settled = await Receipt.get(id=r.id)
+        ids.append((settled.evidence_id, settled.evidence_revision))  # type: ignore[attr-defined]
+    assert len({evidence_id for evidence_id, _ in ids}) == 1
+    assert [revision for _, revision in ids] == [1, 1, 2, 2, 3]
+    other, _ = await receipts.submit(request(mutation_id=uuid.uuid4(), language="de"))
+    claimed = await jobs.claim("w", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None and claimed.id == other.id
+    await jobs.settle(claimed, "w", RESULT, content("one"))
+    assert await Evidence.all().count() == 2
+    assert source_key("HTTPS://Example.com:443/a#frag") == "https://example.com/a"
