@@ -85,4 +85,6 @@ async def make_migrations() -> list[str]:
     config = tortoise_config("sqlite:///:memory:")
     async with TortoiseContext() as context:
         await context.init(config=config, init_connections=False)
-        return [str(writer.write()) for writer in await MigrationAutodetector(context.apps, config["apps"]).changes()]
+        assert context.apps is not None
+        writers = await MigrationAutodetector(context.apps, config["apps"]).changes()
+        return [str(writer.write()) for writer in writers]

@@ -1,0 +1,120 @@
+"""Real processes against one database: duplicate requests race, workers share the work, and a
+worker killed mid-fetch loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.store.db import open_store
+from server.store.models import Receipt
+from server.store.receipts import RetrieveRequest, submit
+from tests.origin import Origin, Reply, serve_origin
+
+ROOT = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def http_origin() -> Iterator[Origin]:
+    with serve_origin() as origin:
+        yield origin
+
+
+def env_for(database_url: str, origin: Origin, **extra: str) -> dict[str, str]:
+    port = origin.url.rsplit(":", 1)[1]
+    return {**os.environ, "DATABASE_URL": database_url, "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{port}",
+            "PYTHONPATH": str(ROOT), **extra}
+
+
+def start_worker(env: dict[str, str]) -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-m", "evidencekit", "worker"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert "ready" in line, process.stderr.read() if process.stderr else line
+    return process
+
+
+def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
+    """Signal the process and collect what it printed (closing its pipes)."""
+    process.send_signal(sig)
+    out, err = process.communicate(timeout=40)
+    return out + err
+
+
+async def wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not await predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.1)
+
+
+async def test_fifty_concurrent_identical_retrieves_make_one_receipt_and_one_fetch(
+    database_url: str, http_origin: Origin
+) -> None:
+    target = http_origin.reply("/once", Reply(b"<html><body><p>Fetched exactly once.</p></body></html>"))
+    async with open_store(database_url):
+        pass  # migrate once up front, so the race below is about receipts, not tables
+    processes = [
+        subprocess.Popen([sys.executable, str(Path(__file__).with_name("submit_many.py")), database_url, "10", target],
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(5)
+    ]
+    outputs = [p.communicate(timeout=60) for p in processes]
+    assert all(p.returncode == 0 for p in processes), outputs
+    created = sum(int(out.split()[0]) for out, _ in outputs)
+    assert created == 1
+    workers = [start_worker(env_for(database_url, http_origin, EVIDENCEKIT_POLL_SECONDS="0.1")) for _ in range(2)]
+    try:
+        async with open_store(database_url):
+            assert await Receipt.all().count() == 1
+            await wait_for(lambda: Receipt.filter(state="completed").exists())
+            receipt = await Receipt.first()
+            assert receipt is not None and receipt.result is not None
+            assert receipt.result["status"] == "ready"
+    finally:
+        logs = [stop(worker) for worker in workers]
+    assert http_origin.hits.count("/once") == 1
+    assert all(worker.returncode == 0 for worker in workers), logs
+
+
+async def test_a_worker_killed_mid_fetch_loses_nothing(database_url: str, http_origin: Origin) -> None:
+    slow = http_origin.reply("/slow", Reply(b"<html><body><p>Slow but sure.</p></body></html>", delay=6))
+    async with open_store(database_url):
+        ids = []
+        for number in range(4):
+            import uuid
+
+            receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), f"{slow}?n={number}", "url_text"))
+            ids.append(receipt.id)
+    env = env_for(database_url, http_origin, EVIDENCEKIT_LEASE_SECONDS="1.5", EVIDENCEKIT_POLL_SECONDS="0.1",
+                  EVIDENCEKIT_WORKER_CONCURRENCY="4")
+    doomed = start_worker(env)
+    async with open_store(database_url):
+        await wait_for(lambda: Receipt.filter(state="running").exists())
+    stop(doomed, signal.SIGKILL)
+    http_origin.replies["/slow"].delay = 0  # the origin recovers
+    survivor = start_worker(env)
+    try:
+        async with open_store(database_url):
+            await wait_for(lambda: _all_settled(ids), timeout=60)
+            states = {r.state for r in await Receipt.filter(id__in=ids)}
+            assert states <= {"completed", "unconfirmed"} and "running" not in states
+            assert await Receipt.filter(id__in=ids, state="completed").count() == 4
+    finally:
+        log = stop(survivor)
+    assert survivor.returncode == 0, log
+
+
+async def _all_settled(ids: list) -> bool:  # type: ignore[type-arg]
+    return await Receipt.filter(id__in=ids, state__in=["pending", "running"]).count() == 0
