@@ -265,7 +265,11 @@ class RetrievalEngine:
     # -- the result ----------------------------------------------------------------------
 
     def finish(self, draft: Draft) -> Retrieved:
-        now = self.clock().astimezone(UTC).isoformat().replace("+00:00", "Z")
+        return self.finish_with_clock(draft, self.clock())
+
+    @staticmethod
+    def finish_with_clock(draft: Draft, clock: datetime) -> Retrieved:
+        now = clock.astimezone(UTC).isoformat().replace("+00:00", "Z")
         failed = draft.status is not None and draft.status != "empty"
         text, cut = ("", False) if failed else limits.clip(draft.text, limits.MAX_TEXT, at_word=True)
         if cut:
@@ -306,3 +310,10 @@ class RetrievalEngine:
             content = {k: result[k] for k in ("text", "title", "description", "segments")}
             content_hash = hashlib.sha256(rfc8785.dumps(content)).hexdigest()
         return Retrieved(result, draft.markdown if succeeded else None, content_hash)
+
+
+def cancelled_result(kind: str, language: str | None = None) -> dict[str, Any]:
+    """The result a receipt carries when it is cancelled before it settled."""
+    draft = Draft(kind, language)
+    draft.end("cancelled")
+    return RetrievalEngine.finish_with_clock(draft, datetime.now(UTC)).result

@@ -17,7 +17,7 @@ import rfc8785
 from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
-from .models import Receipt
+from .models import EvidenceRevision, Receipt
 
 DEFAULT_RETENTION = timedelta(hours=24)
 HIDDEN_WHEN_EXPIRED: dict[str, Any] = {"text": "", "title": None, "description": None, "segments": []}
@@ -96,3 +96,30 @@ def as_retrieval(receipt: Receipt, *, now: datetime | None = None) -> dict[str, 
         "result": result,
         "evidence": evidence,
     }
+
+
+async def cancel(workspace_id: uuid.UUID, mutation_id: uuid.UUID, result: dict[str, Any]) -> bool:
+    """Cancel a pending or running receipt (a worker still holding it then fails to settle)."""
+    now = utcnow()
+    changed = await Receipt.filter(workspace_id=workspace_id, mutation_id=mutation_id,
+                                   state__in=["pending", "running"]).update(
+        state="cancelled", settled_at=now, result=result, lease_owner=None, lease_expires_at=None)
+    return changed == 1
+
+
+async def purge_expired(*, now: datetime | None = None) -> int:
+    """Mark receipts past valid_until expired and delete their source content, and the content of
+    evidence revisions no unexpired receipt refers to any more. Returns receipts purged."""
+    now = now or utcnow()
+    purged = 0
+    for receipt in await Receipt.filter(valid_until__lte=now, purged_at=None):
+        result = {**receipt.result, **HIDDEN_WHEN_EXPIRED} if receipt.result else None
+        purged += await Receipt.filter(id=receipt.id, purged_at=None).update(
+            state="expired", result=result, purged_at=now, lease_owner=None, lease_expires_at=None)
+    for revision in await EvidenceRevision.filter(purged_at=None):
+        still_needed = await Receipt.filter(evidence_id=revision.evidence_id,  # type: ignore[attr-defined]
+                                            evidence_revision=revision.revision, valid_until__gt=now).exists()
+        if not still_needed:
+            await EvidenceRevision.filter(id=revision.id).update(
+                text="", markdown=None, title=None, description=None, segments=[], purged_at=now)
+    return purged

@@ -134,3 +134,24 @@ async def test_evidence_revisions_follow_the_content(store: str) -> None:
     await jobs.settle(claimed, "w", RESULT, content("one"))
     assert await Evidence.all().count() == 2
     assert source_key("HTTPS://Example.com:443/a#frag") == "https://example.com/a"
+
+
+async def test_cancel_and_purge(store: str) -> None:
+    from server.retrieval.engine import cancelled_result
+    from server.store.models import EvidenceRevision
+
+    pending, _ = await receipts.submit(request())
+    assert await receipts.cancel(WORKSPACE, pending.mutation_id, cancelled_result("url_text"))
+    view = receipts.as_retrieval(await Receipt.get(id=pending.id))
+    assert view["state"] == "cancelled" and view["result"]["status"] == "cancelled" and contract_errors(view) == []
+    assert not await receipts.cancel(WORKSPACE, pending.mutation_id, cancelled_result("url_text"))
+
+    done, _ = await receipts.submit(request(mutation_id=uuid.uuid4()), retention=timedelta(seconds=1))
+    claimed = await jobs.claim("w", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None
+    await jobs.settle(claimed, "w", RESULT, content("secret findings"))
+    assert await receipts.purge_expired(now=datetime.now(UTC) + timedelta(seconds=5)) == 1
+    stored = await Receipt.get(id=done.id)
+    assert stored.state == "expired" and stored.result is not None and stored.result["text"] == ""
+    revision = await EvidenceRevision.get(evidence_id=stored.evidence_id)  # type: ignore[attr-defined]
+    assert revision.text == "" and revision.markdown is None and revision.purged_at is not None

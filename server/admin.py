@@ -1,0 +1,143 @@
+"""`evidencekit admin ...`: workspaces, users, memberships, tokens, cancellation, bootstrap.
+
+Secrets are printed once, when a token is created; the store keeps only their sha256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from server.retrieval.engine import cancelled_result
+from server.store import access, receipts
+from server.store.db import DATA_DIR_ENV, open_store
+from server.store.models import ROLES, TOKEN_KINDS, Receipt, Token, User, Workspace
+
+BOOTSTRAP_WORKSPACE = "default"
+BOOTSTRAP_USER = "editor"
+BOOTSTRAP_LABEL = "bootstrap"
+
+
+def _secret_file() -> Path:
+    return Path(os.environ.get(DATA_DIR_ENV) or "var").resolve() / "bootstrap-token"
+
+
+async def bootstrap() -> dict[str, Any]:
+    """Idempotent: the default workspace, an editor in it, and a research token for that editor.
+
+    The token's secret is kept (mode 0600) in the data folder so that a second bootstrap can print
+    the same token; delete that file and revoke the token to rotate it.
+    """
+    workspace = await Workspace.filter(name=BOOTSTRAP_WORKSPACE).first()
+    if workspace is None:
+        workspace = await Workspace.create(name=BOOTSTRAP_WORKSPACE)
+    user = await User.get_or_none(name=BOOTSTRAP_USER) or await User.create(name=BOOTSTRAP_USER)
+    await access.add_member(workspace, user, "editor")
+    path = _secret_file()
+    secret = path.read_text().strip() if path.exists() else ""
+    principal = await access.authenticate(secret) if secret else None
+    created = principal is None or principal.user_id != user.id
+    if created:
+        _, secret = await access.create_token(user, label=BOOTSTRAP_LABEL)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secret + "\n")
+    return {"workspace_id": str(workspace.id), "token": secret, "user_id": str(user.id), "created_token": created}
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.command == "bootstrap":
+        return await bootstrap()
+    if args.command == "workspace":
+        workspace = await Workspace.create(name=args.name, retrieve_rate_per_minute=args.rate_per_minute)
+        return {"workspace_id": str(workspace.id), "name": workspace.name}
+    if args.command == "user":
+        user = await User.create(name=args.name)
+        return {"user_id": str(user.id), "name": user.name}
+    if args.command == "member":
+        workspace = await Workspace.get(id=args.workspace_id)
+        user = await User.get(name=args.user)
+        membership = await access.add_member(workspace, user, args.role)
+        return {"workspace_id": str(workspace.id), "user": user.name, "role": membership.role}
+    if args.command == "token":
+        user = await User.get(name=args.user)
+        expires = timedelta(days=args.expires_days) if args.expires_days else None
+        token, secret = await access.create_token(user, kind=args.kind, capabilities=tuple(args.capability),
+                                                  expires_in=expires, label=args.label)
+        return {"token_id": str(token.id), "token": secret, "kind": token.kind,
+                "capabilities": token.capabilities, "note": "shown once; only its hash is stored"}
+    if args.command == "revoke":
+        return {"token_id": args.token_id, "revoked": await access.revoke_token(uuid.UUID(args.token_id))}
+    if args.command == "tokens":
+        rows = await Token.filter(owner__name=args.user).order_by("created_at")
+        return {"tokens": [{"token_id": str(t.id), "kind": t.kind, "label": t.label,
+                            "revoked": t.revoked_at is not None} for t in rows]}
+    if args.command == "cancel":
+        receipt = await Receipt.get_or_none(workspace_id=args.workspace_id, mutation_id=args.mutation_id)
+        if receipt is None:
+            raise LookupError("no such receipt")
+        done = await receipts.cancel(receipt.workspace_id, receipt.mutation_id,
+                                     cancelled_result(receipt.kind, receipt.language))
+        return {"receipt_id": str(receipt.id), "cancelled": done}
+    raise AssertionError(args.command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evidencekit admin", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    boot = commands.add_parser("bootstrap", help="default workspace, editor user and research token")
+    boot.add_argument("--json", action="store_true", help="print only the JSON")
+    ws = commands.add_parser("workspace", help="create a workspace")
+    ws.add_argument("name")
+    ws.add_argument("--rate-per-minute", type=int, default=None, help="retrieve calls per minute")
+    user = commands.add_parser("user", help="create a user")
+    user.add_argument("name")
+    member = commands.add_parser("member", help="add a user to a workspace (or change their role)")
+    member.add_argument("workspace_id", type=uuid.UUID)
+    member.add_argument("user")
+    member.add_argument("--role", choices=ROLES, default="editor")
+    token = commands.add_parser("token", help="create a token for a user (the secret is shown once)")
+    token.add_argument("user")
+    token.add_argument("--kind", choices=TOKEN_KINDS, default="personal_access_token")
+    token.add_argument("--capability", action="append", default=None)
+    token.add_argument("--expires-days", type=int, default=None)
+    token.add_argument("--label", default="")
+    revoke = commands.add_parser("revoke", help="revoke a token by its id")
+    revoke.add_argument("token_id")
+    tokens = commands.add_parser("tokens", help="list a user's tokens (never their secrets)")
+    tokens.add_argument("user")
+    cancel = commands.add_parser("cancel", help="cancel a pending or running receipt")
+    cancel.add_argument("workspace_id", type=uuid.UUID)
+    cancel.add_argument("mutation_id", type=uuid.UUID)
+    return parser
+
+
+async def _main(args: argparse.Namespace) -> dict[str, Any]:
+    async with open_store():
+        return await _run(args)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "capability", False) is None:
+        args.capability = [access.RESEARCH]
+    try:
+        output = asyncio.run(_main(args))
+    except (LookupError, ValueError) as exc:
+        print(f"evidencekit admin: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - one clear line, not a traceback
+        name = type(exc).__name__
+        print(f"evidencekit admin: {name}: {exc}", file=sys.stderr)
+        return 1
+    if getattr(args, "json", False):  # the machine form: exactly what the quick start and tests read
+        output = {"workspace_id": output["workspace_id"], "token": output["token"]}
+    print(json.dumps(output, indent=None if getattr(args, "json", False) else 2))
+    return 0

@@ -1,0 +1,96 @@
+"""Who may do what: tokens (stored as sha256, shown once), capabilities, workspace roles.
+
+A token never exceeds its owner's rights: what it may do is its granted capabilities, within the
+role its owner holds in the workspace now (a demoted owner's old tokens are demoted too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from tortoise.exceptions import IntegrityError
+from tortoise.transactions import in_transaction
+
+from .models import ROLES, TOKEN_KINDS, Membership, Token, User, Workspace
+
+ROLE_RANK = {role: rank for rank, role in enumerate(ROLES, start=1)}
+RESEARCH = "agent:research"
+TOKEN_PREFIX = "ek_"
+
+
+class AccessDenied(Exception):
+    """Authenticated, but not allowed; `code` says which rule refused."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Principal:
+    user_id: uuid.UUID
+    token_id: uuid.UUID
+    kind: str
+    capabilities: frozenset[str]
+
+
+async def create_token(user: User, *, kind: str = "personal_access_token",
+                       capabilities: tuple[str, ...] = (RESEARCH,), expires_in: timedelta | None = None,
+                       label: str = "") -> tuple[Token, str]:
+    """A new token and its secret; the secret is not stored and cannot be shown again."""
+    if kind not in TOKEN_KINDS:
+        raise ValueError(f"token kind must be one of {', '.join(TOKEN_KINDS)}")
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    expires_at = datetime.now(UTC) + expires_in if expires_in else None
+    token = await Token.create(owner=user, kind=kind, secret_hash=hash_secret(secret),
+                               capabilities=list(capabilities), expires_at=expires_at, label=label)
+    return token, secret
+
+
+async def authenticate(secret: str, *, now: datetime | None = None) -> Principal | None:
+    """The principal behind a bearer secret; None for unknown, revoked or expired tokens."""
+    if not secret:
+        return None
+    token = await Token.get_or_none(secret_hash=hash_secret(secret))
+    now = now or datetime.now(UTC)
+    if token is None or token.revoked_at is not None or (token.expires_at and token.expires_at <= now):
+        return None
+    return Principal(token.owner_id, token.id, token.kind, frozenset(token.capabilities))  # type: ignore[attr-defined]
+
+
+async def revoke_token(token_id: uuid.UUID) -> bool:
+    return await Token.filter(id=token_id, revoked_at=None).update(revoked_at=datetime.now(UTC)) == 1
+
+
+async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability: str, minimum_role: str) -> str:
+    """The caller's role in the workspace, or AccessDenied. Never says whether a receipt exists."""
+    if capability not in principal.capabilities:
+        raise AccessDenied("missing_capability", f"this token was not granted {capability}")
+    membership = await Membership.get_or_none(workspace_id=workspace_id, user_id=principal.user_id)
+    if membership is None:
+        raise AccessDenied("not_a_member", "you are not a member of this workspace")
+    if ROLE_RANK[membership.role] < ROLE_RANK[minimum_role]:
+        raise AccessDenied("insufficient_role", f"this needs the {minimum_role} role in the workspace "
+                                                f"(you are {membership.role})")
+    return membership.role
+
+
+async def add_member(workspace: Workspace, user: User, role: str) -> Membership:
+    if role not in ROLE_RANK:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
+    try:
+        async with in_transaction():
+            return await Membership.create(workspace=workspace, user=user, role=role)
+    except IntegrityError:
+        membership = await Membership.get(workspace=workspace, user=user)
+        membership.role = role
+        await membership.save(update_fields=["role"])
+        return membership

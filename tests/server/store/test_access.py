@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from server.store import access, ratelimit
+from server.store.access import AccessDenied
+from server.store.models import Token, User, Workspace
+
+pytestmark = pytest.mark.anyio
+
+
+async def setup_people() -> tuple[Workspace, User, User]:
+    workspace = await Workspace.create(name="lab")
+    editor = await User.create(name="ed")
+    viewer = await User.create(name="vi")
+    await access.add_member(workspace, editor, "editor")
+    await access.add_member(workspace, viewer, "viewer")
+    return workspace, editor, viewer
+
+
+async def test_tokens_are_stored_hashed_and_authenticate(store: str) -> None:
+    _, editor, _ = await setup_people()
+    token, secret = await access.create_token(editor)
+    stored = await Token.get(id=token.id)
+    assert secret.startswith("ek_") and secret not in stored.secret_hash and len(stored.secret_hash) == 64
+    principal = await access.authenticate(secret)
+    assert principal is not None and principal.user_id == editor.id and "agent:research" in principal.capabilities
+    assert await access.authenticate(secret + "x") is None and await access.authenticate("") is None
+
+
+async def test_revoked_and_expired_tokens_do_not_authenticate(store: str) -> None:
+    _, editor, _ = await setup_people()
+    token, secret = await access.create_token(editor)
+    assert await access.revoke_token(token.id) and await access.authenticate(secret) is None
+    _, short = await access.create_token(editor, expires_in=timedelta(seconds=1))
+    assert await access.authenticate(short) is not None
+    assert await access.authenticate(short, now=datetime.now(UTC) + timedelta(seconds=5)) is None
+
+
+async def test_rights_are_capability_within_the_owners_current_role(store: str) -> None:
+    workspace, editor, viewer = await setup_people()
+    _, editor_secret = await access.create_token(editor)
+    _, viewer_secret = await access.create_token(viewer)
+    _, bare_secret = await access.create_token(editor, capabilities=())
+    ed = await access.authenticate(editor_secret)
+    vi = await access.authenticate(viewer_secret)
+    bare = await access.authenticate(bare_secret)
+    assert ed and vi and bare
+    assert await access.authorize(ed, workspace.id, capability="agent:research", minimum_role="editor") == "editor"
+    assert await access.authorize(vi, workspace.id, capability="agent:research", minimum_role="viewer") == "viewer"
+    for principal, role, code in [(vi, "editor", "insufficient_role"), (bare, "viewer", "missing_capability")]:
+        with pytest.raises(AccessDenied) as caught:
+            await access.authorize(principal, workspace.id, capability="agent:research", minimum_role=role)
+        assert caught.value.code == code
+    with pytest.raises(AccessDenied) as caught:
+        await access.authorize(ed, uuid.uuid4(), capability="agent:research", minimum_role="viewer")
+    assert caught.value.code == "not_a_member"
+    await access.add_member(workspace, editor, "viewer")  # demoted: the old token follows
+    with pytest.raises(AccessDenied):
+        await access.authorize(ed, workspace.id, capability="agent:research", minimum_role="editor")
+
+
+async def test_rate_limit_counts_in_the_database(store: str) -> None:
+    workspace = uuid.uuid4()
+    now = datetime(2099, 1, 1, 12, 0, 15, tzinfo=UTC)
+    assert [await ratelimit.take(workspace, 3, now=now) for _ in range(3)] == [None, None, None]
+    assert await ratelimit.take(workspace, 3, now=now) == 45
+    assert await ratelimit.take(uuid.uuid4(), 3, now=now) is None  # another workspace has its own budget
+    assert await ratelimit.take(workspace, 3, now=now + timedelta(minutes=1)) is None  # a new window
