@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from server.retrieval.engine import RetrievalEngine, Retrieved
-from server.store import jobs
+from server.store import jobs, receipts
 from server.store.evidence import Content
 from server.store.models import Receipt
 
@@ -29,6 +29,7 @@ class WorkerSettings:
     poll_interval: float = 0.5
     max_attempts: int = 3
     concurrency: int = 4
+    sweep_interval: float = 30.0
 
 
 def content_of(retrieved: Retrieved) -> Content | None:
@@ -48,7 +49,6 @@ class Worker:
 
     async def run_once(self) -> bool:
         """Claim and settle one receipt; False when there was nothing to claim."""
-        await jobs.settle_abandoned(self.settings.max_attempts)
         receipt = await jobs.claim(self.worker_id, self.settings.lease, max_attempts=self.settings.max_attempts)
         if receipt is None:
             return False
@@ -78,6 +78,17 @@ class Worker:
                 log.warning("lease on receipt %s was lost", receipt.id)
                 return
 
+    async def sweep(self, stop: asyncio.Event) -> None:
+        """Expire receipts past valid_until (purging their content) and settle abandoned ones."""
+        while not stop.is_set():
+            try:
+                await receipts.purge_expired()
+                await jobs.settle_abandoned(self.settings.max_attempts)
+            except Exception:
+                log.exception("worker %s: sweep failed; retrying", self.worker_id)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.sweep_interval)
+
     async def run(self, stop: asyncio.Event) -> None:
         """Work with `concurrency` slots until `stop` is set; then finish what is in hand."""
         async def slot() -> None:
@@ -91,4 +102,4 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stop.wait(), self.settings.poll_interval)
 
-        await asyncio.gather(*(slot() for _ in range(self.settings.concurrency)))
+        await asyncio.gather(self.sweep(stop), *(slot() for _ in range(self.settings.concurrency)))

@@ -8,6 +8,7 @@ content is hidden (and purged by the sweeper).
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,7 @@ from tortoise.transactions import in_transaction
 from .models import EvidenceRevision, Receipt
 
 DEFAULT_RETENTION = timedelta(hours=24)
+RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
 HIDDEN_WHEN_EXPIRED: dict[str, Any] = {"text": "", "title": None, "description": None, "segments": []}
 
 
@@ -39,6 +41,12 @@ class RetrieveRequest:
     def input_hash(self) -> str:
         identity = {"url": self.url, "kind": self.kind, "language": self.language}
         return hashlib.sha256(rfc8785.dumps(identity)).hexdigest()
+
+
+def retention_from_env(environ: dict[str, str] | None = None) -> timedelta:
+    env = os.environ if environ is None else environ
+    value = env.get(RETENTION_ENV)
+    return timedelta(hours=float(value)) if value else DEFAULT_RETENTION
 
 
 def utcnow() -> datetime:
