@@ -1,0 +1,57 @@
+"""The research-evidence operations over the store, for an authenticated caller.
+
+Order matters: the caller's rights in the workspace are checked before any receipt is looked
+up, so a workspace the caller is not in never reveals whether a receipt exists.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from server.store import access, ratelimit, receipts
+from server.store.access import Principal
+from server.store.models import Workspace
+
+RATE_ENV = "EVIDENCEKIT_RETRIEVE_PER_MINUTE"
+
+
+class RateLimited(Exception):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"too many retrieve calls in this workspace; retry after {retry_after}s")
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    retrieve_per_minute: int = 60
+    retention: timedelta = field(default_factory=receipts.retention_from_env)
+
+    @classmethod
+    def from_env(cls) -> ServiceSettings:
+        return cls(retrieve_per_minute=int(os.environ.get(RATE_ENV, "60")))
+
+
+class EvidenceService:
+    def __init__(self, settings: ServiceSettings | None = None) -> None:
+        self.settings = settings or ServiceSettings.from_env()
+
+    async def retrieve(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID,
+                       url: str, kind: str, language: str | None) -> dict[str, Any]:
+        await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="editor")
+        workspace = await Workspace.get_or_none(id=workspace_id)
+        limit = (workspace.retrieve_rate_per_minute if workspace else None) or self.settings.retrieve_per_minute
+        retry_after = await ratelimit.take(workspace_id, limit)
+        if retry_after is not None:
+            raise RateLimited(retry_after)
+        request = receipts.RetrieveRequest(workspace_id, mutation_id, url, kind, language)
+        receipt, _ = await receipts.submit(request, retention=self.settings.retention)
+        return {"retrieval": receipts.as_retrieval(receipt)}
+
+    async def status(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any]:
+        await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="viewer")
+        receipt = await receipts.find(workspace_id, mutation_id)
+        return {"retrieval": None if receipt is None else receipts.as_retrieval(receipt)}

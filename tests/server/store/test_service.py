@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from server.service import EvidenceService, RateLimited, ServiceSettings
+from server.store import access
+from server.store.access import AccessDenied
+from server.store.models import Receipt, User, Workspace
+from server.store.receipts import MutationConflict
+
+pytestmark = pytest.mark.anyio
+
+
+async def principal_in(workspace: Workspace, name: str, role: str) -> access.Principal:
+    user = await User.create(name=name)
+    await access.add_member(workspace, user, role)
+    _, secret = await access.create_token(user)
+    principal = await access.authenticate(secret)
+    assert principal is not None
+    return principal
+
+
+async def test_retrieve_and_status_follow_the_roles(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    other = await Workspace.create(name="other")
+    editor, viewer = await principal_in(lab, "ed", "editor"), await principal_in(lab, "vi", "viewer")
+    outsider = await principal_in(other, "out", "owner")
+    service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
+    mutation = uuid.uuid4()
+    created = await service.retrieve(editor, lab.id, mutation, "https://example.com/a", "url_text", None)
+    assert created["retrieval"]["state"] == "pending"
+    assert (await service.status(viewer, lab.id, mutation))["retrieval"]["id"] == created["retrieval"]["id"]
+    assert (await service.status(viewer, lab.id, uuid.uuid4())) == {"retrieval": None}
+    with pytest.raises(AccessDenied) as caught:
+        await service.retrieve(viewer, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
+    assert caught.value.code == "insufficient_role"
+    # An outsider learns nothing: the same refusal whether the receipt exists or not.
+    refusals = []
+    for probe in (mutation, uuid.uuid4()):
+        with pytest.raises(AccessDenied) as caught:
+            await service.status(outsider, lab.id, probe)
+        refusals.append((caught.value.code, caught.value.message))
+    assert refusals[0] == refusals[1] == ("not_a_member", "you are not a member of this workspace")
+    with pytest.raises(MutationConflict):
+        await service.retrieve(editor, lab.id, mutation, "https://example.com/b", "url_text", None)
+    assert await Receipt.all().count() == 1
+
+
+async def test_retrieve_is_rate_limited_per_workspace(store: str) -> None:
+    lab = await Workspace.create(name="lab", retrieve_rate_per_minute=2)
+    editor = await principal_in(lab, "ed", "editor")
+    service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
+    for _ in range(2):
+        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
+    with pytest.raises(RateLimited) as caught:
+        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
+    assert 1 <= caught.value.retry_after <= 60
