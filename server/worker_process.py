@@ -14,7 +14,7 @@ from server.store.db import database_url, open_store
 from server.worker import Worker, WorkerSettings
 
 log = logging.getLogger("evidencekit.worker")
-GRACE_SECONDS = 30.0
+GRACE_ENV = "EVIDENCEKIT_WORKER_GRACE_SECONDS"
 
 
 def settings_from_env(environ: dict[str, str] | None = None) -> WorkerSettings:
@@ -39,8 +39,9 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
         print(f"worker {worker.worker_id} ready", flush=True)
         task = asyncio.create_task(worker.run(stop))
         await stop.wait()
+        grace = float(os.environ.get(GRACE_ENV, "30"))
         try:  # finish what is in hand; past the grace period, cancel (which releases the receipts)
-            await asyncio.wait_for(task, GRACE_SECONDS)
+            await asyncio.wait_for(task, grace)
         except TimeoutError:
             log.warning("worker %s: grace period over, releasing unfinished receipts", worker.worker_id)
         finally:

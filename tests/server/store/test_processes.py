@@ -118,3 +118,33 @@ async def test_a_worker_killed_mid_fetch_loses_nothing(database_url: str, http_o
 
 async def _all_settled(ids: list) -> bool:  # type: ignore[type-arg]
     return await Receipt.filter(id__in=ids, state__in=["pending", "running"]).count() == 0
+
+
+async def _start_one_slow(database_url: str, origin: Origin, delay: float, **extra: str) -> tuple[object, subprocess.Popen[str]]:
+    import uuid
+
+    url = origin.reply(f"/graceful-{uuid.uuid4().hex[:6]}", Reply(b"<html><body><p>Worth the wait.</p></body></html>",
+                                                                   delay=delay))
+    async with open_store(database_url):
+        receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), url, "url_text"))
+    worker = start_worker(env_for(database_url, origin, EVIDENCEKIT_POLL_SECONDS="0.1", **extra))
+    async with open_store(database_url):
+        await wait_for(lambda: Receipt.filter(id=receipt.id, state="running").exists())
+    return receipt.id, worker
+
+
+async def test_sigterm_lets_the_worker_finish_what_it_holds(database_url: str, http_origin: Origin) -> None:
+    receipt_id, worker = await _start_one_slow(database_url, http_origin, 1.5)
+    log = stop(worker)
+    assert worker.returncode == 0, log
+    async with open_store(database_url):
+        assert (await Receipt.get(id=receipt_id)).state == "completed"
+
+
+async def test_sigterm_past_the_grace_period_releases_the_receipt(database_url: str, http_origin: Origin) -> None:
+    receipt_id, worker = await _start_one_slow(database_url, http_origin, 4, EVIDENCEKIT_WORKER_GRACE_SECONDS="0.3")
+    log = stop(worker)
+    assert worker.returncode == 0, log
+    async with open_store(database_url):
+        receipt = await Receipt.get(id=receipt_id)
+        assert (receipt.state, receipt.attempts, receipt.lease_owner) == ("pending", 0, None)
