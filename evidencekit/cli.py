@@ -1,4 +1,4 @@
-"""The `evidencekit` command: `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import)."""
+"""The `evidencekit` command: `serve`, `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print("usage: evidencekit {admin ... | worker | codegen {generate,check,lock,diff,import} ...}")
+        print("usage: evidencekit {serve [--host H] [--port P] | admin ... | worker | codegen {generate,check,lock,diff,import} ...}")
         return 0 if args else 2
+    if args[0] == "serve":
+        from server.serve import main as serve_main
+
+        return serve_main(args[1:])
     if args[0] == "admin":
         from server.admin import main as admin_main
 

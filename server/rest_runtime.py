@@ -93,7 +93,7 @@ def operation_endpoint(spec: OperationSpec, handler: Handler) -> Endpoint:
             except ValidationError as exc:  # the contract accepted it; the model must too
                 raise BadRequest("request does not match the contract", code="validation_failed",
                                  fields=_model_errors(exc)) from None
-            context = RequestContext(request_id, "rest", dict(request.headers))
+            context = RequestContext(request_id, "rest", dict(request.headers), dict(request.scope.get("state", {})))
             result = await handler(payload, context)
             data = result.model_dump(mode="json", by_alias=True)
             violations = validators.output_errors(data)

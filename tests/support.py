@@ -28,7 +28,8 @@ from server.context import RequestContext
 @contextmanager
 def live_server(app: ASGIApp, host: str = "127.0.0.1", **options: Any) -> Iterator[str]:
     """Serve `app` on a free loopback port (HTTPS when ssl_certfile is given); yields the base URL."""
-    config = uvicorn.Config(app, host=host, port=0, log_level="warning", lifespan="off", **options)
+    options.setdefault("lifespan", "off")
+    config = uvicorn.Config(app, host=host, port=0, log_level="warning", **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -66,15 +66,19 @@ async def _migration_lock(url: str) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
-async def open_store(url: str | None = None) -> AsyncIterator[TortoiseContext]:
-    """Migrate (idempotently) and connect; connections are closed on exit."""
+async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIterator[TortoiseContext]:
+    """Migrate (idempotently) and connect; connections are closed on exit.
+
+    `shared`: also make it the process-wide fallback context, for a server whose requests run in
+    tasks that do not inherit the lifespan's context (one shared store per process).
+    """
     url = url or database_url()
     config = tortoise_config(url)
     executor.EXECUTOR_CACHE.clear()  # statements cached for another dialect must not be reused
     async with TortoiseContext() as context:
         async with _migration_lock(url):
             await migrate(config=config)
-        await Tortoise.init(config=config)  # migrate() initialises without connections
+        await Tortoise.init(config=config, _enable_global_fallback=shared)  # migrate() left no connections
         yield context
 
 

@@ -1,0 +1,69 @@
+"""The service people run: REST routes from the generated skeleton, the store, the in-process worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from server.auth_middleware import BearerAuth
+from server.fetch.fetcher import Fetcher
+from server.generated.rest import build_rest_routes
+from server.handlers import EvidenceHandlers
+from server.retrieval.engine import RetrievalEngine
+from server.store.db import database_url, open_store
+from server.store.models import Workspace
+from server.worker import Worker, WorkerSettings
+
+OPENAPI = Path(__file__).resolve().parent / "generated" / "openapi.json"
+
+
+async def openapi(_: Request) -> Response:
+    return Response(OPENAPI.read_bytes(), media_type="application/json")
+
+
+async def healthz(_: Request) -> Response:
+    try:
+        await Workspace.all().limit(1).count()
+    except Exception as exc:  # noqa: BLE001 - health reports, never raises
+        return JSONResponse({"status": "unavailable", "database": type(exc).__name__}, status_code=503)
+    return JSONResponse({"status": "ok", "database": "ok"})
+
+
+def create_app(url: str | None = None, *, in_process_worker: bool = True,
+               worker_settings: WorkerSettings | None = None) -> Starlette:
+    store_url = url or database_url()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with open_store(store_url, shared=True):
+            stop = asyncio.Event()
+            fetcher = Fetcher()
+            task = None
+            if in_process_worker:
+                worker = Worker(RetrievalEngine(fetcher), worker_settings)
+                task = asyncio.create_task(worker.run(stop))
+            try:
+                yield
+            finally:
+                stop.set()
+                if task is not None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(task, 30)
+                await fetcher.aclose()
+
+    routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
+              Route("/healthz", healthz)]
+    return Starlette(routes=routes, middleware=[Middleware(BearerAuth)], lifespan=lifespan)
+
+
+def openapi_document() -> dict[str, object]:
+    return json.loads(OPENAPI.read_text())  # type: ignore[no-any-return]

@@ -1,0 +1,63 @@
+"""The hand-written implementation of the generated `Handlers` interface (both surfaces use it)."""
+
+from __future__ import annotations
+
+from contracts.models import (
+    GetDocumentsInput,
+    GetDocumentsOutput,
+    RetrieveInput,
+    RetrieveOutput,
+    StatusInput,
+    StatusOutput,
+)
+from server.context import RequestContext
+from server.documents import UnknownDocument, get_documents
+from server.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthorized
+from server.service import EvidenceService
+from server.service import RateLimited as ServiceRateLimited
+from server.store.access import AccessDenied, Principal
+from server.store.receipts import MutationConflict
+
+
+def principal_of(context: RequestContext) -> Principal:
+    principal = context.extras.get("principal")
+    if not isinstance(principal, Principal):
+        raise Unauthorized("a valid bearer token is required")
+    return principal
+
+
+class EvidenceHandlers:
+    def __init__(self, service: EvidenceService | None = None) -> None:
+        self.service = service or EvidenceService()
+
+    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutput:
+        principal = principal_of(context)
+        language = payload.language if isinstance(payload.language, str) else None
+        try:
+            data = await self.service.retrieve(principal, payload.workspace_id, payload.mutation_id,
+                                               payload.url, payload.kind, language)
+        except AccessDenied as denied:
+            raise Forbidden(denied.message, code=denied.code) from None
+        except MutationConflict as conflict:
+            raise Conflict(str(conflict), code="mutation_conflict") from None
+        except ServiceRateLimited as limited:
+            raise RateLimited(str(limited), retry_after=limited.retry_after) from None
+        return RetrieveOutput.model_validate(data)
+
+    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutput:
+        principal = principal_of(context)
+        try:
+            data = await self.service.status(principal, payload.workspace_id, payload.mutation_id)
+        except AccessDenied as denied:
+            raise Forbidden(denied.message, code=denied.code) from None
+        return StatusOutput.model_validate(data)
+
+    async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
+        principal = principal_of(context)
+        if "agent:research" not in principal.capabilities:
+            raise Forbidden("this token was not granted agent:research", code="missing_capability")
+        try:
+            data = await get_documents(principal, [name.root for name in payload.names])
+        except UnknownDocument as unknown:
+            raise BadRequest(str(unknown), code="unknown_document") from None
+        return GetDocumentsOutput.model_validate(data)

@@ -1,0 +1,48 @@
+"""`evidencekit serve`: REST (and, later, MCP) on one port, the store, the in-process worker."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+from typing import Any
+
+from server.store.db import database_url, is_postgres, open_store
+
+
+async def _bootstrap(url: str) -> dict[str, Any]:
+    from server.admin import bootstrap
+
+    async with open_store(url):
+        return await bootstrap()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="evidencekit serve", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--no-worker", action="store_true", help="do not run the in-process worker")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("EVIDENCEKIT_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    import uvicorn
+
+    from server.app import create_app
+
+    url = database_url()
+    first = asyncio.run(_bootstrap(url))
+    base = f"http://{args.host}:{args.port}"
+    where = "PostgreSQL" if is_postgres(url) else url.removeprefix("sqlite://").split("?")[0]
+    print(f"evidencekit: serving {base} (database: {where})", flush=True)
+    if first["created_token"]:
+        print("first run: created workspace and token (the token is kept in the data folder, mode 0600)")
+    print(f"  workspace_id: {first['workspace_id']}")
+    print(f"  token:        {first['token']}")
+    print(f"  try: curl -s {base}/research-api/evidence/retrieve -H 'Authorization: Bearer {first['token']}' "
+          f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{first['workspace_id']}\", "
+          f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
+          f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)
+    uvicorn.run(create_app(url, in_process_worker=not args.no_worker), host=args.host, port=args.port,
+                log_level="info", access_log=False)
+    return 0

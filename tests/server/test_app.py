@@ -1,0 +1,125 @@
+"""The service end to end over REST: real uvicorn with the app's lifespan (store + in-process worker),
+the generated client, a local origin reached through EVIDENCEKIT_ALLOW_PRIVATE_HOSTS."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from client import errors
+from client.generated.client import Client
+from contracts.validation import validator_for
+from server.admin import bootstrap
+from server.app import create_app
+from server.store import access
+from server.store.db import open_store
+from server.store.models import User, Workspace
+from server.worker import WorkerSettings
+from tests.origin import Origin, Reply, serve_origin
+from tests.support import live_server
+
+PAGE = (b"<html lang='en'><head><title>Lab notes</title></head><body><article><h1>Lab notes</h1>"
+        b"<p>The sample was stable for three weeks at room temperature.</p></article></body></html>")
+
+
+@pytest.fixture(scope="module")
+def origin() -> Iterator[Origin]:
+    with serve_origin() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    data = tmp_path_factory.mktemp("service")
+    url = f"sqlite:///{data / 'svc.sqlite3'}?busy_timeout=10000"
+    port = origin.url.rsplit(":", 1)[1]
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", f"127.0.0.1:{port}")
+    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
+
+    async def people() -> dict[str, str]:
+        async with open_store(url):
+            first = await bootstrap()
+            workspace = await Workspace.get(id=first["workspace_id"])
+            viewer = await User.create(name="viewer")
+            await access.add_member(workspace, viewer, "viewer")
+            _, viewer_token = await access.create_token(viewer)
+            return {"workspace_id": first["workspace_id"], "token": first["token"], "viewer": viewer_token}
+
+    who = asyncio.run(people())
+    app = create_app(url, worker_settings=WorkerSettings(poll_interval=0.05))
+    with live_server(app, lifespan="on") as base:
+        yield {**who, "base": base}
+    patch.undo()
+
+
+def wait_settled(client: Client, workspace: str, mutation: str) -> dict[str, object]:
+    deadline = time.monotonic() + 20
+    while True:
+        status = client.status({"workspace_id": workspace, "mutation_id": mutation})
+        assert status.retrieval is not None
+        if status.retrieval.state not in ("pending", "running"):
+            return status.model_dump(mode="json")
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def test_retrieve_then_status_until_completed(service: dict[str, str], origin: Origin) -> None:
+    target = origin.reply("/notes", Reply(PAGE))
+    mutation = str(uuid.uuid4())
+    with Client(service["base"], token=service["token"]) as client:
+        accepted = client.retrieve({"workspace_id": service["workspace_id"], "mutation_id": mutation,
+                                    "url": target, "kind": "url_text"})
+        assert accepted.retrieval.state in ("pending", "running", "completed")
+        final = wait_settled(client, service["workspace_id"], mutation)
+        again = client.retrieve({"workspace_id": service["workspace_id"], "mutation_id": mutation,
+                                 "url": target, "kind": "url_text"})
+    retrieval = final["retrieval"]
+    assert retrieval["state"] == "completed" and retrieval["result"]["status"] == "ready"
+    assert "stable for three weeks" in retrieval["result"]["text"] and retrieval["evidence"]["revision"] == 1
+    assert again.retrieval.id == accepted.retrieval.id
+    assert origin.hits.count("/notes") == 1
+    for operation in ("sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"):
+        assert validator_for(operation).output_errors(final) == []
+
+
+def test_auth_errors(service: dict[str, str]) -> None:
+    body = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4()),
+            "url": "https://example.com/", "kind": "url_text"}
+    missing = httpx.post(service["base"] + "/research-api/evidence/retrieve", json=body)
+    assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+    assert missing.json()["code"] == "unauthenticated" and "request_id" in missing.json()
+    with Client(service["base"], token="ek_wrong") as client, pytest.raises(errors.Unauthorized):
+        client.retrieve(body)
+    with Client(service["base"], token=service["viewer"]) as client:
+        with pytest.raises(errors.Forbidden) as caught:
+            client.retrieve(body)
+        assert caught.value.code == "insufficient_role"
+        assert client.status({"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}).retrieval is None
+        with pytest.raises(errors.Forbidden) as caught:
+            client.status({"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())})
+        assert caught.value.code == "not_a_member"
+
+
+def test_conflict_is_409(service: dict[str, str], origin: Origin) -> None:
+    mutation = str(uuid.uuid4())
+    body = {"workspace_id": service["workspace_id"], "mutation_id": mutation, "url": origin.url + "/a", "kind": "url_text"}
+    with Client(service["base"], token=service["token"]) as client:
+        client.retrieve(body)
+        with pytest.raises(errors.Conflict) as caught:
+            client.retrieve({**body, "url": origin.url + "/b"})
+    assert caught.value.code == "mutation_conflict"
+
+
+def test_openapi_and_health(service: dict[str, str]) -> None:
+    document = httpx.get(service["base"] + "/openapi.json").json()
+    assert document["openapi"] == "3.1.0" and "/research-api/evidence/retrieve" in document["paths"]
+    health = httpx.get(service["base"] + "/healthz")
+    assert health.status_code == 200 and health.json() == {"status": "ok", "database": "ok"}
+
+
