@@ -34,7 +34,7 @@ def database_url(environ: dict[str, str] | None = None) -> str:
         return env[DATABASE_URL_ENV]
     folder = Path(env.get(DATA_DIR_ENV) or "var").resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{folder / 'evidencekit.sqlite3'}?busy_timeout=10000"
+    return f"sqlite://{folder / 'evidencekit.sqlite3'}?busy_timeout=10000"
 
 
 def tortoise_config(url: str) -> dict[str, Any]:
