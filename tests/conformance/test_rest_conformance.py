@@ -1,0 +1,133 @@
+"""REST conformance: generated inputs through the generated client against the running server;
+every answer checked against the contract pinned here by hash. No retrieval runs (no worker), so
+generated URLs are never fetched."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis_jsonschema import from_schema
+
+from client.generated.client import Client
+from contracts.loader import CONTRACTS_DIR, load_operation
+from contracts.validation import OperationValidator
+from server.admin import bootstrap
+from server.app import create_app
+from server.store.db import open_store
+from tests.support import live_server
+
+PINNED = {
+    "sosoapi_research_evidence_retrieve": "sha256:e6a8eb28919d74d9",
+    "sosoapi_research_evidence_status": "sha256:98be4d72ae1d401e",
+}
+OPERATIONS = {name: load_operation(CONTRACTS_DIR / name) for name in PINNED}
+PATHS = {name: op.rest["path"] for name, op in OPERATIONS.items()}  # type: ignore[index]
+FORMATS = {"uuid": st.uuids().map(str)}
+
+
+def test_the_contracts_are_the_pinned_ones() -> None:
+    assert {name: op.contract_hash for name, op in OPERATIONS.items()} == PINNED
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    data = tmp_path_factory.mktemp("conformance")
+    url = f"sqlite://{data / 'c.sqlite3'}?busy_timeout=10000"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
+    patch.setenv("EVIDENCEKIT_RETRIEVE_PER_MINUTE", "100000")
+
+    async def boot() -> dict[str, Any]:
+        async with open_store(url):
+            return await bootstrap()
+
+    who = asyncio.run(boot())
+    with live_server(create_app(url, in_process_worker=False), lifespan="on") as base:
+        yield {"base": base, "workspace_id": who["workspace_id"], "token": who["token"]}
+    patch.undo()
+
+
+def check_answer(operation: str, response: httpx.Response) -> None:
+    assert response.headers["x-contract-hash"] == PINNED[operation]
+    assert response.status_code < 500, response.text
+    body = response.json()
+    if response.status_code == 200:
+        assert OperationValidator(OPERATIONS[operation]).output_errors(body) == []
+    else:
+        assert set(body) >= {"error", "message", "code", "request_id"}
+
+
+@pytest.mark.parametrize("operation", sorted(PINNED))
+def test_generated_valid_inputs_get_contract_valid_answers(server: dict[str, str], operation: str) -> None:
+    op = OPERATIONS[operation]
+    schema = op.rest_variant.input_schema  # type: ignore[union-attr]
+
+    seen: dict[str, dict[str, Any]] = {}  # mutation_id -> the input it was first used with
+
+    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(payload=from_schema(schema, custom_formats=FORMATS), member=st.booleans())
+    def run(payload: dict[str, Any], member: bool) -> None:
+        if member:
+            payload = {**payload, "workspace_id": server["workspace_id"]}
+        with httpx.Client(base_url=server["base"], headers={"Authorization": f"Bearer {server['token']}"}) as http:
+            response = http.post(PATHS[operation], json=payload)
+        check_answer(operation, response)
+        expected = 403
+        if member:
+            first = seen.setdefault(payload["mutation_id"], payload)
+            reused = operation.endswith("retrieve") and {k: v for k, v in first.items() if k != "mutation_id"} != {
+                k: v for k, v in payload.items() if k != "mutation_id"}
+            expected = 409 if reused else 200
+        assert response.status_code == expected, response.text
+
+    run()
+
+
+def mutations(payload: dict[str, Any], schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for name in schema["required"]:
+        yield {k: v for k, v in payload.items() if k != name}
+    yield {**payload, "unexpected": True}
+    for name, prop in schema["properties"].items():
+        yield {**payload, name: 12345}
+        yield {**payload, name: None}
+        if "maxLength" in prop:
+            yield {**payload, name: "a" * (prop["maxLength"] + 1)}
+        if prop.get("format") == "uuid":
+            yield {**payload, name: "not-a-uuid"}
+        if "enum" in prop:
+            yield {**payload, name: "not-in-enum"}
+
+
+@pytest.mark.parametrize("operation", sorted(PINNED))
+def test_invalid_inputs_are_400_never_5xx(server: dict[str, str], operation: str) -> None:
+    op = OPERATIONS[operation]
+    schema = op.rest_variant.input_schema  # type: ignore[union-attr]
+
+    @settings(max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(payload=from_schema(schema, custom_formats=FORMATS))
+    def run(payload: dict[str, Any]) -> None:
+        payload = {**payload, "workspace_id": server["workspace_id"]}
+        with httpx.Client(base_url=server["base"], headers={"Authorization": f"Bearer {server['token']}"}) as http:
+            for bad in mutations(copy.deepcopy(payload), schema):
+                response = http.post(PATHS[operation], content=json.dumps(bad),
+                                     headers={"Content-Type": "application/json"})
+                check_answer(operation, response)
+                assert response.status_code == 400, (bad, response.text)
+
+    run()
+
+
+def test_the_generated_client_speaks_the_pinned_contract(server: dict[str, str]) -> None:
+    with Client(server["base"], token=server["token"]) as client:
+        answer = client.retrieve({"workspace_id": server["workspace_id"], "mutation_id": str(uuid.uuid4()),
+                                  "url": "https://example.com/never-fetched", "kind": "url_text"})
+    assert answer.retrieval.state == "pending"
