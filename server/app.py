@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from server.access_log import AccessLog
 from server.auth_middleware import BearerAuth
 from server.fetch.fetcher import Fetcher
 from server.generated.rest import build_rest_routes
@@ -62,7 +63,7 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
 
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
               Route("/healthz", healthz)]
-    return Starlette(routes=routes, middleware=[Middleware(BearerAuth)], lifespan=lifespan)
+    return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)], lifespan=lifespan)
 
 
 def openapi_document() -> dict[str, object]:

@@ -123,3 +123,19 @@ def test_openapi_and_health(service: dict[str, str]) -> None:
     assert health.status_code == 200 and health.json() == {"status": "ok", "database": "ok"}
 
 
+
+
+def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str, str],
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="evidencekit.access")
+    response = httpx.post(service["base"] + "/research-api/evidence/status",
+                          json={"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())},
+                          headers={"Authorization": f"Bearer {service['token']}", "X-Request-Id": "trace-42"})
+    assert response.status_code == 200 and response.headers["x-request-id"] == "trace-42"
+    deadline = time.monotonic() + 5
+    while not any("request_id=trace-42" in r.getMessage() for r in caplog.records):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    line = next(r.getMessage() for r in caplog.records if "request_id=trace-42" in r.getMessage())
+    assert line.startswith("POST /research-api/evidence/status 200")
+    assert all(service["token"] not in r.getMessage() for r in caplog.records)
