@@ -1,4 +1,4 @@
-"""The `evidencekit` command: `serve`, `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import)."""
+"""The `evidencekit` command: `serve`, `mcp` (stdio), `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print("usage: evidencekit {serve [--host H] [--port P] | admin ... | worker | codegen {generate,check,lock,diff,import} ...}")
+        print("usage: evidencekit {serve [--host H] [--port P] | mcp | admin ... | worker | codegen {generate,check,lock,diff,import} ...}")
         return 0 if args else 2
+    if args[0] == "mcp":
+        from server.mcp_server import main as mcp_main
+
+        return mcp_main()
     if args[0] == "serve":
         from server.serve import main as serve_main
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -19,6 +22,7 @@ from server.auth_middleware import BearerAuth
 from server.fetch.fetcher import Fetcher
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
+from server.mcp_server import build_server
 from server.retrieval.engine import RetrievalEngine
 from server.store.db import database_url, open_store
 from server.store.models import Workspace
@@ -39,13 +43,29 @@ async def healthz(_: Request) -> Response:
     return JSONResponse({"status": "ok", "database": "ok"})
 
 
+PUBLIC_HOSTNAME_ENV = "EVIDENCEKIT_PUBLIC_HOSTNAME"
+
+
+def mcp_security(environ: dict[str, str] | None = None) -> TransportSecuritySettings:
+    """Host and Origin checks for /mcp: loopback, plus the configured public hostname."""
+    env = os.environ if environ is None else environ
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    public = env.get(PUBLIC_HOSTNAME_ENV, "").strip()
+    if public:
+        hosts += [public, f"{public}:*"]
+    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
 def create_app(url: str | None = None, *, in_process_worker: bool = True,
                worker_settings: WorkerSettings | None = None) -> Starlette:
     store_url = url or database_url()
+    sessions = StreamableHTTPSessionManager(app=build_server(), stateless=True, security_settings=mcp_security())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_store(store_url, shared=True):
+        async with open_store(store_url, shared=True), sessions.run():
             stop = asyncio.Event()
             fetcher = Fetcher()
             task = None
@@ -62,7 +82,7 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                 await fetcher.aclose()
 
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
-              Route("/healthz", healthz)]
+              Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions))]
     return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)], lifespan=lifespan)
 
 

@@ -1,0 +1,176 @@
+"""MCP over Streamable HTTP (mounted at /mcp) and stdio, with the official SDK client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from contracts.validation import validator_for
+from server.admin import bootstrap
+from server.app import create_app
+from server.generated.mcp_tools import TOOLS_BY_NAME
+from server.mcp_server import listed_tools
+from server.store.db import open_store
+from server.worker import WorkerSettings
+from tests.origin import Origin, Reply, serve_origin
+from tests.support import live_server
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = (b"<html lang='en'><head><title>Field log</title><meta name='description' content='Day one.'></head>"
+        b"<body><main><h1>Field log</h1><p>We counted <b>twelve</b> herons at the lake.</p>"
+        b"<ul><li>north shore</li><li>south shore</li></ul></main></body></html>")
+VTT = b"WEBVTT\n\n00:00.000 --> 00:02.000\nWelcome to the lake.\n\n00:02.000 --> 00:04.000\nHerons ahead.\n"
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("profile", ["core", "full"])
+@pytest.mark.parametrize("with_output", [False, True])
+def test_tools_list_is_the_published_descriptors(profile: str, with_output: bool) -> None:
+    tools = {tool.name: tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+             for tool in listed_tools(profile, with_output)}
+    expected = {"get_documents"} | ({"sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
+                                    if profile == "full" else set())
+    assert set(tools) == expected
+    for name, tool in tools.items():
+        published = TOOLS_BY_NAME[name]
+        assert tool["inputSchema"] == published["inputSchema"] and tool["title"] == published["title"]
+        assert tool["description"] == published["description"]
+        assert tool["annotations"] == published["annotations"]
+        assert ("outputSchema" in tool) is with_output
+        if with_output:
+            assert tool["outputSchema"] == published["outputSchema"]
+
+
+@pytest.fixture(scope="module")
+def origin() -> Iterator[Origin]:
+    with serve_origin() as server:
+        yield server
+
+
+def seeded(data: Path) -> dict[str, Any]:
+    async def boot() -> dict[str, Any]:
+        async with open_store(f"sqlite://{data / 'evidencekit.sqlite3'}?busy_timeout=10000"):
+            return await bootstrap()
+    return asyncio.run(boot())
+
+
+@pytest.fixture(scope="module")
+def http_service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    data = tmp_path_factory.mktemp("mcp-http")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", f"127.0.0.1:{origin.url.rsplit(':', 1)[1]}")
+    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
+    who = seeded(data)
+    app = create_app(f"sqlite://{data / 'evidencekit.sqlite3'}?busy_timeout=10000",
+                     worker_settings=WorkerSettings(poll_interval=0.05))
+    with live_server(app, lifespan="on") as base:
+        yield {**who, "mcp": base + "/mcp"}
+    patch.undo()
+
+
+async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    return await session.call_tool(name, arguments)
+
+
+def check(name: str, result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert json.loads(result.content[0].text) == data
+    assert "untrusted" in result.content[1].text
+    assert validator_for(name).output_errors(data) == []
+    return data  # type: ignore[no-any-return]
+
+
+async def settle(session: ClientSession, workspace: str, mutation: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while True:
+        data = check("sosoapi_research_evidence_status", await call(
+            session, "sosoapi_research_evidence_status", {"workspace_id": workspace, "mutation_id": mutation}))
+        if data["retrieval"]["state"] not in ("pending", "running"):
+            return data
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.1)
+
+
+async def exercise(session: ClientSession, origin: Origin, workspace: str, tag: str) -> None:
+    """retrieve a page and a caption file, poll status, read the page back with get_documents."""
+    await session.initialize()
+    page = origin.reply(f"/{tag}/log", Reply(PAGE))
+    captions = origin.reply(f"/{tag}/talk.vtt", Reply(VTT, content_type="text/vtt"))
+    page_mutation, caption_mutation = str(uuid.uuid4()), str(uuid.uuid4())
+    check("sosoapi_research_evidence_retrieve", await call(session, "sosoapi_research_evidence_retrieve", {
+        "workspace_id": workspace, "mutation_id": page_mutation, "url": page, "kind": "url_text"}))
+    check("sosoapi_research_evidence_retrieve", await call(session, "sosoapi_research_evidence_retrieve", {
+        "workspace_id": workspace, "mutation_id": caption_mutation, "url": captions, "kind": "published_captions"}))
+    done = (await settle(session, workspace, page_mutation))["retrieval"]
+    assert done["state"] == "completed" and "twelve herons" in done["result"]["text"]
+    cues = (await settle(session, workspace, caption_mutation))["retrieval"]["result"]["segments"]
+    assert [c["text"] for c in cues] == ["Welcome to the lake.", "Herons ahead."]
+    name = "documents/" + page.split("://", 1)[1]
+    documents = check("get_documents", await call(session, "get_documents", {"names": [name]}))["documents"]
+    assert documents[0]["uri"] == page and documents[0]["title"] == "Field log"
+    assert "**twelve**" in documents[0]["content"] and "- north shore" in documents[0]["content"]
+    unknown = await call(session, "get_documents", {"names": ["documents/nowhere.test/x"]})
+    assert unknown.is_error and "documents/nowhere.test/x" in unknown.content[0].text
+    bad = await call(session, "sosoapi_research_evidence_retrieve", {"workspace_id": "nope", "url": 5, "kind": "x"})
+    assert bad.is_error and "$.url" in bad.content[0].text and "$.mutation_id" in bad.content[0].text
+    too_many = await call(session, "get_documents", {"names": [name] * 21})
+    assert too_many.is_error and "$.names" in too_many.content[0].text
+    with pytest.raises(MCPError):
+        await call(session, "no_such_tool", {})
+
+
+async def test_streamable_http_end_to_end(http_service: dict[str, Any], origin: Origin) -> None:
+    headers = {"Authorization": f"Bearer {http_service['token']}"}
+    async with httpx2.AsyncClient(headers=headers) as http, \
+            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await exercise(session, origin, http_service["workspace_id"], "http")
+
+
+async def test_http_without_a_token_gets_an_error_result(http_service: dict[str, Any]) -> None:
+    async with httpx2.AsyncClient() as http, \
+            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("sosoapi_research_evidence_status", {
+            "workspace_id": http_service["workspace_id"], "mutation_id": str(uuid.uuid4())})
+    assert result.is_error and "not authenticated" in result.content[0].text
+
+
+async def test_a_foreign_origin_is_refused(http_service: dict[str, Any]) -> None:
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(http_service["mcp"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                   headers={"Origin": "http://evil.example",
+                                            "Accept": "application/json, text/event-stream"})
+    assert response.status_code == 403
+
+
+@pytest.fixture
+def stdio_params(origin: Origin, tmp_path: Path) -> Iterator[StdioServerParameters]:
+    who = seeded(tmp_path)
+    env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(tmp_path), "SOSOAPI_ACCESS_TOKEN": who["token"],
+           "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{origin.url.rsplit(':', 1)[1]}",
+           "EVIDENCEKIT_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT), "WORKSPACE": who["workspace_id"]}
+    yield StdioServerParameters(command=sys.executable, args=["-m", "evidencekit", "mcp"], cwd=str(tmp_path), env=env)
+
+
+async def test_stdio_end_to_end(stdio_params: StdioServerParameters, origin: Origin) -> None:
+    assert stdio_params.env is not None
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await exercise(session, origin, stdio_params.env["WORKSPACE"], "stdio")
