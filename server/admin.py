@@ -59,8 +59,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         workspace = await Workspace.create(name=args.name, retrieve_rate_per_minute=args.rate_per_minute)
         return {"workspace_id": str(workspace.id), "name": workspace.name}
     if args.command == "user":
-        user = await User.create(name=args.name)
-        return {"user_id": str(user.id), "name": user.name}
+        user = await User.create(name=args.name, oauth_subject=args.oauth_subject)
+        return {"user_id": str(user.id), "name": user.name, "oauth_subject": user.oauth_subject}
     if args.command == "member":
         workspace = await Workspace.get(id=args.workspace_id)
         user = await User.get(name=args.user)
@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("--rate-per-minute", type=int, default=None, help="retrieve calls per minute")
     user = commands.add_parser("user", help="create a user")
     user.add_argument("name")
+    user.add_argument("--oauth-subject", default=None, help="the `sub` of this user's OAuth access tokens")
     member = commands.add_parser("member", help="add a user to a workspace (or change their role)")
     member.add_argument("workspace_id", type=uuid.UUID)
     member.add_argument("user")

@@ -18,11 +18,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.access_log import AccessLog
-from server.auth_middleware import BearerAuth
+from server.auth_middleware import METADATA_PATH, BearerAuth
 from server.fetch.fetcher import Fetcher
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
 from server.mcp_server import build_server
+from server.oauth import OAuthSettings
 from server.retrieval.engine import RetrievalEngine
 from server.store.db import database_url, open_store
 from server.store.models import Workspace
@@ -33,6 +34,13 @@ OPENAPI = Path(__file__).resolve().parent / "generated" / "openapi.json"
 
 async def openapi(_: Request) -> Response:
     return Response(OPENAPI.read_bytes(), media_type="application/json")
+
+
+async def resource_metadata(_: Request) -> Response:
+    settings = OAuthSettings.from_env()
+    if settings is None:
+        return JSONResponse({"error": "not_found", "message": "OAuth is not configured"}, status_code=404)
+    return JSONResponse(settings.resource_metadata())
 
 
 async def healthz(_: Request) -> Response:
@@ -82,7 +90,8 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                 await fetcher.aclose()
 
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
-              Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions))]
+              Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions)),
+              Route(METADATA_PATH, resource_metadata), Route(METADATA_PATH + "/mcp", resource_metadata)]
     return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)], lifespan=lifespan)
 
 

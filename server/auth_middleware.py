@@ -1,15 +1,23 @@
-"""Bearer authentication for the REST surface: the token's principal, or a JSON 401."""
+"""Bearer authentication for the REST and MCP HTTP surfaces: the caller's principal, or a JSON 401.
+
+With OAuth configured, the 401 names the protected resource metadata (RFC 9728), which is how a
+remote MCP client finds the authorization server.
+"""
 
 from __future__ import annotations
 
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.errors import Unauthorized
-from server.store.access import authenticate
+from server.oauth import OAuthSettings
+from server.store.access import authenticate_bearer
 
 from .rest_runtime import REQUEST_ID_HEADER, request_id_for
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
 def bearer_secret(headers: Headers) -> str:
@@ -17,23 +25,29 @@ def bearer_secret(headers: Headers) -> str:
     return secret.strip() if scheme.lower() == "bearer" else ""
 
 
+def _protected(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == prefix.rstrip("/") or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
+
+
 class BearerAuth:
-    def __init__(self, app: ASGIApp, prefix: str = "/research-api/") -> None:
+    def __init__(self, app: ASGIApp, prefixes: tuple[str, ...] = ("/research-api/", "/mcp")) -> None:
         self.app = app
-        self.prefix = prefix
+        self.prefixes = prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
+        if scope["type"] != "http" or not _protected(scope["path"], self.prefixes):
             await self.app(scope, receive, send)
             return
-        principal = await authenticate(bearer_secret(Headers(scope=scope)))
+        principal = await authenticate_bearer(bearer_secret(Headers(scope=scope)))
         if principal is None:
-            from starlette.requests import Request
-
-            request_id = request_id_for(Request(scope))
+            request = Request(scope)
+            request_id = request_id_for(request)
             error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+            challenge = "Bearer"
+            if OAuthSettings.from_env() is not None:
+                challenge += f' resource_metadata="{str(request.base_url).rstrip("/")}{METADATA_PATH}"'
             response = JSONResponse(error.to_json(request_id), status_code=401,
-                                    headers={REQUEST_ID_HEADER: request_id, **error.headers()})
+                                    headers={REQUEST_ID_HEADER: request_id, "WWW-Authenticate": challenge})
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal

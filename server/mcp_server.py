@@ -25,7 +25,7 @@ from server.errors import ApiError
 from server.generated.mcp_tools import TOOLS
 from server.generated.operations import OPERATIONS
 from server.handlers import EvidenceHandlers
-from server.store.access import Principal, authenticate
+from server.store.access import Principal, authenticate_bearer
 
 log = logging.getLogger("evidencekit.mcp")
 PROFILE_ENV = "EVIDENCEKIT_MCP_PROFILE"
@@ -68,10 +68,10 @@ class ToolCaller:
 
     async def principal(self, ctx: ServerRequestContext[Any, Any]) -> Principal | None:
         request = ctx.request
-        if request is not None:
-            scheme, _, secret = request.headers.get("authorization", "").partition(" ")
-            return await authenticate(secret.strip()) if scheme.lower() == "bearer" else None
-        return await authenticate(self.stdio_token or "")
+        if request is not None:  # HTTP: the bearer middleware has authenticated the request
+            principal = request.scope.get("state", {}).get("principal")
+            return principal if isinstance(principal, Principal) else None
+        return await authenticate_bearer(self.stdio_token or "")
 
     async def list_tools(self, ctx: ServerRequestContext[Any, Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

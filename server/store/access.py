@@ -66,6 +66,16 @@ async def authenticate(secret: str, *, now: datetime | None = None) -> Principal
     return Principal(token.owner_id, token.id, token.kind, frozenset(token.capabilities))  # type: ignore[attr-defined]
 
 
+async def authenticate_bearer(secret: str) -> Principal | None:
+    """A bearer credential of either kind: this service's own token, or (when configured) an OAuth JWT."""
+    if not secret or secret.startswith(TOKEN_PREFIX):
+        return await authenticate(secret)
+    from server.oauth import verifier
+
+    oauth = verifier()
+    return None if oauth is None else await oauth.verify(secret)
+
+
 async def revoke_token(token_id: uuid.UUID) -> bool:
     return await Token.filter(id=token_id, revoked_at=None).update(revoked_at=datetime.now(UTC)) == 1
 

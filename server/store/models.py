@@ -31,6 +31,8 @@ class User(Model):
     id = fields.UUIDField(primary_key=True)
     name = fields.CharField(max_length=200, unique=True)
     created_at = fields.DatetimeField(auto_now_add=True)
+    # the `sub` of this user's access tokens from the external authorization server (delegated_oauth)
+    oauth_subject = fields.CharField(max_length=255, unique=True, null=True)
 
     class Meta:
         table = "user_account"

@@ -142,18 +142,26 @@ async def test_streamable_http_end_to_end(http_service: dict[str, Any], origin: 
         await exercise(session, origin, http_service["workspace_id"], "http")
 
 
-async def test_http_without_a_token_gets_an_error_result(http_service: dict[str, Any]) -> None:
-    async with httpx2.AsyncClient() as http, \
+async def test_http_without_a_valid_token_is_401(http_service: dict[str, Any]) -> None:
+    for headers in ({}, {"Authorization": "Bearer ek_wrong"}):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            response = await http.post(http_service["mcp"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                       headers={"Accept": "application/json, text/event-stream"})
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+
+
+async def test_a_token_without_rights_gets_an_error_result(http_service: dict[str, Any]) -> None:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_service['token']}"}) as http, \
             streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
         result = await session.call_tool("sosoapi_research_evidence_status", {
-            "workspace_id": http_service["workspace_id"], "mutation_id": str(uuid.uuid4())})
-    assert result.is_error and "not authenticated" in result.content[0].text
+            "workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())})
+    assert result.is_error and "not a member" in result.content[0].text
 
 
 async def test_a_foreign_origin_is_refused(http_service: dict[str, Any]) -> None:
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_service['token']}"}) as http:
         response = await http.post(http_service["mcp"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                    headers={"Origin": "http://evil.example",
                                             "Accept": "application/json, text/event-stream"})
