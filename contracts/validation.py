@@ -113,8 +113,19 @@ class OperationValidator:
         self._input = {name: compile_schema(v.input_schema) for name, v in operation.variants.items()}
         self._output = {name: compile_schema(v.output_schema) for name, v in operation.variants.items()}
 
-    def input_errors(self, payload: Any, variant: str) -> list[FieldError]:
-        return _field_errors(self._input[variant].iter_errors(payload), variant)
+    def input_errors(self, payload: Any, variant: str | None = None) -> list[FieldError]:
+        """Violations of one input variant, or (variant None) of any of them.
+
+        The surfaces check all variants: a response must satisfy every published variant, and the
+        variants disagree (the REST output requires uuid versions 1-8 on ids the MCP input accepts
+        in any version), so an input only one variant accepts could never get a conforming answer.
+        """
+        names = [variant] if variant is not None else list(self._input)
+        found: dict[tuple[str, str], FieldError] = {}
+        for name in names:
+            for error in _field_errors(self._input[name].iter_errors(payload), name):
+                found.setdefault((error.path, error.keyword), error)
+        return sorted(found.values(), key=lambda e: (e.path, e.keyword))
 
     def output_errors(self, payload: Any) -> list[FieldError]:
         """Violations of any published output variant; empty when the payload satisfies all."""

@@ -85,7 +85,7 @@ class ToolCaller:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         arguments = params.arguments or {}
         validator = validator_for(spec.name, spec.contract_hash)
-        errors = validator.input_errors(arguments, spec.mcp_variant or "mcp")
+        errors = validator.input_errors(arguments)  # every variant: see OperationValidator.input_errors
         if errors:
             fields = "; ".join(f"{e.path} {e.message}" for e in errors)
             return _error(f"arguments do not match the contract: {fields}", "validation_failed")

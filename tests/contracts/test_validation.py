@@ -63,3 +63,11 @@ def test_the_formats_the_contracts_use_are_really_checked() -> None:
     assert not _FORMAT_CHECKER.conforms("2099-02-30T00:00:00Z", "date-time")
     assert not _FORMAT_CHECKER.conforms("no scheme", "uri")
     assert not _FORMAT_CHECKER.conforms("40000000-0000-4000-8000-00000000000", "uuid")
+
+
+def test_inputs_are_checked_against_every_variant() -> None:
+    payload = {"url": "https://example.com/a", "kind": "url_text",
+               "workspace_id": "11111111-1111-0111-0111-111111111111",
+               "mutation_id": "40000000-0000-4000-8000-000000000001"}
+    errors = validator_for(RETRIEVE).input_errors(payload)  # the MCP variant alone accepts it
+    assert [(e.path, e.keyword, e.variant) for e in errors] == [("$.workspace_id", "pattern", "rest")]
