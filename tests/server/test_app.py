@@ -139,3 +139,17 @@ def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str
     line = next(r.getMessage() for r in caplog.records if "request_id=trace-42" in r.getMessage())
     assert line.startswith("POST /research-api/evidence/status 200")
     assert all(service["token"] not in r.getMessage() for r in caplog.records)
+
+
+def test_captions_over_rest(service: dict[str, str], origin: Origin) -> None:
+    track = origin.reply("/talk.vtt", Reply(b"WEBVTT\n\n00:00.000 --> 00:01.000\nHello there.\n", content_type="text/vtt"))
+    page = origin.reply("/talk", Reply(f"<html><body><video src='v.mp4'><track kind='captions' srclang='en' "
+                                       f"src='{track}'></video></body></html>".encode()))
+    mutation = str(uuid.uuid4())
+    with Client(service["base"], token=service["token"]) as client:
+        client.retrieve({"workspace_id": service["workspace_id"], "mutation_id": mutation, "url": page,
+                         "kind": "published_captions", "language": "en"})
+        final = wait_settled(client, service["workspace_id"], mutation)
+    result = final["retrieval"]["result"]
+    assert result["segments"] == [{"start_ms": 0, "end_ms": 1000, "text": "Hello there."}]
+    assert result["provenance"]["source_url"] == track and result["provenance"]["language"] == "en"

@@ -182,3 +182,34 @@ async def test_stdio_end_to_end(stdio_params: StdioServerParameters, origin: Ori
     with open(os.devnull, "w") as errlog:
         async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await exercise(session, origin, stdio_params.env["WORKSPACE"], "stdio")
+
+
+@pytest.mark.parametrize(("profile", "output_schemas"), [("core", "1"), ("full", "1"), ("core", "0")])
+async def test_tools_list_over_the_wire_follows_the_settings(http_service: dict[str, Any], profile: str,
+                                                             output_schemas: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVIDENCEKIT_MCP_PROFILE", profile)
+    monkeypatch.setenv("SOSOAPI_OUTPUT_SCHEMAS", output_schemas)
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_service['token']}"}) as http, \
+            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                 for t in (await session.list_tools()).tools}
+        if profile == "core":  # a tool outside the profile is not callable either
+            with pytest.raises(MCPError, match="Unknown tool"):
+                await session.call_tool("sosoapi_research_evidence_status", {
+                    "workspace_id": http_service["workspace_id"], "mutation_id": str(uuid.uuid4())})
+    expected = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for t in listed_tools(profile, output_schemas == "1")}
+    assert tools == expected
+    assert all(("outputSchema" in t) is (output_schemas == "1") for t in tools.values())
+
+
+def test_public_hostname_is_allowed_for_mcp() -> None:
+    from server.app import mcp_security
+
+    settings = mcp_security({"EVIDENCEKIT_PUBLIC_HOSTNAME": "evidence.example.org"})
+    assert "evidence.example.org" in settings.allowed_hosts
+    assert "https://evidence.example.org" in settings.allowed_origins
+    assert "evidence.example.org" not in mcp_security({}).allowed_hosts
