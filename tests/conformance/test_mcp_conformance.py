@@ -34,7 +34,7 @@ from tests.conformance.test_rest_conformance import mutations
 from tests.support import live_server
 
 PINNED = {
-    "get_documents": "sha256:61e5e08aa4d5ac1d",
+    "get_documents": "sha256:1efdc01ee2209b16",
     "sosoapi_research_evidence_retrieve": "sha256:e6a8eb28919d74d9",
     "sosoapi_research_evidence_status": "sha256:98be4d72ae1d401e",
 }
