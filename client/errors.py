@@ -22,6 +22,10 @@ class TransportError(ClientError):
     pass
 
 
+class ContractMismatchWarning(UserWarning):
+    """The server answered with another contract hash, and the client was told to warn, not raise."""
+
+
 class ContractMismatch(ClientError):
     def __init__(self, operation: str, expected: str, received: str) -> None:
         super().__init__(
@@ -41,6 +45,7 @@ class ApiError(ClientError):
         self.request_id = str(body.get("request_id", headers.get("x-request-id", "")))
         self.fields: list[dict[str, Any]] = list(body.get("fields", []))
         self.body = body
+        self.headers = {key.lower(): value for key, value in headers.items()}
         super().__init__(f"{status} {self.code}: {self.message} (request {self.request_id})")
 
 
@@ -71,8 +76,8 @@ class PayloadTooLarge(ApiError):
 class RateLimited(ApiError):
     @property
     def retry_after(self) -> int | None:
-        value = self.body.get("retry_after")
-        return int(value) if isinstance(value, int) else None
+        value = self.headers.get("retry-after", "")
+        return int(value) if value.isdigit() else None
 
 
 class ServerError(ApiError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from .errors import ContractMismatch, TransportError, error_for
+from .errors import ContractMismatch, ContractMismatchWarning, TransportError, error_for
 
 CONTRACT_HASH_HEADER = "X-Contract-Hash"
 USER_AGENT = "evidencekit-client/0.1"
@@ -36,11 +37,14 @@ def _headers(operation: OperationRef, token: str | None) -> dict[str, str]:
     return headers
 
 
-def _answer(operation: OperationRef, response: httpx.Response) -> bytes:
+def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str = "raise") -> bytes:
     """The body of a successful answer; an error answer raises its typed error."""
     received = response.headers.get(CONTRACT_HASH_HEADER)
     if received is not None and received != operation.contract_hash:
-        raise ContractMismatch(operation.name, operation.contract_hash, received)
+        mismatch = ContractMismatch(operation.name, operation.contract_hash, received)
+        if on_mismatch == "raise":
+            raise mismatch
+        warnings.warn(str(mismatch), ContractMismatchWarning, stacklevel=4)
     if response.status_code >= 400:
         try:
             body = response.json()
@@ -52,8 +56,9 @@ def _answer(operation: OperationRef, response: httpx.Response) -> bytes:
 
 class SyncTransport:
     def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
-                 http_client: httpx.Client | None = None) -> None:
+                 http_client: httpx.Client | None = None, on_contract_mismatch: str = "raise") -> None:
         self.token = token
+        self.on_contract_mismatch = on_contract_mismatch
         self._http = http_client or httpx.Client(base_url=base_url, timeout=timeout)
 
     def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> bytes:
@@ -62,7 +67,7 @@ class SyncTransport:
                                           headers=_headers(operation, self.token))
         except httpx.TransportError as exc:
             raise TransportError(f"{operation.name}: {exc}") from exc
-        return _answer(operation, response)
+        return _answer(operation, response, self.on_contract_mismatch)
 
     def close(self) -> None:
         self._http.close()
@@ -76,8 +81,9 @@ class SyncTransport:
 
 class AsyncTransport:
     def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
-                 http_client: httpx.AsyncClient | None = None) -> None:
+                 http_client: httpx.AsyncClient | None = None, on_contract_mismatch: str = "raise") -> None:
         self.token = token
+        self.on_contract_mismatch = on_contract_mismatch
         self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout)
 
     async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> bytes:
@@ -86,7 +92,7 @@ class AsyncTransport:
                                                 headers=_headers(operation, self.token))
         except httpx.TransportError as exc:
             raise TransportError(f"{operation.name}: {exc}") from exc
-        return _answer(operation, response)
+        return _answer(operation, response, self.on_contract_mismatch)
 
     async def aclose(self) -> None:
         await self._http.aclose()

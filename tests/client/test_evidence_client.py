@@ -1,0 +1,115 @@
+"""The hand-written client layer: one mutation_id per logical retrieve, bounded retries, wait."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from client import errors
+from client.evidence import EvidenceClient, WaitTimeout
+from client.retry import RetryPolicy
+from server.generated.operations import RETRIEVE, STATUS
+from tests.support import example_output, live_server
+
+WORKSPACE = "11111111-1111-4111-8111-111111111111"
+
+
+class Script:
+    """A stand-in server answering from a script of (status, headers) steps, then the example."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[int, dict[str, str]]] = []
+        self.bodies: list[dict[str, Any]] = []
+        self.state = "completed"
+        self.hash = RETRIEVE.contract_hash
+
+    async def endpoint(self, request: Request) -> JSONResponse:
+        self.bodies.append(await request.json())
+        hash_header = self.hash if request.url.path.endswith("retrieve") else STATUS.contract_hash
+        if self.steps:
+            status, headers = self.steps.pop(0)
+            return JSONResponse({"error": "x", "message": "scripted", "code": "scripted", "request_id": "r"},
+                                status, headers={**headers, "X-Contract-Hash": hash_header})
+        data = example_output("sosoapi_research_evidence_retrieve")
+        data["retrieval"]["state"] = self.state
+        return JSONResponse(data, headers={"X-Contract-Hash": hash_header})
+
+
+@pytest.fixture
+def script() -> Iterator[tuple[Script, str]]:
+    scripted = Script()
+    app = Starlette(routes=[Route(RETRIEVE.rest_path, scripted.endpoint, methods=["POST"]),  # type: ignore[arg-type]
+                            Route(STATUS.rest_path, scripted.endpoint, methods=["POST"])])  # type: ignore[arg-type]
+    with live_server(app) as url:
+        yield scripted, url
+
+
+def client(url: str, sleeps: list[float], **kwargs: Any) -> EvidenceClient:
+    return EvidenceClient(url, "ek_x", WORKSPACE, sleep=sleeps.append,
+                          retry=RetryPolicy(max_attempts=4, base_delay=0.1, max_delay=1, total_time=30), **kwargs)
+
+
+def test_retries_reuse_the_same_mutation_id(script: tuple[Script, str]) -> None:
+    scripted, url = script
+    scripted.steps = [(503, {}), (429, {"Retry-After": "2"}), (502, {})]
+    sleeps: list[float] = []
+    with client(url, sleeps) as evidence:
+        answer = evidence.retrieve("https://example.com/a")
+    assert answer.retrieval.state == "completed"
+    assert len(scripted.bodies) == 4 and len({body["mutation_id"] for body in scripted.bodies}) == 1
+    assert len(sleeps) == 3 and sleeps[1] >= 2  # Retry-After honoured
+    with client(url, []) as evidence:
+        evidence.retrieve("https://example.com/a")
+    assert scripted.bodies[-1]["mutation_id"] != scripted.bodies[0]["mutation_id"]  # a new logical retrieve
+
+
+def test_retries_are_bounded_and_client_errors_are_not_retried(script: tuple[Script, str]) -> None:
+    scripted, url = script
+    scripted.steps = [(503, {})] * 10
+    sleeps: list[float] = []
+    with client(url, sleeps) as evidence, pytest.raises(errors.ServerError):
+        evidence.retrieve("https://example.com/a")
+    assert len(sleeps) == 3
+    scripted.steps = [(403, {})]
+    sleeps.clear()
+    with client(url, sleeps) as evidence, pytest.raises(errors.Forbidden):
+        evidence.retrieve("https://example.com/a")
+    assert sleeps == []
+
+
+def test_connection_errors_are_retried_then_raised() -> None:
+    sleeps: list[float] = []
+    with client("http://127.0.0.1:9", sleeps, timeout=1) as evidence, pytest.raises(errors.TransportError):
+        evidence.status("40000000-0000-4000-8000-000000000001")
+    assert len(sleeps) == 3
+
+
+def test_wait_polls_until_settled_or_times_out(script: tuple[Script, str]) -> None:
+    scripted, url = script
+    seen: list[str] = []
+    with client(url, []) as evidence:
+        final = evidence.wait("m", on_poll=lambda s: seen.append(s.retrieval.state if s.retrieval else "none"))
+    assert final.retrieval is not None and final.retrieval.state == "completed" and seen == ["completed"]
+    scripted.state = "running"
+    with client(url, []) as evidence, pytest.raises(WaitTimeout, match="has not settled"):
+        evidence.wait("m", timeout=0.2, interval=0.1)
+
+
+def test_a_contract_mismatch_can_warn_instead_of_raise(script: tuple[Script, str]) -> None:
+    scripted, url = script
+    scripted.hash = "sha256:0000000000000000"
+    with client(url, []) as evidence, pytest.raises(errors.ContractMismatch):
+        evidence.retrieve("https://example.com/a")
+    with client(url, [], on_contract_mismatch="warn") as evidence, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evidence.retrieve("https://example.com/a")
+    assert any(issubclass(w.category, errors.ContractMismatchWarning) for w in caught)
+    assert json.dumps(scripted.bodies[-1])  # the request still went out, well-formed
