@@ -8,8 +8,12 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print("usage: evidencekit {serve [--host H] [--port P] | mcp | admin ... | worker | codegen {generate,check,lock,diff,import} ...}")
+        print("usage: evidencekit {retrieve | status | documents | serve [--host H] [--port P] | mcp | admin ... | worker | codegen {generate,check,lock,diff,import} ...}")
         return 0 if args else 2
+    if args[0] in ("retrieve", "status", "documents") or args[0] == "--workspace":
+        from client.cli import main as client_main
+
+        return client_main(args)
     if args[0] == "mcp":
         from server.mcp_server import main as mcp_main
 

@@ -1,0 +1,95 @@
+"""`evidencekit retrieve | status | documents` as a user runs them, against the running service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.admin import bootstrap
+from server.app import create_app
+from server.store.db import open_store
+from server.worker import WorkerSettings
+from tests.origin import Origin, Reply, serve_origin
+from tests.support import live_server
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = b"<html><head><title>Notes</title></head><body><main><p>Ten samples, all stable.</p></main></body></html>"
+
+
+@pytest.fixture(scope="module")
+def origin() -> Iterator[Origin]:
+    with serve_origin() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    data = tmp_path_factory.mktemp("cli")
+    url = f"sqlite://{data / 'cli.sqlite3'}?busy_timeout=10000"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", f"127.0.0.1:{origin.url.rsplit(':', 1)[1]}")
+    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
+
+    async def boot() -> dict[str, Any]:
+        async with open_store(url):
+            return await bootstrap()
+
+    who = asyncio.run(boot())
+    with live_server(create_app(url, worker_settings=WorkerSettings(poll_interval=0.05)), lifespan="on") as base:
+        yield {"base": base, "token": who["token"], "workspace": who["workspace_id"], "data": str(data)}
+    patch.undo()
+
+
+def cli(service: dict[str, str], *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
+                   "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace"], **env}
+    return subprocess.run([sys.executable, "-m", "evidencekit", *args], env=environment, capture_output=True,
+                          text=True, timeout=60, check=False, cwd=service["data"])
+
+
+def test_retrieve_wait_prints_the_receipt(service: dict[str, str], origin: Origin) -> None:
+    done = cli(service, "retrieve", origin.reply("/cli-notes", Reply(PAGE)), "--wait")
+    assert done.returncode == 0, done.stderr
+    assert "state     completed" in done.stdout and "Ten samples, all stable." in done.stdout
+    assert "completed" in done.stderr  # progress while waiting
+    as_json = cli(service, "retrieve", origin.url + "/cli-notes", "--wait", "--json")
+    retrieval = json.loads(as_json.stdout)["retrieval"]
+    assert retrieval["result"]["status"] == "ready"
+    status = cli(service, "status", retrieval["mutation_id"], "--json")
+    assert json.loads(status.stdout)["retrieval"]["id"] == retrieval["id"]
+    name = "documents/" + (origin.url + "/cli-notes").split("://", 1)[1]
+    documents = cli(service, "documents", name)
+    assert documents.returncode == 0 and documents.stdout.startswith("# Notes") and "Ten samples" in documents.stdout
+
+
+def test_batch_mode_summarises_and_signals_failures(service: dict[str, str], origin: Origin, tmp_path: Path) -> None:
+    good = [origin.reply(f"/batch-{n}", Reply(PAGE)) for n in range(3)]
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join([*good, "# a comment", origin.url + "/batch-missing"]) + "\n")
+    done = cli(service, "retrieve", "--from-file", str(urls))
+    assert done.returncode == 1, done.stderr
+    assert "4/4 settled" in done.stderr
+    assert "| ready | 3 |" in done.stdout and "| unavailable | 1 |" in done.stdout and "| not_found | 1 |" in done.stdout
+
+
+def test_errors_are_one_line_with_documented_exit_codes(service: dict[str, str]) -> None:
+    bad_uuid = cli(service, "status", "nope")
+    assert (bad_uuid.returncode, bad_uuid.stderr.strip()) == (2, "evidencekit: 'nope' is not a uuid")
+    no_token = cli(service, "status", "40000000-0000-4000-8000-000000000001", SOSOAPI_ACCESS_TOKEN="")
+    assert no_token.returncode == 2 and "SOSOAPI_ACCESS_TOKEN" in no_token.stderr
+    wrong_token = cli(service, "status", "40000000-0000-4000-8000-000000000001", SOSOAPI_ACCESS_TOKEN="ek_bad")
+    assert wrong_token.returncode == 3 and "401" in wrong_token.stderr
+    bad_url = cli(service, "retrieve", "not a url")
+    assert bad_url.returncode == 2 and "$.url" in bad_url.stderr
+    down = cli(service, "status", "40000000-0000-4000-8000-000000000001", EVIDENCEKIT_URL="http://127.0.0.1:9")
+    assert down.returncode == 4 and down.stderr.startswith("evidencekit: cannot reach http://127.0.0.1:9")
+    for result in (bad_uuid, no_token, wrong_token, bad_url, down):
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
