@@ -74,3 +74,41 @@ class ExampleHandlers:
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
         await asyncio.sleep(0)
         return GetDocumentsOutput.model_validate(example_output("get_documents"))
+
+
+@contextmanager
+def running_service(data: Any, *, allow: str | None = None, worker: bool = True,
+                    env: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """The real app (store + optional in-process worker) on loopback, over a SQLite file in `data`,
+    bootstrapped; yields base URL, MCP URL, token, workspace_id and the data folder."""
+    import pytest
+
+    from server.admin import bootstrap
+    from server.app import create_app
+    from server.store.db import open_store
+    from server.worker import WorkerSettings
+
+    url = f"sqlite://{data / 'evidencekit.sqlite3'}?busy_timeout=10000"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
+    if allow:
+        patch.setenv("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", allow)
+    for key, value in (env or {}).items():
+        patch.setenv(key, value)
+
+    async def boot() -> dict[str, Any]:
+        async with open_store(url):
+            return await bootstrap()
+
+    try:
+        who = asyncio.run(boot())
+        app = create_app(url, in_process_worker=worker, worker_settings=WorkerSettings(poll_interval=0.05))
+        with live_server(app, lifespan="on") as base:
+            yield {"base": base, "mcp": base + "/mcp", "token": who["token"],
+                   "workspace_id": who["workspace_id"], "data": data, "url": url}
+    finally:
+        patch.undo()
+
+
+def allow_origin(origin_url: str) -> str:
+    return f"127.0.0.1:{origin_url.rsplit(':', 1)[1]}"

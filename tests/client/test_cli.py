@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -13,12 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.admin import bootstrap
-from server.app import create_app
-from server.store.db import open_store
-from server.worker import WorkerSettings
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import live_server
+from tests.support import allow_origin, running_service
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = b"<html><head><title>Notes</title></head><body><main><p>Ten samples, all stable.</p></main></body></html>"
@@ -31,31 +26,19 @@ def origin() -> Iterator[Origin]:
 
 
 @pytest.fixture(scope="module")
-def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    data = tmp_path_factory.mktemp("cli")
-    url = f"sqlite://{data / 'cli.sqlite3'}?busy_timeout=10000"
-    patch = pytest.MonkeyPatch()
-    patch.setenv("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", f"127.0.0.1:{origin.url.rsplit(':', 1)[1]}")
-    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
-
-    async def boot() -> dict[str, Any]:
-        async with open_store(url):
-            return await bootstrap()
-
-    who = asyncio.run(boot())
-    with live_server(create_app(url, worker_settings=WorkerSettings(poll_interval=0.05)), lifespan="on") as base:
-        yield {"base": base, "token": who["token"], "workspace": who["workspace_id"], "data": str(data)}
-    patch.undo()
+def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with running_service(tmp_path_factory.mktemp("cli"), allow=allow_origin(origin.url)) as running:
+        yield running
 
 
-def cli(service: dict[str, str], *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def cli(service: dict[str, Any], *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
-                   "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace"], **env}
+                   "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"], **env}
     return subprocess.run([sys.executable, "-m", "evidencekit", *args], env=environment, capture_output=True,
-                          text=True, timeout=60, check=False, cwd=service["data"])
+                          text=True, timeout=60, check=False, cwd=str(service["data"]))
 
 
-def test_retrieve_wait_prints_the_receipt(service: dict[str, str], origin: Origin) -> None:
+def test_retrieve_wait_prints_the_receipt(service: dict[str, Any], origin: Origin) -> None:
     done = cli(service, "retrieve", origin.reply("/cli-notes", Reply(PAGE)), "--wait")
     assert done.returncode == 0, done.stderr
     assert "state     completed" in done.stdout and "Ten samples, all stable." in done.stdout
@@ -70,7 +53,7 @@ def test_retrieve_wait_prints_the_receipt(service: dict[str, str], origin: Origi
     assert documents.returncode == 0 and documents.stdout.startswith("# Notes") and "Ten samples" in documents.stdout
 
 
-def test_batch_mode_summarises_and_signals_failures(service: dict[str, str], origin: Origin, tmp_path: Path) -> None:
+def test_batch_mode_summarises_and_signals_failures(service: dict[str, Any], origin: Origin, tmp_path: Path) -> None:
     good = [origin.reply(f"/batch-{n}", Reply(PAGE)) for n in range(3)]
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join([*good, "# a comment", origin.url + "/batch-missing"]) + "\n")
@@ -80,7 +63,7 @@ def test_batch_mode_summarises_and_signals_failures(service: dict[str, str], ori
     assert "| ready | 3 |" in done.stdout and "| unavailable | 1 |" in done.stdout and "| not_found | 1 |" in done.stdout
 
 
-def test_errors_are_one_line_with_documented_exit_codes(service: dict[str, str]) -> None:
+def test_errors_are_one_line_with_documented_exit_codes(service: dict[str, Any]) -> None:
     bad_uuid = cli(service, "status", "nope")
     assert (bad_uuid.returncode, bad_uuid.stderr.strip()) == (2, "evidencekit: 'nope' is not a uuid")
     no_token = cli(service, "status", "40000000-0000-4000-8000-000000000001", SOSOAPI_ACCESS_TOKEN="")

@@ -5,7 +5,6 @@ No worker runs retrievals here for HTTP; over stdio retrieval URLs point at a cl
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
 import sys
@@ -26,12 +25,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from contracts.loader import CONTRACTS_DIR, load_operation
 from contracts.validation import OperationValidator
-from server.admin import bootstrap
-from server.app import create_app
 from server.generated.mcp_tools import TOOLS_BY_NAME
-from server.store.db import open_store
 from tests.conformance.test_rest_conformance import mutations
-from tests.support import live_server
+from tests.support import running_service
 
 PINNED = {
     "get_documents": "sha256:1efdc01ee2209b16",
@@ -103,20 +99,9 @@ async def generated(name: str, workspace: str, count: int) -> list[dict[str, Any
 
 @pytest.fixture(scope="module")
 def http_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    data = tmp_path_factory.mktemp("mcp-conformance")
-    url = f"sqlite://{data / 'evidencekit.sqlite3'}?busy_timeout=10000"
-    patch = pytest.MonkeyPatch()
-    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
-    patch.setenv("EVIDENCEKIT_RETRIEVE_PER_MINUTE", "100000")
-
-    async def boot() -> dict[str, Any]:
-        async with open_store(url):
-            return await bootstrap()
-
-    who = asyncio.run(boot())
-    with live_server(create_app(url, in_process_worker=False), lifespan="on") as base:
-        yield {**who, "mcp": base + "/mcp", "data": data}
-    patch.undo()
+    with running_service(tmp_path_factory.mktemp("mcp-conformance"), worker=False,
+                         env={"EVIDENCEKIT_RETRIEVE_PER_MINUTE": "100000"}) as running:
+        yield running
 
 
 async def test_streamable_http_conformance(http_service: dict[str, Any]) -> None:

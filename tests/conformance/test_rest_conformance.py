@@ -4,7 +4,6 @@ generated URLs are never fetched."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import json
@@ -22,10 +21,7 @@ from client import errors
 from client.generated.client import Client
 from contracts.loader import CONTRACTS_DIR, load_operation
 from contracts.validation import OperationValidator
-from server.admin import bootstrap
-from server.app import create_app
-from server.store.db import open_store
-from tests.support import live_server
+from tests.support import running_service
 
 PINNED = {
     "sosoapi_research_evidence_retrieve": "sha256:e6a8eb28919d74d9",
@@ -41,21 +37,10 @@ def test_the_contracts_are_the_pinned_ones() -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    data = tmp_path_factory.mktemp("conformance")
-    url = f"sqlite://{data / 'c.sqlite3'}?busy_timeout=10000"
-    patch = pytest.MonkeyPatch()
-    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
-    patch.setenv("EVIDENCEKIT_RETRIEVE_PER_MINUTE", "100000")
-
-    async def boot() -> dict[str, Any]:
-        async with open_store(url):
-            return await bootstrap()
-
-    who = asyncio.run(boot())
-    with live_server(create_app(url, in_process_worker=False), lifespan="on") as base:
-        yield {"base": base, "workspace_id": who["workspace_id"], "token": who["token"]}
-    patch.undo()
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with running_service(tmp_path_factory.mktemp("conformance"), worker=False,
+                         env={"EVIDENCEKIT_RETRIEVE_PER_MINUTE": "100000"}) as running:
+        yield running
 
 
 def check_answer(operation: str, response: httpx.Response) -> None:
@@ -69,7 +54,7 @@ def check_answer(operation: str, response: httpx.Response) -> None:
 
 
 @pytest.mark.parametrize("operation", sorted(PINNED))
-def test_generated_valid_inputs_get_contract_valid_answers(server: dict[str, str], operation: str) -> None:
+def test_generated_valid_inputs_get_contract_valid_answers(server: dict[str, Any], operation: str) -> None:
     op = OPERATIONS[operation]
     schema = op.rest_variant.input_schema  # type: ignore[union-attr]
 
@@ -116,7 +101,7 @@ def mutations(payload: dict[str, Any], schema: dict[str, Any]) -> Iterator[dict[
 
 
 @pytest.mark.parametrize("operation", sorted(PINNED))
-def test_invalid_inputs_are_400_never_5xx(server: dict[str, str], operation: str) -> None:
+def test_invalid_inputs_are_400_never_5xx(server: dict[str, Any], operation: str) -> None:
     op = OPERATIONS[operation]
     schema = op.rest_variant.input_schema  # type: ignore[union-attr]
 
@@ -134,7 +119,7 @@ def test_invalid_inputs_are_400_never_5xx(server: dict[str, str], operation: str
     run()
 
 
-def test_the_generated_client_speaks_the_pinned_contract(server: dict[str, str]) -> None:
+def test_the_generated_client_speaks_the_pinned_contract(server: dict[str, Any]) -> None:
     with Client(server["base"], token=server["token"]) as client:
         answer = client.retrieve({"workspace_id": server["workspace_id"], "mutation_id": str(uuid.uuid4()),
                                   "url": "https://example.com/never-fetched", "kind": "url_text"})

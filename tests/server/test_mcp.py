@@ -21,13 +21,11 @@ from mcp.shared.exceptions import MCPError
 
 from contracts.validation import validator_for
 from server.admin import bootstrap
-from server.app import create_app
 from server.generated.mcp_tools import TOOLS_BY_NAME
 from server.mcp_server import listed_tools
 from server.store.db import open_store
-from server.worker import WorkerSettings
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import live_server
+from tests.support import allow_origin, running_service
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (b"<html lang='en'><head><title>Field log</title><meta name='description' content='Day one.'></head>"
@@ -70,16 +68,8 @@ def seeded(data: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def http_service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    data = tmp_path_factory.mktemp("mcp-http")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", f"127.0.0.1:{origin.url.rsplit(':', 1)[1]}")
-    patch.setenv("EVIDENCEKIT_DATA_DIR", str(data))
-    who = seeded(data)
-    app = create_app(f"sqlite://{data / 'evidencekit.sqlite3'}?busy_timeout=10000",
-                     worker_settings=WorkerSettings(poll_interval=0.05))
-    with live_server(app, lifespan="on") as base:
-        yield {**who, "mcp": base + "/mcp"}
-    patch.undo()
+    with running_service(tmp_path_factory.mktemp("mcp-http"), allow=allow_origin(origin.url)) as running:
+        yield running
 
 
 async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
