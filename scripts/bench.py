@@ -1,0 +1,234 @@
+"""One entry point for the benchmarks; each compares against a named peer measured in the same run.
+
+    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [parse] [--seconds 10]
+
+status      requests/s of POST /research-api/evidence/status through the full stack (auth, database
+            read, contract validation) with 32 connections (wrk), SQLite and PostgreSQL, against a bare
+            Starlette endpoint returning the same bytes on the same uvicorn settings
+validation  time to validate one status response against every published variant, as a share of
+            the full request's time measured by `status`
+codegen     `python -m codegen generate` and `check` (all contracts) against datamodel-codegen alone
+            on the same six schemas
+parse       scripts/bench_parse.py (HTML extraction vs trafilatura, captions vs webvtt-py / pysrt)
+
+Only 127.0.0.1 is used. Results are printed and written to docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+PG_ADMIN = os.environ.get("EVIDENCEKIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+Row = tuple[str, str, str, str, str]  # benchmark, ours, peer, ratio, target
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"server exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit(f"{url} did not come up")
+
+
+def wrk(url: str, body: str, token: str, seconds: int) -> float:
+    if shutil.which("wrk") is None:
+        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, capture_output=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n'
+                     f'wrk.headers["Content-Type"] = "application/json"\n'
+                     f'wrk.headers["Authorization"] = "Bearer {token}"\n')
+    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{seconds}s", "-s", script.name, url],
+                         capture_output=True, text=True, check=True).stdout
+    os.unlink(script.name)
+    non_2xx = next((line for line in out.splitlines() if "Non-2xx" in line), None)
+    if non_2xx:
+        raise SystemExit(f"wrk saw errors: {non_2xx}\n{out}")
+    return float(next(line for line in out.splitlines() if line.startswith("Requests/sec")).split()[1])
+
+
+def serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--no-worker", "--port", str(port)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+
+def status_bench(database: str, seconds: int, data: Path) -> tuple[float, float, str]:
+    """(ours, peer) requests/s, and the status body served."""
+    import httpx
+
+    env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "EVIDENCEKIT_LOG_LEVEL": "WARNING",
+           "PYTHONPATH": str(ROOT)}
+    if database != "sqlite":
+        env["DATABASE_URL"] = database
+    port = free_port()
+    process = serve(env, port)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/healthz", process)
+        boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"], cwd=ROOT,
+                                         env=env, capture_output=True, text=True, check=True).stdout)
+        headers = {"Authorization": f"Bearer {boot['token']}"}
+        mutation = str(uuid.uuid4())
+        httpx.post(f"http://127.0.0.1:{port}/research-api/evidence/retrieve", headers=headers, json={
+            "workspace_id": boot["workspace_id"], "mutation_id": mutation,
+            "url": "https://example.com/never-fetched", "kind": "url_text"}).raise_for_status()
+        body = json.dumps({"workspace_id": boot["workspace_id"], "mutation_id": mutation})
+        answer = httpx.post(f"http://127.0.0.1:{port}/research-api/evidence/status", headers=headers, content=body,
+                            timeout=5)
+        answer.raise_for_status()
+        ours = wrk(f"http://127.0.0.1:{port}/research-api/evidence/status", body, boot["token"], seconds)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    body_file = data / "peer-body.json"
+    body_file.write_bytes(answer.content)
+    peer_port = free_port()
+    peer = subprocess.Popen([PYTHON, "-m", "uvicorn", "bench_peer_app:app", "--host", "127.0.0.1", "--port",
+                             str(peer_port), "--log-level", "warning", "--no-access-log"],
+                            cwd=ROOT / "scripts", env={**env, "BENCH_PEER_BODY": str(body_file)})
+    try:
+        wait_ready(f"http://127.0.0.1:{peer_port}/", peer)
+        theirs = wrk(f"http://127.0.0.1:{peer_port}/research-api/evidence/status", body, boot["token"], seconds)
+    finally:
+        peer.terminate()
+        peer.wait(timeout=30)
+    return ours, theirs, answer.text
+
+
+async def pg_database(create: bool, name: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(PG_ADMIN)
+    try:
+        await connection.execute(f'CREATE DATABASE "{name}"' if create else f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await connection.close()
+
+
+def run_status(seconds: int, rows: list[Row], bodies: list[str]) -> list[float]:
+    request_seconds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, peer, body = status_bench("sqlite", seconds, Path(tmp))
+    rows.append(("status read, SQLite (req/s, 32 conns)", f"{ours:.0f}", f"{peer:.0f} bare Starlette",
+                 f"{ours / peer:.2f}", ">= 0.5"))
+    bodies.append(body)
+    request_seconds.append(1 / ours)  # one process serves them all: its time per request
+    name = f"evidencekit_bench_{uuid.uuid4().hex[:8]}"
+    try:
+        asyncio.run(pg_database(True, name))
+    except OSError as exc:
+        rows.append(("status read, PostgreSQL", "skipped", f"PostgreSQL unreachable: {exc}", "", ">= 0.5"))
+        return request_seconds
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            ours, peer, body = status_bench(PG_ADMIN.rsplit("/", 1)[0] + "/" + name, seconds, Path(tmp))
+    finally:
+        asyncio.run(pg_database(False, name))
+    rows.append(("status read, PostgreSQL (req/s, 32 conns)", f"{ours:.0f}", f"{peer:.0f} bare Starlette",
+                 f"{ours / peer:.2f}", ">= 0.5"))
+    request_seconds.append(1 / ours)
+    return request_seconds
+
+
+def run_validation(body: str, request_seconds: float, rows: list[Row]) -> None:
+    sys.path.insert(0, str(ROOT))
+    from contracts.validation import validator_for
+
+    payload = json.loads(body)
+    validator = validator_for("sosoapi_research_evidence_status")
+    assert validator.output_errors(payload) == []
+    rounds = 2000
+    samples = []
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(rounds):
+            validator.output_errors(payload)
+        samples.append((time.perf_counter() - started) / rounds)
+    per_call = statistics.median(samples)
+    share = per_call / request_seconds
+    rows.append(("response validation (per status response)", f"{per_call * 1e6:.0f} µs",
+                 f"{request_seconds * 1e3:.2f} ms server time per request (SQLite)", f"{share:.1%} of the request",
+                 "<= 10%"))
+
+
+def timed(command: list[str], cwd: Path = ROOT) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def run_codegen(rows: list[Row]) -> None:
+    schemas = sorted((ROOT / "contracts").glob("*/mcp.*.schema.json"))
+    with tempfile.TemporaryDirectory() as tmp:
+        generate = min(timed([PYTHON, "-m", "codegen", "generate", "--out", tmp]) for _ in range(3))
+        check = min(timed([PYTHON, "-m", "codegen", "check"]) for _ in range(3))
+        tool = str(Path(PYTHON).with_name("datamodel-codegen"))
+        alone = min(sum(timed([tool, "--input", str(s), "--input-file-type", "jsonschema", "--output",
+                               f"{tmp}/{i}.py", "--disable-timestamp"]) for i, s in enumerate(schemas))
+                    for _ in range(3))
+    rows.append(("codegen generate, all contracts (s)", f"{generate:.2f}", f"{alone:.2f} datamodel-codegen x{len(schemas)}",
+                 f"{generate / alone:.2f}", ""))
+    rows.append(("codegen check, all contracts (s)", f"{check:.2f}", f"{alone:.2f} datamodel-codegen x{len(schemas)}",
+                 f"{check / alone:.2f}", "check < 2 s"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("benchmarks", nargs="*", default=["status", "validation", "codegen", "parse"])
+    parser.add_argument("--seconds", type=int, default=10)
+    args = parser.parse_args()
+    rows: list[Row] = []
+    bodies: list[str] = []
+    request_seconds: list[float] = []
+    if "status" in args.benchmarks or "validation" in args.benchmarks:
+        request_seconds = run_status(args.seconds, rows, bodies)
+    if "validation" in args.benchmarks:
+        run_validation(bodies[0], request_seconds[0], rows)
+    if "codegen" in args.benchmarks:
+        run_codegen(rows)
+    extra = ""
+    if "parse" in args.benchmarks:
+        extra = subprocess.run([PYTHON, str(ROOT / "scripts" / "bench_parse.py")], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout
+    table = "| benchmark | ours | peer | ratio | target |\n|---|---:|---:|---:|---|\n" + "\n".join(
+        f"| {' | '.join(row)} |" for row in rows)
+    command = "python scripts/bench.py " + " ".join(args.benchmarks) + f" --seconds {args.seconds}"
+    machine = f"{platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    report = (f"# Benchmarks\n\nCommand: `{command}`  \nMachine: {machine}  \n"
+              f"Date: {datetime.date.today().isoformat()}\n\n"
+              "Ratios come from the same run; absolute numbers on a shared 2-core machine are noise.\n\n"
+              f"{table}\n\n" + (f"## Parse\n\n```\n{extra.strip()}\n```\n" if extra else ""))
+    print(report)
+    (ROOT / "docs" / "benchmarks.md").write_text(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""The peer of the status benchmark: a bare Starlette endpoint returning fixed JSON bytes."""
+
+import os
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+BODY = Path(os.environ["BENCH_PEER_BODY"]).read_bytes()
+
+
+async def status(_: Request) -> Response:
+    return Response(BODY, media_type="application/json")
+
+
+app = Starlette(routes=[Route("/research-api/evidence/status", status, methods=["POST"])])
