@@ -35,11 +35,14 @@ def main(argv: list[str]) -> int:
     base = f"http://{args.host}:{args.port}"
     where = "PostgreSQL" if is_postgres(url) else url.removeprefix("sqlite://").split("?")[0]
     print(f"evidencekit: serving {base} (database: {where})", flush=True)
-    if first["created_token"]:
-        print("first run: created workspace and token (the token is kept in the data folder, mode 0600)")
+    token = first["token"] if first["created_token"] else "$TOKEN"
     print(f"  workspace_id: {first['workspace_id']}")
-    print(f"  token:        {first['token']}")
-    print(f"  try: curl -s {base}/research-api/evidence/retrieve -H 'Authorization: Bearer {first['token']}' "
+    if first["created_token"]:  # a secret is shown once; later starts do not print it into logs
+        print("first run: created a workspace, an editor and this token (also kept in the data folder, mode 0600)")
+        print(f"  token:        {token}")
+    else:
+        print("  token:        not shown again; `evidencekit admin bootstrap --json` prints it")
+    print(f"  try: curl -s {base}/research-api/evidence/retrieve -H 'Authorization: Bearer {token}' "
           f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{first['workspace_id']}\", "
           f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
           f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)
