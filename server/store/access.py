@@ -16,6 +16,7 @@ from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
 from .models import ROLES, TOKEN_KINDS, Membership, Token, User, Workspace
+from .ttl_cache import TTLCache
 
 ROLE_RANK = {role: rank for rank, role in enumerate(ROLES, start=1)}
 RESEARCH = "agent:research"
@@ -66,14 +67,31 @@ async def authenticate(secret: str, *, now: datetime | None = None) -> Principal
     return Principal(token.owner_id, token.id, token.kind, frozenset(token.capabilities))  # type: ignore[attr-defined]
 
 
-async def authenticate_bearer(secret: str) -> Principal | None:
-    """A bearer credential of either kind: this service's own token, or (when configured) an OAuth JWT."""
-    if not secret or secret.startswith(TOKEN_PREFIX):
+_principals: TTLCache[Principal] = TTLCache()
+_roles: TTLCache[str] = TTLCache()
+
+
+def forget_cached() -> None:
+    """Drop cached principals and roles (what the cache TTL does on its own, a few seconds later)."""
+    _principals.clear()
+    _roles.clear()
+
+
+async def _verify_bearer(secret: str) -> Principal | None:
+    if secret.startswith(TOKEN_PREFIX):
         return await authenticate(secret)
     from server.oauth import verifier
 
     oauth = verifier()
     return None if oauth is None else await oauth.verify(secret)
+
+
+async def authenticate_bearer(secret: str) -> Principal | None:
+    """A bearer credential of either kind: this service's own token, or (when configured) an OAuth
+    JWT; cached briefly (see ttl_cache) because every request asks."""
+    if not secret:
+        return None
+    return await _principals.get(hash_secret(secret), lambda: _verify_bearer(secret))
 
 
 async def revoke_token(token_id: uuid.UUID) -> bool:
@@ -84,13 +102,18 @@ async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability
     """The caller's role in the workspace, or AccessDenied. Never says whether a receipt exists."""
     if capability not in principal.capabilities:
         raise AccessDenied("missing_capability", f"this token was not granted {capability}")
-    membership = await Membership.get_or_none(workspace_id=workspace_id, user_id=principal.user_id)
-    if membership is None:
+    role = await _roles.get((principal.user_id, workspace_id), lambda: _role_of(principal.user_id, workspace_id))
+    if role is None:
         raise AccessDenied("not_a_member", "you are not a member of this workspace")
-    if ROLE_RANK[membership.role] < ROLE_RANK[minimum_role]:
+    if ROLE_RANK[role] < ROLE_RANK[minimum_role]:
         raise AccessDenied("insufficient_role", f"this needs the {minimum_role} role in the workspace "
-                                                f"(you are {membership.role})")
-    return membership.role
+                                                f"(you are {role})")
+    return role
+
+
+async def _role_of(user_id: uuid.UUID, workspace_id: uuid.UUID) -> str | None:
+    membership = await Membership.get_or_none(workspace_id=workspace_id, user_id=user_id)
+    return None if membership is None else membership.role
 
 
 async def add_member(workspace: Workspace, user: User, role: str) -> Membership:

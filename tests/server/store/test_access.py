@@ -59,6 +59,7 @@ async def test_rights_are_capability_within_the_owners_current_role(store: str) 
         await access.authorize(ed, uuid.uuid4(), capability="agent:research", minimum_role="viewer")
     assert caught.value.code == "not_a_member"
     await access.add_member(workspace, editor, "viewer")  # demoted: the old token follows
+    access.forget_cached()  # once the cached role has lived its TTL
     with pytest.raises(AccessDenied):
         await access.authorize(ed, workspace.id, capability="agent:research", minimum_role="editor")
 
@@ -70,3 +71,30 @@ async def test_rate_limit_counts_in_the_database(store: str) -> None:
     assert await ratelimit.take(workspace, 3, now=now) == 45
     assert await ratelimit.take(uuid.uuid4(), 3, now=now) is None  # another workspace has its own budget
     assert await ratelimit.take(workspace, 3, now=now + timedelta(minutes=1)) is None  # a new window
+
+
+async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(store: str) -> None:
+    import asyncio
+
+    from server.store.ttl_cache import TTLCache
+
+    workspace, editor, _ = await setup_people()
+    token, secret = await access.create_token(editor)
+    previous = access._principals, access._roles
+    access._principals, access._roles = TTLCache(ttl=0.3), TTLCache(ttl=0.3)
+    try:
+        assert await access.authenticate_bearer(secret) is not None
+        await access.revoke_token(token.id)
+        assert await access.authenticate_bearer(secret) is not None  # still cached
+        await asyncio.sleep(0.35)
+        assert await access.authenticate_bearer(secret) is None  # the TTL has passed
+        _, fresh = await access.create_token(editor)
+        principal = await access.authenticate_bearer(fresh)
+        assert principal is not None
+        assert await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
+        await access.add_member(workspace, editor, "viewer")
+        await asyncio.sleep(0.35)
+        with pytest.raises(AccessDenied):
+            await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
+    finally:
+        access._principals, access._roles = previous
