@@ -1,12 +1,16 @@
-"""Validate payloads against the raw published schemas (jsonschema, format checking on).
+"""Validate payloads against the raw published schemas (format checking on).
 
-The pydantic models are conveniences; these validators are the contract. A request is checked
-against the variant of the surface it came in on; a response must satisfy every published
-variant of its operation. Validators are compiled once per operation.
+The pydantic models are conveniences; these validators are the contract. A response must satisfy
+every published variant of its operation. Validators are compiled once per operation.
+
+Two engines: jsonschema-rs answers "valid?" (the hot path, ~60x faster here), and the Python
+`jsonschema` package, only when that answer is no, says what is wrong, field by field. A
+differential test (tests/contracts/test_validator_engines.py) holds them to identical verdicts.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -14,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
+from rfc3339_validator import validate_rfc3339
 
 from .loader import CONTRACTS_DIR, Operation, load_operation
 
@@ -36,6 +42,27 @@ class FieldError:
 
 class StaleContractError(RuntimeError):
     """The contract on disk is not the one the generated code was built from."""
+
+
+def is_uuid(value: object) -> bool:
+    """The `uuid` format as the Python engine checks it (draft-07 has no uuid format built in)."""
+    if not isinstance(value, str):
+        return True
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return all(value[position] == "-" for position in (8, 13, 18, 23))
+
+
+def is_date_time(value: object) -> bool:
+    """RFC 3339 as the Python engine checks it (the engines disagree on leap seconds otherwise)."""
+    return not isinstance(value, str) or bool(validate_rfc3339(value.upper()))
+
+
+def compile_fast(schema: dict[str, Any]) -> Any:
+    return jsonschema_rs.validator_for(schema, validate_formats=True, ignore_unknown_formats=False,
+                                       formats={"uuid": is_uuid, "date-time": is_date_time})
 
 
 def compile_schema(schema: dict[str, Any]) -> Validator:
@@ -112,6 +139,8 @@ class OperationValidator:
         self.operation = operation
         self._input = {name: compile_schema(v.input_schema) for name, v in operation.variants.items()}
         self._output = {name: compile_schema(v.output_schema) for name, v in operation.variants.items()}
+        self._fast_input = {name: compile_fast(v.input_schema) for name, v in operation.variants.items()}
+        self._fast_output = [compile_fast(v.output_schema) for v in operation.variants.values()]
 
     def input_errors(self, payload: Any, variant: str | None = None) -> list[FieldError]:
         """Violations of one input variant, or (variant None) of any of them.
@@ -121,6 +150,8 @@ class OperationValidator:
         in any version), so an input only one variant accepts could never get a conforming answer.
         """
         names = [variant] if variant is not None else list(self._input)
+        if all(self._fast_input[name].is_valid(payload) for name in names):
+            return []
         found: dict[tuple[str, str], FieldError] = {}
         for name in names:
             for error in _field_errors(self._input[name].iter_errors(payload), name):
@@ -129,6 +160,8 @@ class OperationValidator:
 
     def output_errors(self, payload: Any) -> list[FieldError]:
         """Violations of any published output variant; empty when the payload satisfies all."""
+        if all(fast.is_valid(payload) for fast in self._fast_output):
+            return []
         errors: list[FieldError] = []
         for name, validator in self._output.items():
             errors += _field_errors(validator.iter_errors(payload), name)

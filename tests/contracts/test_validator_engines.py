@@ -1,0 +1,60 @@
+"""jsonschema-rs (the fast verdict) and Python jsonschema (the explanation) must agree on every
+payload: generated valid ones, their mutations, and format edge cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis_jsonschema import from_schema
+
+from contracts.loader import load_operations
+from contracts.validation import compile_fast, compile_schema
+from tests.codegen.test_differential import mutations
+
+SCHEMAS = [
+    (f"{op.name}-{variant.name}-{direction}", schema)
+    for op in load_operations()
+    for variant in op.variants.values()
+    for direction, schema in (("input", variant.input_schema), ("output", variant.output_schema))
+]
+
+
+@pytest.mark.parametrize(("label", "schema"), SCHEMAS, ids=[label for label, _ in SCHEMAS])
+def test_same_verdict_on_generated_payloads_and_their_mutations(label: str, schema: dict[str, Any]) -> None:
+    slow, fast = compile_schema(schema), compile_fast(schema)
+
+    @settings(max_examples=15, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+    @given(from_schema(schema, custom_formats={"uuid": st.uuids().map(str)}))
+    def run(payload: Any) -> None:
+        assert fast.is_valid(payload) and slow.is_valid(payload)
+        for description, _, invalid in mutations(schema, payload):
+            assert fast.is_valid(invalid) == slow.is_valid(invalid), description
+
+    run()
+
+
+EDGE_CASES = {
+    "date-time": ["2099-01-15T09:00:00Z", "2099-01-15T09:00:00.123456+05:30", "2099-01-15t09:00:00z",
+                  "2099-02-29T00:00:00Z", "2096-02-29T00:00:00Z", "2099-01-15T23:59:60Z", "2099-01-15T09:00Z",
+                  "2099-01-15 09:00:00Z", "2099-01-15T09:00:00", "2099-13-01T00:00:00Z", "", "2099-01-15T09:00:00+24:00"],
+    "uri": ["https://example.com/a?b=c#d", "urn:isbn:0451450523", "a:b", "/relative", "no scheme",
+            "https://example.com/with space", "http://[::1]:80/", "https://exa mple.com", "mailto:x@y.z",
+            "https://example.com/%zz", "", "HTTPS://EXAMPLE.COM"],
+    "uuid": ["40000000-0000-4000-8000-000000000001", "40000000000040008000000000000001",
+             "{40000000-0000-4000-8000-000000000001}", "urn:uuid:40000000-0000-4000-8000-000000000001",
+             "40000000-0000-4000-8000-00000000000g", "", "4000000-00000-4000-8000-000000000001"],
+}
+DIALECTS = ["http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema"]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", sorted(EDGE_CASES))
+def test_same_verdict_on_format_edge_cases(dialect: str, fmt: str) -> None:
+    schema = {"$schema": dialect, "type": "string", "format": fmt}
+    slow, fast = compile_schema(schema), compile_fast(schema)
+    disagreements = [value for value in EDGE_CASES[fmt] if fast.is_valid(value) != slow.is_valid(value)]
+    assert disagreements == []
