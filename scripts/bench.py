@@ -9,6 +9,9 @@ validation  time to validate one status response against every published variant
             the full request's time measured by `status`
 codegen     `python -m codegen generate` and `check` (all contracts) against datamodel-codegen alone
             on the same six schemas
+retrieve    N retrievals of ~200 KB pages from a local HTTPS origin, 50 in flight, until all settle,
+            against a plain script doing the same fetches with httpx and the same parse calls; and the
+            server's peak RSS over 200 retrievals of 20 MB pages (over the byte cap)
 parse       scripts/bench_parse.py (HTML extraction vs trafilatura, captions vs webvtt-py / pysrt)
 
 Only 127.0.0.1 is used. Results are printed and written to docs/benchmarks.md.
@@ -44,7 +47,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60, verify: object = True) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -52,7 +55,7 @@ def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60) 
         if process.poll() is not None:
             raise SystemExit(f"server exited with {process.returncode}")
         try:
-            httpx.get(url, timeout=1)
+            httpx.get(url, timeout=1, verify=verify)  # type: ignore[arg-type]
             return
         except httpx.HTTPError:
             time.sleep(0.2)
@@ -199,10 +202,121 @@ def run_codegen(rows: list[Row]) -> None:
                  f"{check / alone:.2f}", "check < 2 s"))
 
 
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def submit_and_settle(base: str, token: str, workspace: str, urls: list[str], in_flight: int) -> None:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {token}"}
+    gate = asyncio.Semaphore(in_flight)
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
+        async def submit(url: str) -> str:
+            mutation = str(uuid.uuid4())
+            async with gate:
+                (await http.post("/research-api/evidence/retrieve", json={
+                    "workspace_id": workspace, "mutation_id": mutation, "url": url, "kind": "url_text"})).raise_for_status()
+            return mutation
+
+        pending = set(await asyncio.gather(*(submit(url) for url in urls)))
+        poll = asyncio.Semaphore(8)
+
+        async def settled(mutation: str) -> bool:
+            async with poll:
+                answer = await http.post("/research-api/evidence/status",
+                                         json={"workspace_id": workspace, "mutation_id": mutation})
+            return answer.json()["retrieval"]["state"] not in ("pending", "running")
+
+        while pending:
+            done = await asyncio.gather(*(settled(m) for m in pending))
+            pending = {m for m, finished in zip(pending, done, strict=True) if not finished}
+            if pending:
+                await asyncio.sleep(0.2)
+
+
+async def plain_fetch_and_parse(urls: list[str], ca_file: str, in_flight: int) -> None:
+    import ssl
+
+    import httpx
+
+    from server.parse import parse_html
+
+    gate = asyncio.Semaphore(in_flight)
+    context = ssl.create_default_context(cafile=ca_file)
+    async with httpx.AsyncClient(verify=context, timeout=60) as http:
+        async def one(url: str) -> None:
+            async with gate:
+                response = await http.get(url)
+            parse_html(response.content, http_charset=response.charset_encoding)
+
+        await asyncio.gather(*(one(url) for url in urls))
+
+
+def run_retrieve(rows: list[Row], count: int, big: int) -> None:
+    import trustme
+
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        ca = trustme.CA()
+        cert = ca.issue_cert("127.0.0.1")
+        cert.private_key_and_cert_chain_pem.write_to_path(str(folder / "origin.pem"))
+        ca.cert_pem.write_to_path(str(folder / "ca.pem"))
+        origin_port = free_port()
+        origin = subprocess.Popen([PYTHON, "-m", "uvicorn", "bench_origin_app:app", "--host", "127.0.0.1", "--port",
+                                   str(origin_port), "--ssl-keyfile", str(folder / "origin.pem"), "--ssl-certfile",
+                                   str(folder / "origin.pem"), "--log-level", "warning", "--no-access-log"],
+                                  cwd=ROOT / "scripts")
+        try:
+            wait_ready(f"https://127.0.0.1:{origin_port}/page/1", origin, verify=str(folder / "ca.pem"))
+            pages = [f"https://127.0.0.1:{origin_port}/page/{n}" for n in range(count)]
+            bigs = [f"https://127.0.0.1:{origin_port}/big/{n}" for n in range(big)]
+            results = {}
+            for label, urls in (("pages", pages), ("big", bigs)):
+                data = folder / label
+                data.mkdir()
+                env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "EVIDENCEKIT_LOG_LEVEL": "WARNING",
+                       "PYTHONPATH": str(ROOT), "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{origin_port}",
+                       "EVIDENCEKIT_CA_BUNDLE": str(folder / "ca.pem"), "EVIDENCEKIT_WORKER_CONCURRENCY": "50",
+                       "EVIDENCEKIT_POLL_SECONDS": "0.05", "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "1000000"}
+                port = free_port()
+                service = subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--port", str(port)], cwd=ROOT,
+                                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                try:
+                    wait_ready(f"http://127.0.0.1:{port}/healthz", service)
+                    boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"],
+                                                     cwd=ROOT, env=env, capture_output=True, text=True,
+                                                     check=True).stdout)
+                    started = time.perf_counter()
+                    asyncio.run(submit_and_settle(f"http://127.0.0.1:{port}", boot["token"], boot["workspace_id"],
+                                                  urls, 50))
+                    results[label] = (time.perf_counter() - started, peak_rss_mb(service.pid))
+                finally:
+                    service.terminate()
+                    service.wait(timeout=60)
+            started = time.perf_counter()
+            asyncio.run(plain_fetch_and_parse(pages, str(folder / "ca.pem"), 50))
+            peer = time.perf_counter() - started
+        finally:
+            origin.terminate()
+            origin.wait(timeout=30)
+    ours, _ = results["pages"]
+    rows.append((f"retrieve end to end, {count} x 200 KB, 50 in flight (s)", f"{ours:.1f}",
+                 f"{peer:.1f} plain httpx + parse_html", f"{ours / peer:.2f}x", "<= 1.5x"))
+    _, rss = results["big"]
+    rows.append((f"memory, {big} x 20 MB pages (peak RSS of the server)", f"{rss:.0f} MB", "—", "—", "< 300 MB"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benchmarks", nargs="*", default=["status", "validation", "codegen", "parse"])
+    parser.add_argument("benchmarks", nargs="*", default=["status", "validation", "codegen", "retrieve", "parse"])
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--pages", type=int, default=1000, help="retrieve: pages of ~200 KB")
+    parser.add_argument("--big", type=int, default=200, help="retrieve: 20 MB pages for the memory check")
     args = parser.parse_args()
     rows: list[Row] = []
     bodies: list[str] = []
@@ -213,6 +327,8 @@ def main() -> int:
         run_validation(bodies[0], request_seconds[0], rows)
     if "codegen" in args.benchmarks:
         run_codegen(rows)
+    if "retrieve" in args.benchmarks:
+        run_retrieve(rows, args.pages, args.big)
     extra = ""
     if "parse" in args.benchmarks:
         extra = subprocess.run([PYTHON, str(ROOT / "scripts" / "bench_parse.py")], cwd=ROOT, capture_output=True,

@@ -7,6 +7,7 @@ whatever its HTTP status (the retrieval engine maps statuses to results).
 from __future__ import annotations
 
 import asyncio
+import os
 import email.utils
 import ssl
 import time
@@ -21,6 +22,7 @@ from .backend import BlockedAddress, GuardedBackend, ResolutionFailed, Resolver,
 from .body import UnsupportedEncoding, read_capped
 from .policy import EgressPolicy, UnsafeUrl, check_url
 
+CA_BUNDLE_ENV = "EVIDENCEKIT_CA_BUNDLE"
 USER_AGENT = "evidencekit/0.1 (research-public-retrieval/v1; +bounded public fetch)"
 REDIRECTS = (301, 302, 303, 307, 308)
 ERROR_BODY_CAP = 64 * 1024
@@ -105,7 +107,8 @@ class Fetcher:
         self.policy = policy or EgressPolicy.from_env()
         self.limits = limits or FetchLimits()
         self.backend = GuardedBackend(self.policy, resolver)
-        context = ssl_context or ssl.create_default_context()
+        # EVIDENCEKIT_CA_BUNDLE: a PEM file of extra roots to trust (an intranet CA); default: system roots.
+        context = ssl_context or ssl.create_default_context(cafile=os.environ.get(CA_BUNDLE_ENV) or None)
         timeout = httpx.Timeout(self.limits.read_timeout, connect=self.limits.connect_timeout)
         self._client = httpx.AsyncClient(
             transport=GuardedTransport(self.backend, context), timeout=timeout,
