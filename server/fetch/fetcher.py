@@ -7,8 +7,8 @@ whatever its HTTP status (the retrieval engine maps statuses to results).
 from __future__ import annotations
 
 import asyncio
-import os
 import email.utils
+import os
 import ssl
 import time
 import zlib
