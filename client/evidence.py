@@ -3,9 +3,10 @@ with backoff, and `wait` to poll a receipt until it settles. Built on the genera
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -13,8 +14,8 @@ import httpx
 from contracts.models import GetDocumentsOutput, RetrieveOutput, StatusOutput
 
 from .errors import ClientError
-from .generated.client import Client
-from .retry import RetryPolicy, call_with_retries
+from .generated.client import AsyncClient, Client
+from .retry import RetryPolicy, call_with_retries, call_with_retries_async
 
 SETTLED = ("completed", "cancelled", "unconfirmed", "expired")
 
@@ -24,6 +25,27 @@ class WaitTimeout(ClientError):
         state = last.retrieval.state if last.retrieval else "unknown"
         super().__init__(f"receipt {mutation_id} has not settled (state {state}); ask again later")
         self.mutation_id, self.last = mutation_id, last
+
+
+def retrieve_body(workspace_id: str, url: str, kind: str, language: str | None,
+                  mutation_id: str | None) -> dict[str, Any]:
+    """One logical retrieve: its mutation_id is chosen here, once, and reused on every retry."""
+    body: dict[str, Any] = {"workspace_id": workspace_id, "mutation_id": mutation_id or str(uuid.uuid4()),
+                            "url": url, "kind": kind}
+    if language:
+        body["language"] = language
+    return body
+
+
+def settled(status: StatusOutput) -> bool:
+    return status.retrieval is None or status.retrieval.state in SETTLED
+
+
+def choose_workspace(given: str | None, default: str | None) -> str:
+    chosen = given or default
+    if not chosen:
+        raise ValueError("a workspace_id is required (argument, or EVIDENCEKIT_WORKSPACE for the CLI)")
+    return chosen
 
 
 class EvidenceClient:
@@ -46,18 +68,12 @@ class EvidenceClient:
         self.close()
 
     def _workspace(self, workspace_id: str | None) -> str:
-        chosen = workspace_id or self.workspace_id
-        if not chosen:
-            raise ValueError("a workspace_id is required (argument, or EVIDENCEKIT_WORKSPACE for the CLI)")
-        return chosen
+        return choose_workspace(workspace_id, self.workspace_id)
 
     def retrieve(self, url: str, kind: str = "url_text", language: str | None = None, *,
                  workspace_id: str | None = None, mutation_id: str | None = None) -> RetrieveOutput:
         """Start (or repeat) one retrieval; every retry of this call uses the same mutation_id."""
-        body: dict[str, Any] = {"workspace_id": self._workspace(workspace_id),
-                                "mutation_id": mutation_id or str(uuid.uuid4()), "url": url, "kind": kind}
-        if language:
-            body["language"] = language
+        body = retrieve_body(self._workspace(workspace_id), url, kind, language, mutation_id)
         return call_with_retries(lambda: self.api.retrieve(body), self.retry, self.sleep)
 
     def status(self, mutation_id: str, *, workspace_id: str | None = None) -> StatusOutput:
@@ -76,9 +92,58 @@ class EvidenceClient:
             current = self.status(mutation_id, workspace_id=workspace_id)
             if on_poll is not None:
                 on_poll(current)
-            if current.retrieval is None or current.retrieval.state in SETTLED:
+            if settled(current):
                 return current
             if time.monotonic() + pause > deadline:
                 raise WaitTimeout(mutation_id, current)
             self.sleep(pause)
+            pause = min(pause * 1.5, 5.0)
+
+
+class AsyncEvidenceClient:
+    """The same layer over the generated `AsyncClient`."""
+
+    def __init__(self, base_url: str, token: str, workspace_id: str | None = None, *,
+                 retry: RetryPolicy | None = None, timeout: float = 30.0, on_contract_mismatch: str = "raise",
+                 http_client: httpx.AsyncClient | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.workspace_id = workspace_id
+        self.retry = retry or RetryPolicy()
+        self.sleep = sleep
+        self.api = AsyncClient(base_url, token=token, timeout=timeout, http_client=http_client,
+                               on_contract_mismatch=on_contract_mismatch)
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+    async def __aenter__(self) -> AsyncEvidenceClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def retrieve(self, url: str, kind: str = "url_text", language: str | None = None, *,
+                       workspace_id: str | None = None, mutation_id: str | None = None) -> RetrieveOutput:
+        body = retrieve_body(choose_workspace(workspace_id, self.workspace_id), url, kind, language, mutation_id)
+        return await call_with_retries_async(lambda: self.api.retrieve(body), self.retry, self.sleep)
+
+    async def status(self, mutation_id: str, *, workspace_id: str | None = None) -> StatusOutput:
+        body = {"workspace_id": choose_workspace(workspace_id, self.workspace_id), "mutation_id": mutation_id}
+        return await call_with_retries_async(lambda: self.api.status(body), self.retry, self.sleep)
+
+    async def documents(self, names: list[str]) -> GetDocumentsOutput:
+        return await call_with_retries_async(lambda: self.api.get_documents({"names": names}), self.retry,
+                                             self.sleep)
+
+    async def wait(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float = 120.0,
+                   interval: float = 0.5) -> StatusOutput:
+        deadline = time.monotonic() + timeout
+        pause = interval
+        while True:
+            current = await self.status(mutation_id, workspace_id=workspace_id)
+            if settled(current):
+                return current
+            if time.monotonic() + pause > deadline:
+                raise WaitTimeout(mutation_id, current)
+            await self.sleep(pause)
             pause = min(pause * 1.5, 5.0)

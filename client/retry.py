@@ -6,9 +6,10 @@ Retried: connection errors, 429 (waiting at least its Retry-After) and 5xx. Neve
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -53,4 +54,22 @@ def call_with_retries(action: Callable[[], T], policy: RetryPolicy,
             sleep(pause)
 
 
-__all__ = ["ApiError", "RetryPolicy", "call_with_retries", "retryable"]
+async def call_with_retries_async(action: Callable[[], Awaitable[T]], policy: RetryPolicy,
+                                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                                  clock: Callable[[], float] = time.monotonic) -> T:
+    started = clock()
+    attempt = 0
+    while True:
+        try:
+            return await action()
+        except ClientError as error:
+            attempt += 1
+            if not retryable(error) or attempt >= policy.max_attempts:
+                raise
+            pause = policy.delay(attempt - 1, error)
+            if clock() - started + pause > policy.total_time:
+                raise
+            await sleep(pause)
+
+
+__all__ = ["ApiError", "RetryPolicy", "call_with_retries", "call_with_retries_async", "retryable"]

@@ -113,3 +113,26 @@ def test_a_contract_mismatch_can_warn_instead_of_raise(script: tuple[Script, str
         evidence.retrieve("https://example.com/a")
     assert any(issubclass(w.category, errors.ContractMismatchWarning) for w in caught)
     assert json.dumps(scripted.bodies[-1])  # the request still went out, well-formed
+
+
+@pytest.mark.anyio
+async def test_the_async_layer_retries_with_one_mutation_id_and_waits(script: tuple[Script, str]) -> None:
+    from client.evidence import AsyncEvidenceClient
+
+    scripted, url = script
+    scripted.steps = [(503, {}), (429, {"Retry-After": "3"})]
+    sleeps: list[float] = []
+
+    async def record(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async with AsyncEvidenceClient(url, "ek_x", WORKSPACE, sleep=record,
+                                   retry=RetryPolicy(max_attempts=4, base_delay=0.1, max_delay=1)) as evidence:
+        answer = await evidence.retrieve("https://example.com/a")
+        final = await evidence.wait(str(answer.retrieval.mutation_id))
+    assert len({body["mutation_id"] for body in scripted.bodies[:3]}) == 1 and len(sleeps) == 2 and sleeps[1] >= 3
+    assert final.retrieval is not None and final.retrieval.state == "completed"
+    scripted.steps = [(400, {})]
+    async with AsyncEvidenceClient(url, "ek_x", WORKSPACE, sleep=record) as evidence:
+        with pytest.raises(errors.BadRequest):
+            await evidence.status("m")
