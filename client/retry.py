@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .errors import ApiError, ClientError, RateLimited, ServerError, TransportError
+from .errors import ClientError, RateLimited, ServerError, TransportError
 
 T = TypeVar("T")
 
@@ -36,20 +36,25 @@ def retryable(error: ClientError) -> bool:
     return isinstance(error, TransportError | RateLimited | ServerError)
 
 
+def pause_before_retry(error: ClientError, attempt: int, elapsed: float, policy: RetryPolicy) -> float | None:
+    """Seconds to wait before attempt `attempt + 1`, or None when `error` should be raised now."""
+    if not retryable(error) or attempt >= policy.max_attempts:
+        return None
+    pause = policy.delay(attempt - 1, error)
+    return None if elapsed + pause > policy.total_time else pause
+
+
 def call_with_retries(action: Callable[[], T], policy: RetryPolicy,
                       sleep: Callable[[float], None] = time.sleep,
                       clock: Callable[[], float] = time.monotonic) -> T:
-    started = clock()
-    attempt = 0
+    started, attempt = clock(), 0
     while True:
         try:
             return action()
         except ClientError as error:
             attempt += 1
-            if not retryable(error) or attempt >= policy.max_attempts:
-                raise
-            pause = policy.delay(attempt - 1, error)
-            if clock() - started + pause > policy.total_time:
+            pause = pause_before_retry(error, attempt, clock() - started, policy)
+            if pause is None:
                 raise
             sleep(pause)
 
@@ -57,19 +62,16 @@ def call_with_retries(action: Callable[[], T], policy: RetryPolicy,
 async def call_with_retries_async(action: Callable[[], Awaitable[T]], policy: RetryPolicy,
                                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                                   clock: Callable[[], float] = time.monotonic) -> T:
-    started = clock()
-    attempt = 0
+    started, attempt = clock(), 0
     while True:
         try:
             return await action()
         except ClientError as error:
             attempt += 1
-            if not retryable(error) or attempt >= policy.max_attempts:
-                raise
-            pause = policy.delay(attempt - 1, error)
-            if clock() - started + pause > policy.total_time:
+            pause = pause_before_retry(error, attempt, clock() - started, policy)
+            if pause is None:
                 raise
             await sleep(pause)
 
 
-__all__ = ["ApiError", "RetryPolicy", "call_with_retries", "call_with_retries_async", "retryable"]
+__all__ = ["RetryPolicy", "call_with_retries", "call_with_retries_async", "retryable"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -93,7 +92,3 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
               Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions)),
               Route(METADATA_PATH, resource_metadata), Route(METADATA_PATH + "/mcp", resource_metadata)]
     return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)], lifespan=lifespan)
-
-
-def openapi_document() -> dict[str, object]:
-    return json.loads(OPENAPI.read_text())  # type: ignore[no-any-return]

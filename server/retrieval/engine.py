@@ -217,10 +217,7 @@ class RetrievalEngine:
         if self._origin_refused(draft, caption):
             return
         draft.source_url = caption.url
-        conditions = list(draft.conditions)
-        draft.conditions = []
         media = self._take_media(draft, caption)
-        draft.conditions = conditions + draft.conditions
         fmt = CAPTION_TYPES.get(media) or sniff_captions(caption.body)
         if fmt is None:
             draft.end("invalid_captions")
