@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,5 +11,5 @@ from typing import Any
 class RequestContext:
     request_id: str
     surface: str  # "rest" or "mcp"
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)

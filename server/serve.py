@@ -8,7 +8,7 @@ import logging
 import os
 from typing import Any
 
-from server.store.db import database_url, is_postgres, open_store
+from server.store.db import database_url, is_postgres, open_store, sqlite_path
 
 
 async def _bootstrap(url: str) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     url = database_url()
     first = asyncio.run(_bootstrap(url))
     base = f"http://{args.host}:{args.port}"
-    where = "PostgreSQL" if is_postgres(url) else url.removeprefix("sqlite://").split("?")[0]
+    where = "PostgreSQL" if is_postgres(url) else sqlite_path(url)
     print(f"evidencekit: serving {base} (database: {where})", flush=True)
     token = first["token"] if first["created_token"] else "$TOKEN"
     print(f"  workspace_id: {first['workspace_id']}")

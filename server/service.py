@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from server.store import access, ratelimit, receipts
+from server.store import access, ratelimit, receipt_reads, receipts
 from server.store.access import Principal
 from server.store.models import Workspace
 
@@ -53,5 +53,5 @@ class EvidenceService:
 
     async def status(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any]:
         await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="viewer")
-        receipt = await receipts.find(workspace_id, mutation_id)
+        receipt = await receipt_reads.find_view(workspace_id, mutation_id)
         return {"retrieval": None if receipt is None else receipts.as_retrieval(receipt)}

@@ -15,8 +15,11 @@ from typing import Any
 
 from tortoise import Tortoise
 from tortoise.backends.base import executor
+from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.context import TortoiseContext
 from tortoise.migrations.api import migrate
+
+from . import receipt_reads
 
 DATA_DIR_ENV = "EVIDENCEKIT_DATA_DIR"
 DATABASE_URL_ENV = "DATABASE_URL"
@@ -37,9 +40,27 @@ def database_url(environ: dict[str, str] | None = None) -> str:
     return f"sqlite://{folder / 'evidencekit.sqlite3'}?busy_timeout=10000"
 
 
+def sqlite_path(url: str) -> str:
+    return url.removeprefix("sqlite://").split("?")[0]
+
+
+async def _keep_session(_: Any) -> None:
+    """asyncpg's pool runs `RESET ALL; UNLISTEN *; ...` on every release by default: one more
+    round trip per query. Nothing here changes session state on pooled connections (the migration
+    lock has its own connection), and asyncpg still rolls back a transaction left open."""
+
+
+def connection_config(url: str) -> str | dict[str, Any]:
+    if not is_postgres(url):
+        return url
+    config = expand_db_url(url)
+    config["credentials"].setdefault("reset", _keep_session)
+    return config
+
+
 def tortoise_config(url: str) -> dict[str, Any]:
     return {
-        "connections": {"default": url},
+        "connections": {"default": connection_config(url)},
         "apps": {APP: {"models": ["server.store.models"], "default_connection": "default",
                        "migrations": "server.store.migrations"}},
         "use_tz": True,
@@ -59,8 +80,7 @@ async def _migration_lock(url: str) -> AsyncIterator[None]:
         finally:
             await connection.close()  # releases the advisory lock
     else:
-        path = url.removeprefix("sqlite://").split("?")[0]
-        with open(f"{path}.migrate.lock", "w") as handle:
+        with open(f"{sqlite_path(url)}.migrate.lock", "w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
 
@@ -79,7 +99,11 @@ async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIt
         async with _migration_lock(url):
             await migrate(config=config)
         await Tortoise.init(config=config, _enable_global_fallback=shared)  # migrate() left no connections
-        yield context
+        try:
+            yield context
+        finally:
+            if not is_postgres(url):
+                receipt_reads.close_direct(sqlite_path(url))
 
 
 async def make_migrations() -> list[str]:

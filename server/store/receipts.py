@@ -19,6 +19,7 @@ from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
 from .models import EvidenceRevision, Receipt
+from .receipt_reads import ReceiptView
 
 DEFAULT_RETENTION = timedelta(hours=24)
 RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
@@ -75,23 +76,20 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
     return found, False
 
 
-async def find(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> Receipt | None:
-    return await Receipt.get_or_none(workspace_id=workspace_id, mutation_id=mutation_id)
-
-
 def _timestamp(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def as_retrieval(receipt: Receipt, *, now: datetime | None = None) -> dict[str, Any]:
+def as_retrieval(receipt: Receipt | ReceiptView, *, now: datetime | None = None) -> dict[str, Any]:
     """The receipt as the contract's `retrieval` object, with expiry applied at read time."""
     expired = (now or utcnow()) >= receipt.valid_until or receipt.state == "expired"
     result = receipt.result
     if expired and result is not None:
         result = {**result, **HIDDEN_WHEN_EXPIRED}
     evidence = None
-    if receipt.evidence_id is not None and receipt.evidence_revision is not None:  # type: ignore[attr-defined]
-        evidence = {"evidence_id": str(receipt.evidence_id), "revision": receipt.evidence_revision}  # type: ignore[attr-defined]
+    evidence_id = receipt.evidence_id  # type: ignore[union-attr]
+    if evidence_id is not None and receipt.evidence_revision is not None:
+        evidence = {"evidence_id": str(evidence_id), "revision": receipt.evidence_revision}
     return {
         "id": str(receipt.id),
         "workspace_id": str(receipt.workspace_id),

@@ -122,3 +122,25 @@ def test_unexpected_errors_are_500_without_details(bad_url: str) -> None:
     assert response.status_code == 500
     assert response.json()["code"] == "internal_error"
     assert "secret" not in response.text and "Traceback" not in response.text
+
+
+def test_requests_without_an_id_get_distinct_ones(base_url: str) -> None:
+    body = {"workspace_id": WORKSPACE, "mutation_id": str(uuid.UUID(int=0))}
+    ids = [post(base_url, STATUS.rest_path, json=body).headers["x-request-id"] for _ in range(20)]
+    assert len(set(ids)) == 20 and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+def test_request_ids_differ_in_a_forked_worker() -> None:
+    import os
+
+    from server.rest_runtime import _request_ids
+
+    parent = _request_ids.new()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(write, _request_ids.new().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    assert child[:16] != parent[:16]

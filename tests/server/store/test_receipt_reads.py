@@ -1,0 +1,73 @@
+"""The status read bypasses the ORM; it must read exactly what the ORM reads, at once, and never fail
+because SQLite is busy."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from server.store import jobs, receipt_reads, receipts
+from server.store.db import open_store
+from server.store.models import Receipt
+from tests.server.store.test_receipts import RESULT, WORKSPACE, content, contract_errors, request
+
+pytestmark = pytest.mark.anyio
+
+
+async def same_as_orm(mutation_id: uuid.UUID, now: datetime | None = None) -> dict:  # type: ignore[type-arg]
+    view = await receipt_reads.find_view(WORKSPACE, mutation_id)
+    assert view is not None
+    fast = receipts.as_retrieval(view, now=now)
+    assert fast == receipts.as_retrieval(await Receipt.get(workspace_id=WORKSPACE, mutation_id=mutation_id), now=now)
+    assert contract_errors(fast) == []
+    return fast
+
+
+async def test_the_direct_read_equals_the_orm_read_in_every_state(store: str) -> None:
+    assert await receipt_reads.find_view(WORKSPACE, uuid.uuid4()) is None
+    pending, _ = await receipts.submit(request())
+    assert (await same_as_orm(pending.mutation_id))["state"] == "pending"  # seen as soon as committed
+
+    claimed = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None
+    assert (await same_as_orm(pending.mutation_id))["state"] == "running"
+    await jobs.settle(claimed, "w1", RESULT, content("Søme text — ünïcode"))
+    done = await same_as_orm(pending.mutation_id)
+    assert done["state"] == "completed" and done["evidence"]["revision"] == 1 and done["settled_at"].endswith("Z")
+    assert done["result"] == RESULT
+
+    later = await same_as_orm(pending.mutation_id, now=datetime.now(UTC) + timedelta(days=2))
+    assert later["state"] == "expired" and later["result"]["text"] == ""
+    assert await receipt_reads.find_view(uuid.uuid4(), pending.mutation_id) is None  # another workspace
+
+
+async def test_a_busy_sqlite_database_is_read_through_the_async_connection(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # WAL readers are blocked only in rare moments (e.g. WAL recovery) that a test cannot provoke
+    # reliably, so the direct connection is made to answer the way SQLite does then.
+    class Busy:
+        def execute(self, *_: object) -> None:
+            raise sqlite3.OperationalError("database is locked")
+
+    async with open_store(f"sqlite:///{tmp_path / 'busy.sqlite3'}?busy_timeout=10000"):
+        receipt, _ = await receipts.submit(request())
+        monkeypatch.setattr(receipt_reads, "_direct_connection", lambda filename: Busy())
+        view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
+        assert view is not None and view.id == str(receipt.id) and view.state == "pending"
+
+
+def test_the_direct_readers_of_a_store_close_with_it(tmp_path: Path) -> None:
+    import asyncio
+
+    async def read_once() -> None:
+        async with open_store(f"sqlite:///{tmp_path / 'closing.sqlite3'}"):
+            receipt, _ = await receipts.submit(request())
+            assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+            assert any(name.endswith("closing.sqlite3") for name, _ in receipt_reads._all_direct)
+
+    asyncio.run(read_once())
+    assert not any(name.endswith("closing.sqlite3") for name, _ in receipt_reads._all_direct)
