@@ -18,12 +18,11 @@ from starlette.routing import Route
 
 from server.access_log import AccessLog
 from server.auth_middleware import METADATA_PATH, BearerAuth
-from server.fetch.fetcher import Fetcher
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
 from server.mcp_server import build_server
 from server.oauth import OAuthSettings
-from server.retrieval.engine import RetrievalEngine
+from server.retrieval.lifecycle import open_engine
 from server.store.db import database_url, open_store
 from server.store.models import Workspace
 from server.worker import Worker, WorkerSettings
@@ -73,20 +72,18 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_store(store_url, shared=True), sessions.run():
-            stop = asyncio.Event()
-            fetcher = Fetcher()
-            task = None
-            if in_process_worker:
-                worker = Worker(RetrievalEngine(fetcher), worker_settings)
-                task = asyncio.create_task(worker.run(stop))
-            try:
+            if not in_process_worker:
                 yield
-            finally:
-                stop.set()
-                if task is not None:
+                return
+            stop = asyncio.Event()
+            async with open_engine() as engine:
+                task = asyncio.create_task(Worker(engine, worker_settings).run(stop))
+                try:
+                    yield
+                finally:
+                    stop.set()
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(task, 30)
-                await fetcher.aclose()
 
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
               Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions)),

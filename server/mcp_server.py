@@ -121,23 +121,20 @@ async def run_stdio() -> None:
 
     from mcp.server.stdio import stdio_server
 
-    from server.fetch.fetcher import Fetcher
-    from server.retrieval.engine import RetrievalEngine
+    from server.retrieval.lifecycle import open_engine
     from server.store.db import open_store
     from server.worker import Worker
 
-    async with open_store():
+    async with open_store(), open_engine() as engine:
         server = build_server(ToolCaller(stdio_token=os.environ.get(TOKEN_ENV, "")))
-        fetcher = Fetcher()
         stop = asyncio.Event()
-        worker = asyncio.create_task(Worker(RetrievalEngine(fetcher)).run(stop))  # retrievals settle here too
+        worker = asyncio.create_task(Worker(engine).run(stop))  # retrievals settle here too
         try:
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
             stop.set()
             await worker
-            await fetcher.aclose()
 
 
 def main() -> int:

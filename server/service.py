@@ -15,6 +15,7 @@ from typing import Any
 from server.store import access, ratelimit, receipt_reads, receipts
 from server.store.access import Principal
 from server.store.models import Workspace
+from server.store.ttl_cache import TTLCache
 
 RATE_ENV = "EVIDENCEKIT_RETRIEVE_PER_MINUTE"
 
@@ -35,6 +36,15 @@ class ServiceSettings:
         return cls(retrieve_per_minute=int(os.environ.get(RATE_ENV, "60")))
 
 
+# The workspace's own retrieve rate, 0 for the server default; cached like roles (ttl_cache).
+_workspace_rates: TTLCache[int] = TTLCache()
+
+
+async def _workspace_rate(workspace_id: uuid.UUID) -> int:
+    workspace = await Workspace.get_or_none(id=workspace_id)
+    return (workspace.retrieve_rate_per_minute or 0) if workspace else 0
+
+
 class EvidenceService:
     def __init__(self, settings: ServiceSettings | None = None) -> None:
         self.settings = settings or ServiceSettings.from_env()
@@ -42,9 +52,8 @@ class EvidenceService:
     async def retrieve(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID,
                        url: str, kind: str, language: str | None) -> dict[str, Any]:
         await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="editor")
-        workspace = await Workspace.get_or_none(id=workspace_id)
-        limit = (workspace.retrieve_rate_per_minute if workspace else None) or self.settings.retrieve_per_minute
-        retry_after = await ratelimit.take(workspace_id, limit)
+        limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
+        retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute)
         if retry_after is not None:
             raise RateLimited(retry_after)
         request = receipts.RetrieveRequest(workspace_id, mutation_id, url, kind, language)

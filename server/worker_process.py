@@ -8,8 +8,7 @@ import os
 import signal
 from datetime import timedelta
 
-from server.fetch.fetcher import Fetcher
-from server.retrieval.engine import RetrievalEngine
+from server.retrieval.lifecycle import open_engine
 from server.store.db import database_url, open_store
 from server.worker import Worker, WorkerSettings
 
@@ -32,9 +31,8 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with open_store(url or database_url()):
-        fetcher = Fetcher()
-        worker = Worker(RetrievalEngine(fetcher), settings or settings_from_env())
+    async with open_store(url or database_url()), open_engine() as engine:
+        worker = Worker(engine, settings or settings_from_env())
         log.info("worker %s started", worker.worker_id)
         print(f"worker {worker.worker_id} ready", flush=True)
         task = asyncio.create_task(worker.run(stop))
@@ -44,8 +42,6 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
             await asyncio.wait_for(task, grace)
         except TimeoutError:
             log.warning("worker %s: grace period over, releasing unfinished receipts", worker.worker_id)
-        finally:
-            await fetcher.aclose()
         log.info("worker %s stopped", worker.worker_id)
 
 

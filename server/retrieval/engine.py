@@ -21,12 +21,12 @@ from server.parse import (
     CaptionError,
     CaptionExtract,
     Track,
-    parse_html,
     parse_plain_text,
     parse_subrip,
     parse_webvtt,
     sniff_captions,
 )
+from server.parse.pool import HtmlParser
 
 from . import limits
 from .outcomes import PARTIAL_PRIORITY, failure_status, outcome
@@ -99,9 +99,11 @@ class Retrieved:
 
 
 class RetrievalEngine:
-    def __init__(self, fetcher: Fetcher, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(self, fetcher: Fetcher, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 parser: HtmlParser | None = None) -> None:
         self.fetcher = fetcher
         self.clock = clock
+        self.parser = parser or HtmlParser(0)
 
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
         draft = Draft(kind, language)
@@ -110,23 +112,23 @@ class RetrievalEngine:
         except FetchError as error:
             draft.end(error.reason)
             return self.finish(draft)
-        if self._origin_refused(draft, response):
+        if await self._origin_refused(draft, response):
             return self.finish(draft)
         draft.source_url = response.url
         if kind == "url_text":
-            self._read_document(draft, response)
+            await self._read_document(draft, response)
         else:
             await self._read_captions(draft, response)
         return self.finish(draft)
 
     # -- origin answers -------------------------------------------------------------------
 
-    def _origin_refused(self, draft: Draft, response: FetchResponse) -> bool:
+    async def _origin_refused(self, draft: Draft, response: FetchResponse) -> bool:
         status = response.status
         if 200 <= status < 300:
             return False
         if status in (401, 403):
-            page = parse_html(response.body, http_charset=response.charset) if response.body else None
+            page = await self.parser.parse(response.body, http_charset=response.charset) if response.body else None
             draft.end("login_required" if page is not None and page.login_wall else "access_denied")
         elif status in (404, 410):
             draft.end("not_found")
@@ -148,14 +150,14 @@ class RetrievalEngine:
 
     # -- url_text ------------------------------------------------------------------------
 
-    def _read_document(self, draft: Draft, response: FetchResponse) -> None:
+    async def _read_document(self, draft: Draft, response: FetchResponse) -> None:
         media = self._take_media(draft, response)
         if not readable(media):
             draft.end("unsupported_media")
             return
         declared = response.content_language
         if media in HTML_TYPES:
-            page = parse_html(response.body, http_charset=response.charset, content_language=declared)
+            page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared)
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
             if page.nodes_limited:
@@ -195,7 +197,8 @@ class RetrievalEngine:
         self._read_caption_file(draft, response, fmt, None)
 
     async def _captions_from_page(self, draft: Draft, response: FetchResponse) -> None:
-        page = parse_html(response.body, http_charset=response.charset, content_language=response.content_language)
+        page = await self.parser.parse(response.body, http_charset=response.charset,
+                                       content_language=response.content_language)
         draft.title, draft.description = page.title, page.description
         tracks = [t for t in page.tracks if t.kind in ("captions", "subtitles") and t.src.strip()]
         if not tracks:
@@ -214,7 +217,7 @@ class RetrievalEngine:
         except (httpx.InvalidURL, ValueError):
             draft.end("invalid_captions")
             return
-        if self._origin_refused(draft, caption):
+        if await self._origin_refused(draft, caption):
             return
         draft.source_url = caption.url
         media = self._take_media(draft, caption)

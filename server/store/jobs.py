@@ -18,6 +18,7 @@ from tortoise.transactions import in_transaction
 
 from . import evidence as evidence_store
 from .models import Receipt
+from .sql import dialect_params, is_postgres_connection, sql_time
 
 _CLAIM = """
 UPDATE receipt SET state = 'running', lease_owner = {p1}, lease_expires_at = {p2}, attempts = attempts + 1
@@ -35,23 +36,17 @@ class LeaseLost(Exception):
 
 
 def _claim_statement(postgres: bool) -> str:
-    if postgres:
-        return _CLAIM.format(p1="$1", p2="$2", p3="$3", p4="$4", lock=" FOR UPDATE SKIP LOCKED")
-    return _CLAIM.format(p1="?", p2="?", p3="?", p4="?", lock="")
-
-
-def _sql_time(value: datetime, postgres: bool) -> Any:
-    return value if postgres else value.astimezone(UTC).isoformat(" ")
+    return dialect_params(_CLAIM.replace("{lock}", " FOR UPDATE SKIP LOCKED" if postgres else ""), postgres)
 
 
 async def claim(worker_id: str, lease: timedelta, *, max_attempts: int,
                 now: datetime | None = None) -> Receipt | None:
     now = now or datetime.now(UTC)
     connection = get_connection("default")
-    postgres = connection.capabilities.dialect == "postgres"
+    postgres = is_postgres_connection(connection)
     rows = await connection.execute_query_dict(
         _claim_statement(postgres),
-        [worker_id, _sql_time(now + lease, postgres), _sql_time(now, postgres), max_attempts],
+        [worker_id, sql_time(now + lease, postgres), sql_time(now, postgres), max_attempts],
     )
     if not rows:
         return None

@@ -5,25 +5,27 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from tortoise.exceptions import IntegrityError
-from tortoise.expressions import F
-from tortoise.transactions import in_transaction
+from tortoise.connection import get_connection
 
-from .models import RateWindow
+from .sql import dialect_params, is_postgres_connection, sql_time
+
+# One statement: open the minute's window or count into it, and read the count back.
+_TAKE = """
+INSERT INTO rate_window (workspace_id, window_start, "count") VALUES ({p1}, {p2}, 1)
+ON CONFLICT (workspace_id, window_start) DO UPDATE SET "count" = rate_window."count" + 1
+RETURNING "count"
+"""
 
 
 async def take(workspace_id: uuid.UUID, limit_per_minute: int, *, now: datetime | None = None) -> int | None:
     """Count one call; None when within the limit, else the seconds until the window resets."""
     now = now or datetime.now(UTC)
     window = now.replace(second=0, microsecond=0)
-    updated = await RateWindow.filter(workspace_id=workspace_id, window_start=window).update(count=F("count") + 1)
-    if not updated:
-        try:
-            async with in_transaction():
-                await RateWindow.create(workspace_id=workspace_id, window_start=window, count=1)
-        except IntegrityError:  # another process opened the window first
-            await RateWindow.filter(workspace_id=workspace_id, window_start=window).update(count=F("count") + 1)
-    row = await RateWindow.get(workspace_id=workspace_id, window_start=window)
-    if row.count <= limit_per_minute:
+    connection = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    rows = await connection.execute_query_dict(
+        dialect_params(_TAKE, postgres),
+        [workspace_id if postgres else str(workspace_id), sql_time(window, postgres)])
+    if rows[0]["count"] <= limit_per_minute:
         return None
     return max(1, 60 - now.second)

@@ -23,11 +23,13 @@ from typing import Any
 
 from tortoise.connection import get_connection
 
+from .sql import dialect_params, is_postgres_connection
+
 _COLUMNS = ("id, workspace_id, mutation_id, state, kind, created_at, settled_at, valid_until, result, "
             "evidence_id, evidence_revision")
-_SELECT = f"SELECT {_COLUMNS} FROM receipt WHERE workspace_id = {{a}} AND mutation_id = {{b}}"
-_SQLITE_SELECT = _SELECT.format(a="?", b="?")
-_POSTGRES_SELECT = _SELECT.format(a="$1", b="$2")
+_SELECT = f"SELECT {_COLUMNS} FROM receipt WHERE workspace_id = {{p1}} AND mutation_id = {{p2}}"
+_SQLITE_SELECT = dialect_params(_SELECT, postgres=False)
+_POSTGRES_SELECT = dialect_params(_SELECT, postgres=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +106,7 @@ def _direct_filename(client: Any) -> str | None:
 async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptView | None:
     """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None."""
     client = get_connection("default")
-    postgres = client.capabilities.dialect == "postgres"
+    postgres = is_postgres_connection(client)
     filename = _direct_filename(client)
     if filename is not None:
         try:

@@ -56,21 +56,22 @@ def utcnow() -> datetime:
 
 async def submit(request: RetrieveRequest, *, now: datetime | None = None,
                  retention: timedelta = DEFAULT_RETENTION) -> tuple[Receipt, bool]:
-    """The receipt for this request, and whether this call created it (and so queued its job)."""
-    found = await Receipt.get_or_none(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
-    if found is None:
-        created_at = now or utcnow()
-        try:
-            async with in_transaction():  # a savepoint when called inside a transaction
-                receipt = await Receipt.create(
-                    workspace_id=request.workspace_id, mutation_id=request.mutation_id,
-                    input_hash=request.input_hash, url=request.url, kind=request.kind,
-                    language=request.language, state="pending", created_at=created_at,
-                    valid_until=created_at + retention,
-                )
-            return receipt, True
-        except IntegrityError:  # another request created it between our read and our insert
-            found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
+    """The receipt for this request, and whether this call created it (and so queued its job).
+
+    Inserts first: a new mutation_id (the common case) costs one statement; a repeat finds the
+    unique (workspace_id, mutation_id) taken and reads the receipt already there."""
+    created_at = now or utcnow()
+    try:
+        async with in_transaction():  # a savepoint when called inside a transaction
+            receipt = await Receipt.create(
+                workspace_id=request.workspace_id, mutation_id=request.mutation_id,
+                input_hash=request.input_hash, url=request.url, kind=request.kind,
+                language=request.language, state="pending", created_at=created_at,
+                valid_until=created_at + retention,
+            )
+        return receipt, True
+    except IntegrityError:
+        found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
     if found.input_hash != request.input_hash:
         raise MutationConflict(f"mutation_id {request.mutation_id} was used with a different input")
     return found, False

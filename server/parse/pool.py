@@ -1,0 +1,98 @@
+"""Where parse_html runs: in worker processes by default, so a large page does not stall the event
+loop that also answers status calls (a 2 MB page takes tens of milliseconds to read).
+
+EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per CPU); 0 parses on the event loop.
+A worker process that dies (e.g. killed for memory) is replaced, and the page is tried once more
+in the new pool; a second death propagates, so the receipt is retried like any crashed attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
+
+from .html_extract import HtmlExtract, parse_html
+
+PROCESSES_ENV = "EVIDENCEKIT_PARSE_PROCESSES"
+log = logging.getLogger("evidencekit.parse")
+
+
+def processes_from_env(environ: dict[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    value = env.get(PROCESSES_ENV, "").strip()
+    if not value:
+        return os.cpu_count() or 1
+    count = int(value)
+    if count < 0:
+        raise ValueError(f"{PROCESSES_ENV} must be 0 or more, not {value}")
+    return count
+
+
+def _start_child(parent: int) -> None:
+    """In each parse process: let go of the server's stdout/stderr (a supervisor reading them would
+    otherwise wait on this process too), and exit once the server is gone, however it ended: the
+    pool's own queue never reports a dead parent, as each child holds both ends of it."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+
+    def exit_with_parent() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=exit_with_parent, daemon=True, name="exit-with-parent").start()
+
+
+class HtmlParser:
+    """parse_html behind an await; inline when `processes` is 0."""
+
+    def __init__(self, processes: int = 0) -> None:
+        self.processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+        # Pages handed to the pool at once: more would only wait there as pickled copies of bodies
+        # of up to the byte cap (50 slots x 2 MB pickles pushed the server from 150 to 500 MB).
+        self._slots = asyncio.Semaphore(max(processes, 1))
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn: the server process holds threads (database, event loop) that fork would copy mid-state
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_start_child, initargs=(os.getpid(),))
+        return self._pool
+
+    async def parse(self, body: bytes, *, http_charset: str | None = None,
+                    content_language: str | None = None) -> HtmlExtract:
+        call = partial(parse_html, body, http_charset=http_charset, content_language=content_language)
+        if self.processes == 0:
+            return call()
+        loop = asyncio.get_running_loop()
+        async with self._slots:
+            try:
+                return await loop.run_in_executor(self._executor(), call)
+            except BrokenProcessPool:
+                log.warning("a parse process died; starting a new pool and trying the page once more")
+                self._discard()
+                return await loop.run_in_executor(self._executor(), call)
+
+    async def warm_up(self) -> None:
+        """Start the processes now rather than on the first page."""
+        if self.processes:
+            await asyncio.gather(*(self.parse(b"<p>warm</p>") for _ in range(self.processes)))
+
+    def _discard(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,23 @@
+"""What raw statements need to run on both databases: placeholders and timestamps."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"\{p(\d+)\}")
+
+
+def is_postgres_connection(connection: Any) -> bool:
+    return bool(connection.capabilities.dialect == "postgres")
+
+
+def dialect_params(statement: str, postgres: bool) -> str:
+    """`{p1}`, `{p2}`... as PostgreSQL's $1, $2 or SQLite's ?, in order."""
+    return _PLACEHOLDER.sub(lambda match: f"${match.group(1)}" if postgres else "?", statement)
+
+
+def sql_time(value: datetime, postgres: bool) -> Any:
+    """A timestamp as the column holds it: a datetime for asyncpg, tortoise's ISO text on SQLite."""
+    return value if postgres else value.astimezone(UTC).isoformat(" ")

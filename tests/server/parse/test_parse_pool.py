@@ -1,0 +1,75 @@
+"""Pages parsed in worker processes read exactly as inline, and a dead worker does not break parsing."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from server.parse import parse_html
+from server.parse.pool import PROCESSES_ENV, HtmlParser, processes_from_env
+
+pytestmark = pytest.mark.anyio
+PAGE = ("<html lang='de'><head><title>Bericht</title></head><body><nav>Menü</nav><article><h1>Bericht</h1>"
+        + "<p>Die <b>Messung</b> zeigt ein stabiles Ergebnis über die Saison.</p>" * 40
+        + "</article></body></html>").encode()
+
+
+async def test_a_page_parsed_in_a_worker_process_equals_the_inline_parse() -> None:
+    parser = HtmlParser(1)
+    try:
+        pooled = await parser.parse(PAGE, http_charset="utf-8", content_language="de-DE")
+    finally:
+        parser.close()
+    assert pooled == parse_html(PAGE, http_charset="utf-8", content_language="de-DE")
+    assert pooled.title == "Bericht" and "**Messung**" in pooled.markdown
+
+
+async def test_a_killed_parse_process_is_replaced_and_the_page_still_parses() -> None:
+    parser = HtmlParser(1)
+    try:
+        await parser.warm_up()
+        assert parser._pool is not None
+        for pid in list(parser._pool._processes):  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+        page = await parser.parse(PAGE)
+        assert page.title == "Bericht"
+    finally:
+        parser.close()
+
+
+def test_the_number_of_processes_comes_from_the_environment() -> None:
+    assert processes_from_env({PROCESSES_ENV: "0"}) == 0
+    assert processes_from_env({PROCESSES_ENV: "3"}) == 3
+    assert processes_from_env({}) == (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match=PROCESSES_ENV):
+        processes_from_env({PROCESSES_ENV: "-1"})
+
+
+def test_parse_processes_do_not_outlive_a_killed_server() -> None:
+    import subprocess
+    import sys
+    import time
+
+    script = ("import asyncio, time\nfrom server.parse.pool import HtmlParser\n"
+              "parser = HtmlParser(2)\nasyncio.run(parser.warm_up())\n"
+              "print(*parser._pool._processes, flush=True)\ntime.sleep(60)\n")
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    children = [int(pid) for pid in server.stdout.readline().split()]
+    assert len(children) == 2
+    server.kill()
+    out, err = server.communicate(timeout=10)  # returns only once no child holds its pipes
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in children):
+        assert time.monotonic() < deadline, f"parse processes {children} outlived their server"
+        time.sleep(0.1)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(line for line in status if line.startswith("State:")).lower()
+    except (FileNotFoundError, ProcessLookupError):
+        return "zombie"
