@@ -3,15 +3,15 @@ when the retrieved content changed."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
 
 import httpx
-from tortoise.exceptions import IntegrityError
-from tortoise.transactions import in_transaction
+from tortoise.connection import get_connection
 
-from .models import Evidence, EvidenceRevision
+from .sql import dialect_params, is_postgres_connection, sql_time
 
 
 def source_key(url: str) -> str:
@@ -37,27 +37,44 @@ class Content:
     segments: list[dict[str, object]]
 
 
+_OPEN = """
+INSERT INTO evidence (id, workspace_id, source_key, kind, language, revision, updated_at)
+VALUES ({p1}, {p2}, {p3}, {p4}, {p5}, 0, {p6})
+ON CONFLICT (workspace_id, source_key, kind, language) DO UPDATE SET updated_at = evidence.updated_at
+RETURNING id, revision
+"""
+_LATEST = "SELECT content_hash, purged_at FROM evidence_revision WHERE evidence_id = {p1} AND revision = {p2}"
+_NEXT = "UPDATE evidence SET revision = revision + 1, updated_at = {p1} WHERE id = {p2} RETURNING revision"
+_ADD = """
+INSERT INTO evidence_revision (evidence_id, revision, content_hash, source_url, title, description, text,
+                               markdown, segments, created_at)
+VALUES ({p1}, {p2}, {p3}, {p4}, {p5}, {p6}, {p7}, {p8}, {p9}, {p10})
+"""
+
+
 async def record(workspace_id: uuid.UUID, url: str, kind: str, language: str | None,
-                 content: Content) -> tuple[Evidence, int]:
-    """The evidence for this source and the revision holding `content` (new only if it changed)."""
-    key: dict[str, Any] = {"workspace_id": workspace_id, "source_key": source_key(url), "kind": kind,
-                           "language": language or ""}
-    evidence = await Evidence.filter(**key).select_for_update().first()
-    if evidence is None:
-        try:
-            async with in_transaction():
-                evidence = await Evidence.create(**key)
-        except IntegrityError:  # created concurrently
-            evidence = await Evidence.filter(**key).select_for_update().first()
-            assert evidence is not None
-    latest = await EvidenceRevision.filter(evidence_id=evidence.id, revision=evidence.revision).first()
-    if latest is not None and latest.content_hash == content.content_hash and latest.purged_at is None:
-        return evidence, latest.revision
-    evidence.revision += 1
-    await evidence.save(update_fields=["revision", "updated_at"])
-    await EvidenceRevision.create(
-        evidence_id=evidence.id, revision=evidence.revision, content_hash=content.content_hash,
-        source_url=content.source_url, title=content.title, description=content.description,
-        text=content.text, markdown=content.markdown, segments=content.segments,
-    )
-    return evidence, evidence.revision
+                 content: Content) -> tuple[uuid.UUID, int]:
+    """The evidence id for this source and the revision holding `content` (new only if it changed).
+
+    Meant for a transaction: the first statement opens or touches the evidence row, so it is
+    locked (PostgreSQL) or the write lock is held (SQLite) before the latest revision is read."""
+    connection = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    now = sql_time(datetime.now(UTC), postgres)
+
+    def ident(value: uuid.UUID | str) -> uuid.UUID | str:
+        return uuid.UUID(str(value)) if postgres else str(value)
+
+    opened = await connection.execute_query_dict(dialect_params(_OPEN, postgres), [
+        ident(uuid.uuid4()), ident(workspace_id), source_key(url), kind, language or "", now])
+    evidence_id, revision = ident(opened[0]["id"]), int(opened[0]["revision"])
+    if revision:
+        latest = await connection.execute_query_dict(dialect_params(_LATEST, postgres), [evidence_id, revision])
+        if latest and latest[0]["content_hash"] == content.content_hash and latest[0]["purged_at"] is None:
+            return uuid.UUID(str(evidence_id)), revision
+    bumped = await connection.execute_query_dict(dialect_params(_NEXT, postgres), [now, evidence_id])
+    revision = int(bumped[0]["revision"])
+    await connection.execute_query_dict(dialect_params(_ADD, postgres), [
+        evidence_id, revision, content.content_hash, content.source_url, content.title, content.description,
+        content.text, content.markdown, json.dumps(content.segments), now])
+    return uuid.UUID(str(evidence_id)), revision

@@ -8,6 +8,7 @@ Settling succeeds only while the worker still holds the lease.
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -27,7 +28,7 @@ WHERE id = (
     WHERE (state = 'pending' OR (state = 'running' AND lease_expires_at < {p3})) AND attempts < {p4}
     ORDER BY created_at{lock} LIMIT 1
 )
-RETURNING id
+RETURNING *
 """
 
 
@@ -50,7 +51,7 @@ async def claim(worker_id: str, lease: timedelta, *, max_attempts: int,
     )
     if not rows:
         return None
-    return await Receipt.get(id=uuid.UUID(str(rows[0]["id"])))
+    return Receipt._init_from_db(**rows[0])  # the row as tortoise loads any other: no second query
 
 
 async def renew(receipt_id: uuid.UUID, worker_id: str, lease: timedelta) -> bool:
@@ -67,20 +68,30 @@ async def release(receipt_id: uuid.UUID, worker_id: str) -> bool:
     return changed == 1
 
 
+_SETTLE = """
+UPDATE receipt SET state = 'completed', settled_at = {p1}, result = {p2}, evidence_id = {p3},
+                   evidence_revision = {p4}, lease_owner = NULL, lease_expires_at = NULL
+WHERE id = {p5} AND lease_owner = {p6} AND state = 'running'
+RETURNING id
+"""
+
+
 async def settle(receipt: Receipt, worker_id: str, result: dict[str, Any],
                  content: evidence_store.Content | None, *, now: datetime | None = None) -> None:
     """Store result, evidence and state in one transaction, only while holding the lease."""
     now = now or datetime.now(UTC)
-    async with in_transaction():
-        # The first statement writes, so SQLite takes its write lock before anything is read.
-        changed = await Receipt.filter(id=receipt.id, lease_owner=worker_id, state="running").update(
-            state="completed", settled_at=now, result=result, lease_owner=None, lease_expires_at=None)
-        if changed != 1:
-            raise LeaseLost(f"receipt {receipt.id} is no longer held by {worker_id}")
-        if content is not None:
-            record, revision = await evidence_store.record(
+    async with in_transaction() as connection:
+        postgres = is_postgres_connection(connection)
+        evidence_id, revision = None, None
+        if content is not None:  # first statement a write: SQLite takes its write lock before any read
+            evidence_id, revision = await evidence_store.record(
                 receipt.workspace_id, receipt.url, receipt.kind, receipt.language, content)
-            await Receipt.filter(id=receipt.id).update(evidence_id=record.id, evidence_revision=revision)
+        receipt_id: uuid.UUID | str = receipt.id if postgres else str(receipt.id)
+        settled = await connection.execute_query_dict(dialect_params(_SETTLE, postgres), [
+            sql_time(now, postgres), json.dumps(result),
+            evidence_id if postgres or evidence_id is None else str(evidence_id), revision, receipt_id, worker_id])
+        if not settled:  # rolls the evidence back with it
+            raise LeaseLost(f"receipt {receipt.id} is no longer held by {worker_id}")
 
 
 async def settle_abandoned(max_attempts: int, *, now: datetime | None = None) -> int:

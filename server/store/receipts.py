@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import rfc8785
-from tortoise.exceptions import IntegrityError
-from tortoise.transactions import in_transaction
+from tortoise.connection import get_connection
 
 from .models import EvidenceRevision, Receipt
 from .receipt_reads import ReceiptView
+from .sql import dialect_params, is_postgres_connection, sql_time
 
 DEFAULT_RETENTION = timedelta(hours=24)
 RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
@@ -54,24 +54,35 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+_INSERT = """
+INSERT INTO receipt (id, workspace_id, mutation_id, input_hash, url, kind, language, state, created_at,
+                     valid_until, attempts)
+VALUES ({p1}, {p2}, {p3}, {p4}, {p5}, {p6}, {p7}, 'pending', {p8}, {p9}, 0)
+ON CONFLICT (workspace_id, mutation_id) DO NOTHING
+RETURNING id
+"""
+
+
 async def submit(request: RetrieveRequest, *, now: datetime | None = None,
                  retention: timedelta = DEFAULT_RETENTION) -> tuple[Receipt, bool]:
     """The receipt for this request, and whether this call created it (and so queued its job).
 
-    Inserts first: a new mutation_id (the common case) costs one statement; a repeat finds the
-    unique (workspace_id, mutation_id) taken and reads the receipt already there."""
+    One statement for a new mutation_id (the common case): the insert yields to the unique
+    (workspace_id, mutation_id), and only a repeat reads the receipt already there."""
     created_at = now or utcnow()
-    try:
-        async with in_transaction():  # a savepoint when called inside a transaction
-            receipt = await Receipt.create(
-                workspace_id=request.workspace_id, mutation_id=request.mutation_id,
-                input_hash=request.input_hash, url=request.url, kind=request.kind,
-                language=request.language, state="pending", created_at=created_at,
-                valid_until=created_at + retention,
-            )
+    receipt = Receipt(id=uuid.uuid4(), workspace_id=request.workspace_id, mutation_id=request.mutation_id,
+                      input_hash=request.input_hash, url=request.url, kind=request.kind,
+                      language=request.language, state="pending", created_at=created_at,
+                      valid_until=created_at + retention, attempts=0)
+    connection = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    ids = [receipt.id, request.workspace_id, request.mutation_id]
+    rows = await connection.execute_query_dict(dialect_params(_INSERT, postgres), [
+        *(ids if postgres else [str(value) for value in ids]), request.input_hash, request.url, request.kind,
+        request.language, sql_time(created_at, postgres), sql_time(receipt.valid_until, postgres)])
+    if rows:
         return receipt, True
-    except IntegrityError:
-        found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
+    found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
     if found.input_hash != request.input_hash:
         raise MutationConflict(f"mutation_id {request.mutation_id} was used with a different input")
     return found, False
