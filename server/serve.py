@@ -23,6 +23,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--no-worker", action="store_true", help="do not run the in-process worker")
+    parser.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto",
+                        help="HTTP/1.1 parser (auto: httptools when installed, as it is by default)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("EVIDENCEKIT_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -47,5 +49,5 @@ def main(argv: list[str]) -> int:
           f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
           f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)
     uvicorn.run(create_app(url, in_process_worker=not args.no_worker), host=args.host, port=args.port,
-                log_level="info", access_log=False)
+                log_level="info", access_log=False, http=args.http)
     return 0

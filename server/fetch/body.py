@@ -62,5 +62,6 @@ async def read_capped(chunks: AsyncIterator[bytes], encoding: str, cap: int) -> 
         data, pending = decoder.feed(chunk, cap - len(out))
         out += data
         if raw_seen > cap or len(out) > cap or pending:
-            return Body(bytes(out[:cap]), True)
+            del out[cap:]  # in place: a slice would be one more copy of a body the size of the cap
+            return Body(bytes(out), True)
     return Body(bytes(out), False)

@@ -1,7 +1,8 @@
 """Where parse_html runs: in worker processes by default, so a large page does not stall the event
 loop that also answers status calls (a 2 MB page takes tens of milliseconds to read).
 
-EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per CPU); 0 parses on the event loop.
+EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per CPU but one, at least one); 0 parses
+on the event loop.
 A worker process that dies (e.g. killed for memory) is replaced, and the page is tried once more
 in the new pool; a second death propagates, so the receipt is retried like any crashed attempt.
 """
@@ -27,8 +28,8 @@ log = logging.getLogger("evidencekit.parse")
 def processes_from_env(environ: dict[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     value = env.get(PROCESSES_ENV, "").strip()
-    if not value:
-        return os.cpu_count() or 1
+    if not value:  # one CPU stays with the event loop (API, fetches, database)
+        return max(1, (os.cpu_count() or 1) - 1)
     count = int(value)
     if count < 0:
         raise ValueError(f"{PROCESSES_ENV} must be 0 or more, not {value}")
