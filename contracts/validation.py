@@ -24,6 +24,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 from rfc3339_validator import validate_rfc3339
 
+from .ecma_regex import compile_ecma
 from .loader import CONTRACTS_DIR, Operation, load_operation
 
 _FORMAT_CHECKER = jsonschema.FormatChecker()
@@ -82,10 +83,20 @@ def compile_fast(schema: dict[str, Any]) -> Any:
                                        formats={"uuid": is_uuid, "date-time": is_date_time})
 
 
+def _ecma_pattern(validator: Validator, pattern: str, instance: object, schema: dict[str, Any]) -> Iterable[ValidationError]:
+    if isinstance(instance, str) and not compile_ecma(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
+def _with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
+    return jsonschema.validators.extend(cls, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call,no-any-return]
+
+
 def compile_schema(schema: dict[str, Any]) -> Validator:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
     cls.check_schema(schema)
-    return cls(schema, format_checker=_FORMAT_CHECKER)
+    return _with_ecma_patterns(cls)(schema, format_checker=_FORMAT_CHECKER)
 
 
 def _join(base: str, name: str) -> str:

@@ -1,8 +1,8 @@
 """Where parse_html runs: in worker processes by default, so a large page does not stall the event
 loop that also answers status calls (a 2 MB page takes tens of milliseconds to read).
 
-EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per CPU but one, at least one); 0 parses
-on the event loop.
+EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per usable CPU but one, at least 1, at
+most 8); 0 parses on the event loop.
 A worker process that dies (e.g. killed for memory) is replaced, and the page is tried once more
 in the new pool; a second death propagates, so the receipt is retried like any crashed attempt.
 """
@@ -13,6 +13,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -25,11 +26,22 @@ PROCESSES_ENV = "EVIDENCEKIT_PARSE_PROCESSES"
 log = logging.getLogger("evidencekit.parse")
 
 
+MAX_DEFAULT = 8
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (a container's cpuset), not the host's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def processes_from_env(environ: dict[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     value = env.get(PROCESSES_ENV, "").strip()
     if not value:  # one CPU stays with the event loop (API, fetches, database)
-        return max(1, (os.cpu_count() or 1) - 1)
+        return min(MAX_DEFAULT, max(1, usable_cpus() - 1))
     count = int(value)
     if count < 0:
         raise ValueError(f"{PROCESSES_ENV} must be 0 or more, not {value}")
@@ -43,6 +55,11 @@ def _start_child(parent: int) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
+    os.close(devnull)
+    # Ctrl-C or a service manager signals the whole process group; the server's graceful stop
+    # still needs these to finish the pages in hand, and they leave with the server anyway.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     def exit_with_parent() -> None:
         while os.getppid() == parent:
@@ -76,11 +93,13 @@ class HtmlParser:
             return call()
         loop = asyncio.get_running_loop()
         async with self._slots:
+            pool = self._executor()
             try:
-                return await loop.run_in_executor(self._executor(), call)
+                return await loop.run_in_executor(pool, call)
             except BrokenProcessPool:
-                log.warning("a parse process died; starting a new pool and trying the page once more")
-                self._discard()
+                if self._pool is pool:  # pages that were in the same pool find it already replaced
+                    log.warning("a parse process died; starting a new pool and trying the page once more")
+                    self._discard()
                 return await loop.run_in_executor(self._executor(), call)
 
     async def warm_up(self) -> None:

@@ -115,6 +115,8 @@ async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptV
             return None if row is None else ReceiptView.from_row(row)
         except sqlite3.OperationalError:
             pass  # busy or locked: ask through the async connection, which may wait
+        except sqlite3.ProgrammingError:  # closed with its store from another thread: reopen next time
+            _local.__dict__.get("connections", {}).pop(filename, None)
     values: list[Any] = [workspace_id, mutation_id] if postgres else [str(workspace_id), str(mutation_id)]
     rows = await client.execute_query_dict(_POSTGRES_SELECT if postgres else _SQLITE_SELECT, values)
     return ReceiptView.from_row(rows[0]) if rows else None

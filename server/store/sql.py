@@ -14,8 +14,9 @@ def is_postgres_connection(connection: Any) -> bool:
 
 
 def dialect_params(statement: str, postgres: bool) -> str:
-    """`{p1}`, `{p2}`... as PostgreSQL's $1, $2 or SQLite's ?, in order."""
-    return _PLACEHOLDER.sub(lambda match: f"${match.group(1)}" if postgres else "?", statement)
+    """`{p1}`, `{p2}`... as PostgreSQL's $1, $2 or SQLite's ?1, ?2: numbered on both, so a
+    statement may use them in any order or more than once."""
+    return _PLACEHOLDER.sub(lambda match: ("$" if postgres else "?") + match.group(1), statement)
 
 
 def sql_time(value: datetime, postgres: bool) -> Any:

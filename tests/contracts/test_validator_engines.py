@@ -58,3 +58,27 @@ def test_same_verdict_on_format_edge_cases(dialect: str, fmt: str) -> None:
     slow, fast = compile_schema(schema), compile_fast(schema)
     disagreements = [value for value in EDGE_CASES[fmt] if fast.is_valid(value) != slow.is_valid(value)]
     assert disagreements == []
+
+
+# Characters where Python's `re` and ECMA-262 disagree on \s or \d (found by the test above:
+# U+001C passed jsonschema-rs but failed Python's `[^/\s]`).
+PATTERN_EDGE_CHARACTERS = ["\x1c", "\x1f", "\x85", "\ufeff", "\xa0", "\u2028", "\u3000", "\u200b", "\u0663", " ", "a", "7"]
+
+
+@pytest.mark.parametrize("character", PATTERN_EDGE_CHARACTERS, ids=[f"U+{ord(c):04X}" for c in PATTERN_EDGE_CHARACTERS])
+@pytest.mark.parametrize("pattern", [r"^documents/[^/\s]+(?:/\S*)?$", r"^\d{4}-\w+\W?\D?$"])
+def test_patterns_read_as_ecma_262_in_both_engines(pattern: str, character: str) -> None:
+    schema = {"$schema": DIALECTS[0], "type": "string", "pattern": pattern}
+    slow, fast = compile_schema(schema), compile_fast(schema)
+    for value in (f"documents/a{character}b", f"documents/x/{character}", f"{character}999-a", f"2024-{character}",
+                  f"2024-a{character}", f"2024-a!{character}"):
+        assert slow.is_valid(value) == fast.is_valid(value), repr(value)
+
+
+def test_an_unsupported_negated_escape_inside_a_class_is_refused() -> None:
+    from contracts.ecma_regex import to_python
+
+    assert to_python(r"[^/\s]\d") == "[^/\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][0-9]"
+    assert to_python(r"[]\\\]]\.") == r"[]\\\]]\."
+    with pytest.raises(ValueError, match="inside a character class"):
+        to_python(r"[\S]")

@@ -42,7 +42,7 @@ async def test_a_killed_parse_process_is_replaced_and_the_page_still_parses() ->
 def test_the_number_of_processes_comes_from_the_environment() -> None:
     assert processes_from_env({PROCESSES_ENV: "0"}) == 0
     assert processes_from_env({PROCESSES_ENV: "3"}) == 3
-    assert processes_from_env({}) == max(1, (os.cpu_count() or 1) - 1)
+    assert processes_from_env({}) == min(8, max(1, len(os.sched_getaffinity(0)) - 1))
     with pytest.raises(ValueError, match=PROCESSES_ENV):
         processes_from_env({PROCESSES_ENV: "-1"})
 

@@ -71,3 +71,17 @@ def test_the_direct_readers_of_a_store_close_with_it(tmp_path: Path) -> None:
 
     asyncio.run(read_once())
     assert not any(name.endswith("closing.sqlite3") for name, _ in receipt_reads._all_direct)
+
+
+async def test_a_reader_closed_from_another_thread_is_replaced(tmp_path: Path) -> None:
+    import threading
+
+    async with open_store(f"sqlite:///{tmp_path / 'reopen.sqlite3'}"):
+        receipt, _ = await receipts.submit(request())
+        assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+        closer = threading.Thread(target=receipt_reads.close_direct)
+        closer.start()
+        closer.join()
+        for _ in range(2):  # the first read falls back and forgets the closed reader, the next reopens it
+            view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
+            assert view is not None and view.state == "pending"
