@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import httpx
 from tortoise.connection import get_connection
 
-from .sql import dialect_params, is_postgres_connection, sql_time
+from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
 
 def source_key(url: str) -> str:
@@ -62,12 +62,9 @@ async def record(workspace_id: uuid.UUID, url: str, kind: str, language: str | N
     postgres = is_postgres_connection(connection)
     now = sql_time(datetime.now(UTC), postgres)
 
-    def ident(value: uuid.UUID | str) -> uuid.UUID | str:
-        return uuid.UUID(str(value)) if postgres else str(value)
-
     opened = await connection.execute_query_dict(dialect_params(_OPEN, postgres), [
-        ident(uuid.uuid4()), ident(workspace_id), source_key(url), kind, language or "", now])
-    evidence_id, revision = ident(opened[0]["id"]), int(opened[0]["revision"])
+        sql_uuid(uuid.uuid4(), postgres), sql_uuid(workspace_id, postgres), source_key(url), kind, language or "", now])
+    evidence_id, revision = sql_uuid(opened[0]["id"], postgres), int(opened[0]["revision"])
     if revision:
         latest = await connection.execute_query_dict(dialect_params(_LATEST, postgres), [evidence_id, revision])
         if latest and latest[0]["content_hash"] == content.content_hash and latest[0]["purged_at"] is None:

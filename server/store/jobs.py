@@ -19,7 +19,7 @@ from tortoise.transactions import in_transaction
 
 from . import evidence as evidence_store
 from .models import Receipt
-from .sql import dialect_params, is_postgres_connection, sql_time
+from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
 _CLAIM = """
 UPDATE receipt SET state = 'running', lease_owner = {p1}, lease_expires_at = {p2}, attempts = attempts + 1
@@ -86,10 +86,9 @@ async def settle(receipt: Receipt, worker_id: str, result: dict[str, Any],
         if content is not None:  # first statement a write: SQLite takes its write lock before any read
             evidence_id, revision = await evidence_store.record(
                 receipt.workspace_id, receipt.url, receipt.kind, receipt.language, content)
-        receipt_id: uuid.UUID | str = receipt.id if postgres else str(receipt.id)
         settled = await connection.execute_query_dict(dialect_params(_SETTLE, postgres), [
             sql_time(now, postgres), json.dumps(result),
-            evidence_id if postgres or evidence_id is None else str(evidence_id), revision, receipt_id, worker_id])
+            sql_uuid(evidence_id, postgres), revision, sql_uuid(receipt.id, postgres), worker_id])
         if not settled:  # rolls the evidence back with it
             raise LeaseLost(f"receipt {receipt.id} is no longer held by {worker_id}")
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from tortoise.connection import get_connection
 
-from .sql import dialect_params, is_postgres_connection, sql_time
+from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
 # One statement: open the minute's window or count into it, and read the count back.
 _TAKE = """
@@ -25,7 +25,7 @@ async def take(workspace_id: uuid.UUID, limit_per_minute: int, *, now: datetime 
     postgres = is_postgres_connection(connection)
     rows = await connection.execute_query_dict(
         dialect_params(_TAKE, postgres),
-        [workspace_id if postgres else str(workspace_id), sql_time(window, postgres)])
+        [sql_uuid(workspace_id, postgres), sql_time(window, postgres)])
     if rows[0]["count"] <= limit_per_minute:
         return None
     return max(1, 60 - now.second)

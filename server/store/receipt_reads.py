@@ -23,7 +23,7 @@ from typing import Any
 
 from tortoise.connection import get_connection
 
-from .sql import dialect_params, is_postgres_connection
+from .sql import dialect_params, is_postgres_connection, sql_uuid
 
 _COLUMNS = ("id, workspace_id, mutation_id, state, kind, created_at, settled_at, valid_until, result, "
             "evidence_id, evidence_revision")
@@ -65,22 +65,21 @@ def _optional_datetime(value: datetime | str | None) -> datetime | None:
     return None if value is None else _datetime(value)
 
 
-_local = threading.local()
+# One reader per (database file, thread): a thread's event loop uses only its own.
 _all_direct: dict[tuple[str, int], sqlite3.Connection] = {}
 _all_lock = threading.Lock()
 
 
 def _direct_connection(filename: str) -> sqlite3.Connection:
-    connections: dict[str, sqlite3.Connection] = _local.__dict__.setdefault("connections", {})
-    connection = connections.get(filename)
+    key = (filename, threading.get_ident())
+    connection = _all_direct.get(key)
     if connection is None:
         # timeout=0: never wait on the event loop; a busy database falls back to the async path
         connection = sqlite3.connect(filename, timeout=0, isolation_level=None, check_same_thread=False)
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA query_only = 1")
-        connections[filename] = connection
         with _all_lock:
-            _all_direct[(filename, threading.get_ident())] = connection
+            _all_direct[key] = connection
     return connection
 
 
@@ -91,9 +90,6 @@ def close_direct(filename: str | None = None) -> None:
         closing = [_all_direct.pop(key) for key in keys]
     for connection in closing:
         connection.close()
-    connections: dict[str, sqlite3.Connection] = _local.__dict__.get("connections", {})
-    for name in [name for name, conn in connections.items() if conn in closing]:
-        del connections[name]
 
 
 def _direct_filename(client: Any) -> str | None:
@@ -115,8 +111,6 @@ async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptV
             return None if row is None else ReceiptView.from_row(row)
         except sqlite3.OperationalError:
             pass  # busy or locked: ask through the async connection, which may wait
-        except sqlite3.ProgrammingError:  # closed with its store from another thread: reopen next time
-            _local.__dict__.get("connections", {}).pop(filename, None)
-    values: list[Any] = [workspace_id, mutation_id] if postgres else [str(workspace_id), str(mutation_id)]
+    values = [sql_uuid(workspace_id, postgres), sql_uuid(mutation_id, postgres)]
     rows = await client.execute_query_dict(_POSTGRES_SELECT if postgres else _SQLITE_SELECT, values)
     return ReceiptView.from_row(rows[0]) if rows else None

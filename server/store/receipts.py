@@ -19,7 +19,7 @@ from tortoise.connection import get_connection
 
 from .models import EvidenceRevision, Receipt
 from .receipt_reads import ReceiptView
-from .sql import dialect_params, is_postgres_connection, sql_time
+from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
 DEFAULT_RETENTION = timedelta(hours=24)
 RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
@@ -76,9 +76,9 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
                       valid_until=created_at + retention, attempts=0)
     connection = get_connection("default")
     postgres = is_postgres_connection(connection)
-    ids = [receipt.id, request.workspace_id, request.mutation_id]
     rows = await connection.execute_query_dict(dialect_params(_INSERT, postgres), [
-        *(ids if postgres else [str(value) for value in ids]), request.input_hash, request.url, request.kind,
+        *(sql_uuid(value, postgres) for value in (receipt.id, request.workspace_id, request.mutation_id)),
+        request.input_hash, request.url, request.kind,
         request.language, sql_time(created_at, postgres), sql_time(receipt.valid_until, postgres)])
     if rows:
         return receipt, True
