@@ -25,6 +25,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 import statistics
@@ -227,6 +228,9 @@ def peak_rss_mb(pid: int) -> list[float]:
     return peaks
 
 
+_CONTENT_LENGTH = re.compile(rb"(?i)\r\ncontent-length:\s*(\d+)")
+
+
 class LeanClient:
     """Keep-alive HTTP/1.1 JSON POSTs over raw asyncio streams: the harness's load generator.
 
@@ -239,14 +243,12 @@ class LeanClient:
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def post(self, path: str, payload: dict[str, str]) -> tuple[int, dict]:  # type: ignore[type-arg]
-        import re
-
         body = json.dumps(payload).encode()
         request = f"POST {path} HTTP/1.1\r\n{self.head}Content-Length: {len(body)}\r\n\r\n".encode() + body
         reader, writer = self.idle.pop() if self.idle else await asyncio.open_connection("127.0.0.1", self.port)
         writer.write(request)
         head = await reader.readuntil(b"\r\n\r\n")
-        length = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+        length = _CONTENT_LENGTH.search(head)
         assert length is not None, head
         data = await reader.readexactly(int(length.group(1)))
         self.idle.append((reader, writer))
