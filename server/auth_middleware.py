@@ -38,10 +38,11 @@ class BearerAuth:
         if scope["type"] != "http" or not _protected(scope["path"], self.prefixes):
             await self.app(scope, receive, send)
             return
-        principal = await authenticate_bearer(bearer_secret(Headers(scope=scope)))
+        headers = Headers(scope=scope)
+        principal = await authenticate_bearer(bearer_secret(headers))
         if principal is None:
             request = Request(scope)
-            request_id = request_id_for(request)
+            request_id = request_id_for(headers)
             error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
             challenge = "Bearer"
             if OAuthSettings.from_env() is not None:

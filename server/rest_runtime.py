@@ -1,7 +1,10 @@
 """The hand-written half of every generated REST route: parse, validate, call, validate, answer.
 
 Generated `server/generated/rest.py` binds each operation's spec and handler to
-`operation_endpoint`; everything that is the same for all operations lives here.
+`operation_endpoint`; everything that is the same for all operations lives here. The endpoint is a
+plain ASGI app rather than a Starlette request/response function: status is polled, and Starlette's
+Request, Response and exception wrappers cost more per call than the work they wrap
+(scripts/bench.py status).
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
 
 from contracts.spec import OperationSpec
 from contracts.validation import FieldError, validator_for
@@ -35,7 +39,6 @@ MAX_BODY_BYTES = 64 * 1024
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 Handler = Callable[[Any, RequestContext], Awaitable[BaseModel]]
-Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 class _RequestIds:
@@ -56,20 +59,21 @@ class _RequestIds:
 _request_ids = _RequestIds()
 
 
-def request_id_for(request: Request) -> str:
+def request_id_for(headers: Mapping[str, str]) -> str:
     """The caller's X-Request-Id when it is a sane token, else a new one."""
-    given = request.headers.get(REQUEST_ID_HEADER, "")
+    given = headers.get(REQUEST_ID_HEADER.lower(), "")
     return given if _VALID_REQUEST_ID.match(given) else _request_ids.new()
 
 
-async def read_json_body(request: Request, limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
+async def read_json_body(receive: Receive, headers: Mapping[str, str],
+                         limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
     """The raw body and its parsed JSON, refused early when too large or not JSON."""
-    declared = request.headers.get("content-length")
+    declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
     body = bytearray()
-    while True:  # request.stream() without its async generator: this runs on every call
-        message = await request.receive()
+    while True:
+        message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientDisconnect()
         body += message.get("body", b"")
@@ -77,18 +81,13 @@ async def read_json_body(request: Request, limit: int = MAX_BODY_BYTES) -> tuple
             raise PayloadTooLarge(f"request body is larger than {limit} bytes")
         if not message.get("more_body", False):
             break
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type not in ("application/json", ""):
         raise BadRequest("request body must be application/json", code="unsupported_media_type")
     try:
         return bytes(body), json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
-
-
-def _error_response(error: ApiError, request_id: str, spec: OperationSpec) -> JSONResponse:
-    headers = {REQUEST_ID_HEADER: request_id, CONTRACT_HASH_HEADER: spec.contract_hash, **error.headers()}
-    return JSONResponse(error.to_json(request_id), status_code=error.status, headers=headers)
 
 
 def _model_errors(exc: ValidationError) -> list[FieldError]:
@@ -99,15 +98,49 @@ def _model_errors(exc: ValidationError) -> list[FieldError]:
     ]
 
 
-def operation_endpoint(spec: OperationSpec, handler: Handler) -> Endpoint:
-    """A Starlette endpoint that serves one operation exactly as its contract says."""
-    assert spec.rest_variant is not None
-    validators = validator_for(spec.name, spec.contract_hash)
+async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """One JSON response. pydantic-core's `to_json` gives the same bytes as Starlette's JSONResponse
+    (compact, UTF-8); the contracts have no `number` fields, so no NaN can reach it."""
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
 
-    async def endpoint(request: Request) -> Response:
-        request_id = request_id_for(request)
+
+def error_headers(error: ApiError, request_id: str) -> list[tuple[bytes, bytes]]:
+    return [(b"x-request-id", request_id.encode()),
+            *((name.lower().encode(), value.encode("latin-1")) for name, value in error.headers().items())]
+
+
+class OperationEndpoint:
+    """An ASGI app that serves one operation exactly as its contract says."""
+
+    def __init__(self, spec: OperationSpec, handler: Handler) -> None:
+        assert spec.rest_variant is not None
+        self.spec = spec
+        self.handler = handler
+        self.validators = validator_for(spec.name, spec.contract_hash)
+        self._hash_header = (CONTRACT_HASH_HEADER.lower().encode(), spec.contract_hash.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        request_id = request_id_for(headers)
         try:
-            raw, body = await read_json_body(request)
+            body = await self._answer(scope, receive, headers, request_id)
+        except ApiError as error:
+            await send_json(send, error.status, to_json(error.to_json(request_id)),
+                            [*error_headers(error, request_id), self._hash_header])
+            return
+        except ClientDisconnect:
+            log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
+            await send({"type": "http.response.start", "status": 400, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send_json(send, 200, body, [(b"x-request-id", request_id.encode()), self._hash_header])
+
+    async def _answer(self, scope: Scope, receive: Receive, headers: Headers, request_id: str) -> bytes:
+        spec, validators = self.spec, self.validators
+        try:
+            raw, body = await read_json_body(receive, headers)
             errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
             if errors:
                 names = ", ".join(dict.fromkeys(error.path for error in errors))
@@ -118,25 +151,21 @@ def operation_endpoint(spec: OperationSpec, handler: Handler) -> Endpoint:
             except ValidationError as exc:  # the contract accepted it; the model must too
                 raise BadRequest("request does not match the contract", code="validation_failed",
                                  fields=_model_errors(exc)) from None
-            context = RequestContext(request_id, "rest", request.headers, dict(request.scope.get("state", {})))
-            result = await handler(payload, context)
+            context = RequestContext(request_id, "rest", headers, dict(scope.get("state", {})))
+            result = await self.handler(payload, context)
             data = result.model_dump(mode="json", by_alias=True)
             violations = validators.output_errors(data)
             if violations:
                 log.error("contract violation in %s response (request %s): %s", spec.name,
                           request_id, "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
                 raise ContractViolation("the server produced a response that violates its contract")
-        except ApiError as error:
-            return _error_response(error, request_id, spec)
-        except ClientDisconnect:
-            log.info("client went away while sending %s (request %s)", spec.name, request_id)
-            return Response(status_code=400)
+            return to_json(data)
+        except (ApiError, ClientDisconnect):
+            raise
         except Exception:
             log.exception("unhandled error in %s (request %s)", spec.name, request_id)
-            return _error_response(ApiError("internal server error"), request_id, spec)
-        headers = {REQUEST_ID_HEADER: request_id, CONTRACT_HASH_HEADER: spec.contract_hash}
-        # pydantic-core's serializer: the same bytes as JSONResponse's json.dumps, ~6x faster. The
-        # contracts have integers but no `number` fields, so no NaN can have passed validation.
-        return Response(to_json(data), media_type="application/json", headers=headers)
+            raise ApiError("internal server error") from None
 
-    return endpoint
+
+def operation_endpoint(spec: OperationSpec, handler: Handler) -> OperationEndpoint:
+    return OperationEndpoint(spec, handler)

@@ -2,10 +2,15 @@
 
 What it holds may be up to `ttl` seconds stale: a revoked token or a changed role takes effect
 within that time (EVIDENCEKIT_AUTH_CACHE_SECONDS, default 5; 0 turns caching off).
+
+Concurrent misses of one key share one load: when an entry expires under load, every request in
+flight misses at once, and without this each ran its own database lookup (32 clients: latency
+spikes of ~400 ms every `ttl` seconds in scripts/bench.py status).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable, Hashable
@@ -24,21 +29,33 @@ class TTLCache(Generic[V]):
         self.ttl = ttl_from_env() if ttl is None else ttl
         self.max_entries = max_entries
         self._entries: dict[Hashable, tuple[float, V]] = {}
+        self._loading: dict[Hashable, asyncio.Task[V | None]] = {}
 
     async def get(self, key: Hashable, load: Callable[[], Awaitable[V | None]]) -> V | None:
         """The cached value, or `load()`'s; misses (None) are not cached, so new grants work at once."""
         if self.ttl <= 0:
             return await load()
-        now = time.monotonic()
         hit = self._entries.get(key)
-        if hit is not None and hit[0] > now:
+        if hit is not None and hit[0] > time.monotonic():
             return hit[1]
-        value = await load()
+        task = self._loading.get(key)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = asyncio.ensure_future(load())
+            self._loading[key] = task
+            task.add_done_callback(lambda done: self._settle(key, done))
+        # shielded: a caller that goes away does not cancel the load the others wait for
+        return await asyncio.shield(task)
+
+    def _settle(self, key: Hashable, task: asyncio.Task[V | None]) -> None:
+        if self._loading.get(key) is task:
+            del self._loading[key]
+        if task.cancelled() or task.exception() is not None:
+            return
+        value = task.result()
         if value is not None:
             if len(self._entries) >= self.max_entries:
                 self._entries.clear()
-            self._entries[key] = (now + self.ttl, value)
-        return value
+            self._entries[key] = (time.monotonic() + self.ttl, value)
 
     def clear(self) -> None:
         self._entries.clear()

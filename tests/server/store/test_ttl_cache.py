@@ -1,0 +1,73 @@
+"""The auth cache under concurrency: one load per expired key, however many requests miss at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from server.store.ttl_cache import TTLCache
+
+pytestmark = pytest.mark.anyio
+
+
+class CountingLoader:
+    def __init__(self, value: str | None = "role", fail: bool = False) -> None:
+        self.calls = 0
+        self.value, self.fail = value, fail
+        self.release = asyncio.Event()
+
+    async def __call__(self) -> str | None:
+        self.calls += 1
+        await self.release.wait()
+        if self.fail:
+            raise RuntimeError("database is down")
+        return self.value
+
+
+async def test_concurrent_misses_share_one_load() -> None:
+    cache: TTLCache[str] = TTLCache(ttl=60)
+    load = CountingLoader()
+    waiting = [asyncio.create_task(cache.get("key", load)) for _ in range(32)]
+    await asyncio.sleep(0)
+    load.release.set()
+    assert await asyncio.gather(*waiting) == ["role"] * 32
+    assert load.calls == 1
+    assert await cache.get("key", load) == "role" and load.calls == 1  # now a hit
+
+
+async def test_a_caller_that_goes_away_does_not_cancel_the_others() -> None:
+    cache: TTLCache[str] = TTLCache(ttl=60)
+    load = CountingLoader()
+    first = asyncio.create_task(cache.get("key", load))
+    second = asyncio.create_task(cache.get("key", load))
+    await asyncio.sleep(0)
+    first.cancel()
+    load.release.set()
+    assert await second == "role"
+    assert first.cancelled() and load.calls == 1
+
+
+async def test_failures_reach_every_waiter_and_are_not_cached() -> None:
+    cache: TTLCache[str] = TTLCache(ttl=60)
+    load = CountingLoader(fail=True)
+    waiting = [asyncio.create_task(cache.get("key", load)) for _ in range(3)]
+    await asyncio.sleep(0)
+    load.release.set()
+    results = await asyncio.gather(*waiting, return_exceptions=True)
+    assert all(isinstance(result, RuntimeError) for result in results) and load.calls == 1
+    load.fail = False
+    assert await cache.get("key", load) == "role" and load.calls == 2
+
+
+async def test_misses_are_not_cached_and_entries_expire() -> None:
+    cache: TTLCache[str] = TTLCache(ttl=0.05)
+    missing = CountingLoader(value=None)
+    missing.release.set()
+    assert await cache.get("key", missing) is None
+    assert await cache.get("key", missing) is None and missing.calls == 2
+    present = CountingLoader()
+    present.release.set()
+    assert await cache.get("other", present) == "role"
+    await asyncio.sleep(0.06)
+    assert await cache.get("other", present) == "role" and present.calls == 2
