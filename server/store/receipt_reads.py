@@ -102,7 +102,6 @@ def _direct_filename(client: Any) -> str | None:
 async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptView | None:
     """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None."""
     client = get_connection("default")
-    postgres = is_postgres_connection(client)
     filename = _direct_filename(client)
     if filename is not None:
         try:
@@ -111,6 +110,7 @@ async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptV
             return None if row is None else ReceiptView.from_row(row)
         except sqlite3.OperationalError:
             pass  # busy or locked: ask through the async connection, which may wait
+    postgres = is_postgres_connection(client)
     values = [sql_uuid(workspace_id, postgres), sql_uuid(mutation_id, postgres)]
     rows = await client.execute_query_dict(_POSTGRES_SELECT if postgres else _SQLITE_SELECT, values)
     return ReceiptView.from_row(rows[0]) if rows else None
