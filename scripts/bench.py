@@ -87,8 +87,22 @@ def serve(env: dict[str, str], port: int, http: str) -> subprocess.Popen[bytes]:
 HTTP_SETTINGS = {"httptools": "httptools + uvloop (as shipped)", "h11": "h11 + uvloop"}
 
 
-def status_bench(database: str, seconds: int, data: Path, http: str) -> tuple[float, float, str]:
-    """(ours, peer) requests/s, and the status body served."""
+def asgi_rate(module: str, env: dict[str, str], http: str, body: str, token: str, seconds: int) -> float:
+    """Requests/s of scripts/<module>.py's `app` on the same uvicorn settings as the service."""
+    port = free_port()
+    process = subprocess.Popen([PYTHON, "-m", "uvicorn", f"{module}:app", "--host", "127.0.0.1", "--port", str(port),
+                                "--log-level", "warning", "--no-access-log", "--http", http],
+                               cwd=ROOT / "scripts", env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/", process)
+        return wrk(f"http://127.0.0.1:{port}/research-api/evidence/status", body, token, seconds)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def status_bench(database: str, seconds: int, data: Path, http: str) -> tuple[float, float, float, str]:
+    """(ours, floor, peer) requests/s, and the status body served."""
     import httpx
 
     env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "EVIDENCEKIT_LOG_LEVEL": "WARNING",
@@ -114,19 +128,11 @@ def status_bench(database: str, seconds: int, data: Path, http: str) -> tuple[fl
     finally:
         process.terminate()
         process.wait(timeout=30)
+    floor = asgi_rate("bench_floor_app", env, http, body, boot["token"], seconds)
     body_file = data / "peer-body.json"
     body_file.write_bytes(answer.content)
-    peer_port = free_port()
-    peer = subprocess.Popen([PYTHON, "-m", "uvicorn", "bench_peer_app:app", "--host", "127.0.0.1", "--port",
-                             str(peer_port), "--log-level", "warning", "--no-access-log", "--http", http],
-                            cwd=ROOT / "scripts", env={**env, "BENCH_PEER_BODY": str(body_file)})
-    try:
-        wait_ready(f"http://127.0.0.1:{peer_port}/", peer)
-        theirs = wrk(f"http://127.0.0.1:{peer_port}/research-api/evidence/status", body, boot["token"], seconds)
-    finally:
-        peer.terminate()
-        peer.wait(timeout=30)
-    return ours, theirs, answer.text
+    peer = asgi_rate("bench_peer_app", {**env, "BENCH_PEER_BODY": str(body_file)}, http, body, boot["token"], seconds)
+    return ours, floor, peer, answer.text
 
 
 async def pg_database(create: bool, name: str) -> None:
@@ -156,9 +162,11 @@ def run_status(seconds: int, rows: list[Row], bodies: list[str]) -> list[float]:
                 if database is None:
                     continue
                 with tempfile.TemporaryDirectory() as tmp:
-                    ours, peer, body = status_bench(database, seconds, Path(tmp), http)
+                    ours, floor, peer, body = status_bench(database, seconds, Path(tmp), http)
                 rows.append((f"status read, {shown}, {label} (req/s, 32 conns)", f"{ours:.0f}",
                              f"{peer:.0f} bare Starlette", f"{ours / peer:.2f}", ">= 0.5"))
+                rows.append((f"  floor: the same steps with no framework, {shown}, {http}", f"{floor:.0f}",
+                             f"{peer:.0f} bare Starlette", f"{floor / peer:.2f}", "(bound on the row above)"))
                 bodies.append(body)
                 request_seconds.append(1 / ours)  # one process serves them all: its time per request
     finally:
@@ -370,7 +378,10 @@ METHOD = """## How each row is measured
   Starlette endpoint returning the same bytes. Both run on the same uvicorn settings, once with
   httptools (what `evidencekit serve` uses) and once with the pure-Python h11 parser: the faster
   the HTTP layer, the larger the share of the service's own per-request work, so the ratio drops
-  while both absolute rates rise.
+  while both absolute rates rise. The **floor** rows run the status call's own steps (bearer
+  lookup, JSON, every input and output variant, the typed models, role check, database read) in a
+  bare ASGI function with no framework (scripts/bench_floor_app.py), on the same database and
+  settings: no amount of framework work can take the service past its floor.
 - **response validation**: one status response checked against every published output variant
   (jsonschema-rs verdict), as a share of the server time per request of the first status row.
 - **retrieve end to end**: a local HTTPS origin (trustme CA) serves distinct ~200 KB pages.

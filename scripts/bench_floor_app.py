@@ -1,0 +1,62 @@
+"""The floor of the status benchmark: the status read's own steps with no web framework at all.
+
+Bearer lookup, body, JSON, every input variant, the typed model, role check, the database read,
+the typed answer, every output variant, JSON out: the calls `evidencekit serve` makes, in a bare
+ASGI function (no routing, middleware, request ids, error mapping or access log). Whatever the
+framework costs, the service cannot beat this; scripts/bench.py prints it beside the service and
+the bare peer. Answers only a valid, authorized status call; anything else is a 500.
+"""
+
+import contextlib
+import json
+from typing import Any
+
+from pydantic_core import to_json
+
+from contracts.models import StatusInput, StatusOutput
+from contracts.validation import validator_for
+from contracts.wire import parse
+from server.generated.operations import STATUS
+from server.store import access, receipt_reads, receipts
+from server.store.db import database_url, open_store
+
+VALIDATORS = validator_for(STATUS.name, STATUS.contract_hash)
+
+
+async def lifespan(receive: Any, send: Any) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await stack.enter_async_context(open_store(database_url(), shared=True))
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+async def status(scope: dict[str, Any], receive: Any) -> bytes:
+    authorization = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
+    principal = await access.authenticate_bearer(authorization.decode().partition(" ")[2])
+    raw = (await receive())["body"]
+    if principal is None or VALIDATORS.input_errors(json.loads(raw)):
+        raise ValueError("the floor answers only valid, authenticated status calls")
+    payload = parse(StatusInput, raw)
+    await access.authorize(principal, payload.workspace_id, capability=access.RESEARCH, minimum_role="viewer")
+    view = await receipt_reads.find_view(payload.workspace_id, payload.mutation_id)
+    retrieval = None if view is None else receipts.as_retrieval(view)
+    data = StatusOutput.model_validate({"retrieval": retrieval}).model_dump(mode="json", by_alias=True)
+    if VALIDATORS.output_errors(data):
+        raise ValueError("contract violation")
+    return to_json(data)
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
+    body = await status(scope, receive)
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
