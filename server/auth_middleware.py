@@ -6,7 +6,6 @@ remote MCP client finds the authorization server.
 
 from __future__ import annotations
 
-from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -20,29 +19,38 @@ from .rest_runtime import REQUEST_ID_HEADER, request_id_for
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
-def bearer_secret(headers: Headers) -> str:
-    scheme, _, secret = headers.get("authorization", "").partition(" ")
+def bearer_secret(authorization: str) -> str:
+    """The credential of an `Authorization: Bearer <secret>` header value, else ''."""
+    scheme, _, secret = authorization.partition(" ")
     return secret.strip() if scheme.lower() == "bearer" else ""
 
 
-def _protected(path: str, prefixes: tuple[str, ...]) -> bool:
-    return any(path == prefix.rstrip("/") or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
+def _authorization(scope: Scope) -> str:
+    for name, value in scope["headers"]:  # ASGI header names are lowercase
+        if name == b"authorization":
+            decoded: str = value.decode("latin-1")
+            return decoded
+    return ""
 
 
 class BearerAuth:
     def __init__(self, app: ASGIApp, prefixes: tuple[str, ...] = ("/research-api/", "/mcp")) -> None:
         self.app = app
         self.prefixes = prefixes
+        self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
+        self._beneath = tuple(root + "/" for root in self._roots)
+
+    def protects(self, path: str) -> bool:
+        return path in self._roots or path.startswith(self._beneath)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not _protected(scope["path"], self.prefixes):
+        if scope["type"] != "http" or not self.protects(scope["path"]):
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        principal = await authenticate_bearer(bearer_secret(headers))
+        principal = await authenticate_bearer(bearer_secret(_authorization(scope)))
         if principal is None:
             request = Request(scope)
-            request_id = request_id_for(headers)
+            request_id = request_id_for(request.headers.get(REQUEST_ID_HEADER, ""))
             error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
             challenge = "Bearer"
             if OAuthSettings.from_env() is not None:

@@ -59,29 +59,48 @@ class _RequestIds:
 _request_ids = _RequestIds()
 
 
-def request_id_for(headers: Mapping[str, str]) -> str:
+def request_id_for(given: str) -> str:
     """The caller's X-Request-Id when it is a sane token, else a new one."""
-    given = headers.get(REQUEST_ID_HEADER.lower(), "")
     return given if _VALID_REQUEST_ID.match(given) else _request_ids.new()
 
 
-async def read_json_body(receive: Receive, headers: Mapping[str, str],
+_READ_HEADERS = frozenset({b"content-length", b"content-type", b"x-request-id"})
+
+
+def read_headers(scope: Scope) -> dict[bytes, str]:
+    """The request headers this runtime reads, in one pass (ASGI names are lowercase; first wins)."""
+    found: dict[bytes, str] = {}
+    for name, value in scope["headers"]:
+        if name in _READ_HEADERS and name not in found:
+            found[name] = value.decode("latin-1")
+    return found
+
+
+async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
                          limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
     """The raw body and its parsed JSON, refused early when too large or not JSON."""
-    declared = headers.get("content-length")
+    declared = headers.get(b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnect()
-        body += message.get("body", b"")
-        if len(body) > limit:
-            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-        if not message.get("more_body", False):
-            break
-    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        raise ClientDisconnect()
+    body: bytes | bytearray = message.get("body", b"")
+    if message.get("more_body", False):
+        body = bytearray(body)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            body += message.get("body", b"")
+            if len(body) > limit:
+                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            if not message.get("more_body", False):
+                break
+        body = bytes(body)
+    if len(body) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    content_type = headers.get(b"content-type", "").split(";")[0].strip().lower()
     if content_type not in ("application/json", ""):
         raise BadRequest("request body must be application/json", code="unsupported_media_type")
     try:
@@ -122,8 +141,8 @@ class OperationEndpoint:
         self._hash_header = (CONTRACT_HASH_HEADER.lower().encode(), spec.contract_hash.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = Headers(scope=scope)
-        request_id = request_id_for(headers)
+        headers = read_headers(scope)
+        request_id = request_id_for(headers.get(b"x-request-id", ""))
         try:
             body = await self._answer(scope, receive, headers, request_id)
         except ApiError as error:
@@ -132,12 +151,12 @@ class OperationEndpoint:
             return
         except ClientDisconnect:
             log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
-            await send({"type": "http.response.start", "status": 400, "headers": []})
+            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
         await send_json(send, 200, body, [(b"x-request-id", request_id.encode()), self._hash_header])
 
-    async def _answer(self, scope: Scope, receive: Receive, headers: Headers, request_id: str) -> bytes:
+    async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
         spec, validators = self.spec, self.validators
         try:
             raw, body = await read_json_body(receive, headers)
@@ -151,7 +170,7 @@ class OperationEndpoint:
             except ValidationError as exc:  # the contract accepted it; the model must too
                 raise BadRequest("request does not match the contract", code="validation_failed",
                                  fields=_model_errors(exc)) from None
-            context = RequestContext(request_id, "rest", headers, dict(scope.get("state", {})))
+            context = RequestContext(request_id, "rest", Headers(scope=scope), dict(scope.get("state", {})))
             result = await self.handler(payload, context)
             data = result.model_dump(mode="json", by_alias=True)
             violations = validators.output_errors(data)

@@ -30,6 +30,7 @@ class TTLCache(Generic[V]):
         self.max_entries = max_entries
         self._entries: dict[Hashable, tuple[float, V]] = {}
         self._loading: dict[Hashable, asyncio.Task[V | None]] = {}
+        self._generation = 0  # bumped by clear(): a load started before it must not be stored
 
     async def get(self, key: Hashable, load: Callable[[], Awaitable[V | None]]) -> V | None:
         """The cached value, or `load()`'s; misses (None) are not cached, so new grants work at once."""
@@ -42,14 +43,15 @@ class TTLCache(Generic[V]):
         if task is None or task.get_loop() is not asyncio.get_running_loop():
             task = asyncio.ensure_future(load())
             self._loading[key] = task
-            task.add_done_callback(lambda done: self._settle(key, done))
+            generation = self._generation
+            task.add_done_callback(lambda done: self._settle(key, done, generation))
         # shielded: a caller that goes away does not cancel the load the others wait for
         return await asyncio.shield(task)
 
-    def _settle(self, key: Hashable, task: asyncio.Task[V | None]) -> None:
+    def _settle(self, key: Hashable, task: asyncio.Task[V | None], generation: int) -> None:
         if self._loading.get(key) is task:
             del self._loading[key]
-        if task.cancelled() or task.exception() is not None:
+        if task.cancelled() or task.exception() is not None or generation != self._generation:
             return
         value = task.result()
         if value is not None:
@@ -58,4 +60,7 @@ class TTLCache(Generic[V]):
             self._entries[key] = (time.monotonic() + self.ttl, value)
 
     def clear(self) -> None:
+        """Forget every entry; loads already running are not joined or stored any more."""
+        self._generation += 1
         self._entries.clear()
+        self._loading.clear()

@@ -23,6 +23,9 @@ SCHEMAS = [
 ]
 
 
+INSTANCE_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # data, not schemas
+
+
 def ecma_patterns(node: Any) -> Any:
     """The schema with each `pattern` spelled so that Python's `re` reads it as ECMA-262 does.
 
@@ -30,7 +33,8 @@ def ecma_patterns(node: Any) -> Any:
     non-space for `\\S` (ECMA-262: space); without this it generated `documents/0/\\ufeff`, which
     both engines rightly reject (a failed full run, not a disagreement)."""
     if isinstance(node, dict):
-        return {key: to_python(value) if key == "pattern" and isinstance(value, str) else ecma_patterns(value)
+        return {key: to_python(value) if key == "pattern" and isinstance(value, str)
+                else value if key in INSTANCE_KEYWORDS else ecma_patterns(value)
                 for key, value in node.items()}
     if isinstance(node, list):
         return [ecma_patterns(item) for item in node]

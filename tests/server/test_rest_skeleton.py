@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -96,6 +97,49 @@ def test_oversized_body_is_413(base_url: str) -> None:
     response = post(base_url, RETRIEVE.rest_path, json={**REQUEST, "url": "https://e.com/" + "a" * 70_000})
     assert response.status_code == 413
     assert response.json()["code"] == "payload_too_large"
+
+
+def test_a_body_sent_in_pieces_is_read_whole(base_url: str) -> None:
+    raw = json.dumps(REQUEST).encode()
+    pieces = iter([raw[:10], raw[10:40], raw[40:]])  # chunked transfer encoding, no Content-Length
+    response = post(base_url, RETRIEVE.rest_path, content=pieces, headers={"Content-Type": "application/json"})
+    assert response.status_code == 200
+    assert response.json()["retrieval"]["mutation_id"] == MUTATION
+
+
+def test_the_body_reader_joins_messages_and_stops_at_the_cap() -> None:
+    import asyncio
+
+    from server.errors import PayloadTooLarge
+    from server.rest_runtime import read_json_body
+
+    def receiver(*pieces: bytes) -> Any:
+        messages = [{"type": "http.request", "body": piece, "more_body": n < len(pieces) - 1}
+                    for n, piece in enumerate(pieces)]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop(0)
+        return receive
+
+    raw, parsed = asyncio.run(read_json_body(receiver(b'{"a": ', b'[1, 2', b"]}"), {}))
+    assert (raw, parsed) == (b'{"a": [1, 2]}', {"a": [1, 2]})
+    with pytest.raises(PayloadTooLarge):
+        asyncio.run(read_json_body(receiver(b"[" + b"1," * 10, b"1" * 100 + b"]"), {}, limit=50))
+    with pytest.raises(PayloadTooLarge):
+        asyncio.run(read_json_body(receiver(b"1" * 51), {}, limit=50))
+
+
+def test_an_oversized_body_without_a_length_is_413(base_url: str) -> None:
+    pieces = iter([b'{"url": "' + b"a" * 40_000, b"a" * 40_000 + b'"}'])
+    response = post(base_url, RETRIEVE.rest_path, content=pieces, headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+
+
+def test_a_body_of_another_media_type_is_refused(base_url: str) -> None:
+    response = post(base_url, RETRIEVE.rest_path, content=json.dumps(REQUEST), headers={"Content-Type": "text/plain"})
+    assert response.status_code == 400
+    assert response.json()["code"] == "unsupported_media_type"
 
 
 def test_wrong_method_is_refused(base_url: str) -> None:

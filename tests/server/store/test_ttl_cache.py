@@ -71,3 +71,17 @@ async def test_misses_are_not_cached_and_entries_expire() -> None:
     assert await cache.get("other", present) == "role"
     await asyncio.sleep(0.06)
     assert await cache.get("other", present) == "role" and present.calls == 2
+
+
+async def test_clear_drops_loads_already_running() -> None:
+    cache: TTLCache[str] = TTLCache(ttl=60)
+    stale = CountingLoader(value="before")
+    first = asyncio.create_task(cache.get("key", stale))
+    await asyncio.sleep(0)
+    cache.clear()  # e.g. a token was revoked while its lookup was in flight
+    fresh = CountingLoader(value="after")
+    fresh.release.set()
+    assert await cache.get("key", fresh) == "after"  # not joined to the earlier load
+    stale.release.set()
+    assert await first == "before"
+    assert await cache.get("key", fresh) == "after" and fresh.calls == 1  # the earlier load was not stored
