@@ -81,9 +81,10 @@ class _Renderer:
 
     # -- output state ---------------------------------------------------------------------
     def end_line(self) -> None:
-        text = collapse_text("".join(self.text))
-        if text:
-            self.lines.append((text, collapse_text("".join(self.markdown))))
+        raw_text, raw_markdown = "".join(self.text), "".join(self.markdown)
+        text = collapse_text(raw_text)
+        if text:  # most lines have no markup: their markdown is their text, collapsed once
+            self.lines.append((text, text if raw_markdown == raw_text else collapse_text(raw_markdown)))
         self.text = []
         self.markdown = []
 
