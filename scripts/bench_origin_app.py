@@ -16,7 +16,7 @@ def article(seed: int, size: int = 200_000) -> bytes:
              "<article><h1>Report</h1>"]
     total = 0
     while total < size:
-        paragraph = " ".join(rng.choice(WORDS) for _ in range(80))
+        paragraph = " ".join(rng.choices(WORDS, k=80))  # one call per paragraph: the origin stays cheap
         parts.append(f"<p>{paragraph}.</p>")
         total += len(paragraph) + 8
     parts.append("</article><footer>footer</footer></body></html>")

@@ -75,9 +75,11 @@ class HtmlParser:
     def __init__(self, processes: int = 0) -> None:
         self.processes = processes
         self._pool: ProcessPoolExecutor | None = None
-        # Pages handed to the pool at once: more would only wait there as pickled copies of bodies
-        # of up to the byte cap (50 slots x 2 MB pickles pushed the server from 150 to 500 MB).
-        self._slots = asyncio.Semaphore(max(processes, 1))
+        # Pages handed to the pool at once: two per process, so that each has its next page waiting
+        # when it sends a result back (one per process left it idle through every hand-over);
+        # more would only wait as pickled copies of bodies of up to the byte cap (50 slots x 2 MB
+        # pickles pushed the server from 150 to 500 MB).
+        self._slots = asyncio.Semaphore(2 * max(processes, 1))
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
