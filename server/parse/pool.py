@@ -10,6 +10,7 @@ in the new pool; a second death propagates, so the receipt is retried like any c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -27,6 +28,7 @@ log = logging.getLogger("evidencekit.parse")
 
 
 MAX_DEFAULT = 8
+LARGE_BODY = 512 * 1024  # bodies past this go to the pool one per process
 
 
 def usable_cpus() -> int:
@@ -76,10 +78,11 @@ class HtmlParser:
         self.processes = processes
         self._pool: ProcessPoolExecutor | None = None
         # Pages handed to the pool at once: two per process, so that each has its next page waiting
-        # when it sends a result back (one per process left it idle through every hand-over);
-        # more would only wait as pickled copies of bodies of up to the byte cap (50 slots x 2 MB
-        # pickles pushed the server from 150 to 500 MB).
+        # when it sends a result back (one per process left it idle through every hand-over); but
+        # one large body per process, as more would only wait as pickled copies of bodies of up to
+        # the byte cap (50 slots x 2 MB pickles pushed the server from 150 to 500 MB).
         self._slots = asyncio.Semaphore(2 * max(processes, 1))
+        self._large_slots = asyncio.Semaphore(max(processes, 1))
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -94,7 +97,8 @@ class HtmlParser:
         if self.processes == 0:
             return call()
         loop = asyncio.get_running_loop()
-        async with self._slots:
+        large = self._large_slots if len(body) > LARGE_BODY else contextlib.nullcontext()
+        async with large, self._slots:  # always in this order: a small page never holds a slot it waits on
             pool = self._executor()
             try:
                 return await loop.run_in_executor(pool, call)

@@ -73,3 +73,44 @@ def _state(pid: int) -> str:
             return next(line for line in status if line.startswith("State:")).lower()
     except (FileNotFoundError, ProcessLookupError):
         return "zombie"
+
+
+async def test_two_pages_per_process_are_handed_over_but_one_large_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from server.parse import pool as pool_module
+
+    lock, release = threading.Lock(), threading.Event()
+    now = {"pages": 0, "large": 0}
+    most = {"pages": 0, "large": 0}
+
+    def watched(body: bytes, **_: object) -> str:
+        with lock:
+            now["pages"] += 1
+            now["large"] += len(body) > pool_module.LARGE_BODY
+            most.update({key: max(most[key], now[key]) for key in now})
+        release.wait(5)
+        with lock:
+            now["pages"] -= 1
+            now["large"] -= len(body) > pool_module.LARGE_BODY
+        return "parsed"
+
+    monkeypatch.setattr(pool_module, "parse_html", watched)
+    threads = ThreadPoolExecutor(8)  # stands in for the process pool: it would take all eight at once
+    parser = HtmlParser(1)
+    monkeypatch.setattr(parser, "_executor", lambda: threads)
+    large = b"x" * (pool_module.LARGE_BODY + 1)
+    try:
+        for bodies, expected in (([PAGE] * 6, {"pages": 2, "large": 0}), ([large] * 4, {"pages": 1, "large": 1}),
+                                 ([large, large, PAGE, PAGE], {"pages": 2, "large": 1})):
+            most.update(pages=0, large=0)
+            release.clear()
+            parsing = [asyncio.create_task(parser.parse(body)) for body in bodies]
+            await asyncio.sleep(0.2)
+            release.set()
+            assert await asyncio.gather(*parsing) == ["parsed"] * len(bodies)
+            assert most == expected
+    finally:
+        threads.shutdown()
