@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -71,6 +72,18 @@ def _start_child(parent: int) -> None:
     threading.Thread(target=exit_with_parent, daemon=True, name="exit-with-parent").start()
 
 
+def parse_within(body: bytes, text_limit: int | None, *, http_charset: str | None = None,
+                 content_language: str | None = None) -> HtmlExtract:
+    """parse_html, with the text cut after text_limit + 1 characters when the caller will clip it
+    to text_limit anyway: one character past the limit still tells it that the text was longer,
+    and where a character ends (limits.clip reads no further). In a parse process this halves the
+    result sent back for a long page (its markdown is kept whole)."""
+    page = parse_html(body, http_charset=http_charset, content_language=content_language)
+    if text_limit is not None and len(page.text) > text_limit + 1 and page.text[:text_limit + 1].strip():
+        page = dataclasses.replace(page, text=page.text[:text_limit + 1])
+    return page
+
+
 class HtmlParser:
     """parse_html behind an await; inline when `processes` is 0."""
 
@@ -91,9 +104,11 @@ class HtmlParser:
                                              initializer=_start_child, initargs=(os.getpid(),))
         return self._pool
 
-    async def parse(self, body: bytes, *, http_charset: str | None = None,
-                    content_language: str | None = None) -> HtmlExtract:
-        call = partial(parse_html, body, http_charset=http_charset, content_language=content_language)
+    async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,
+                    text_limit: int | None = None) -> HtmlExtract:
+        """parse_html's result; with `text_limit`, its text may come back cut after text_limit + 1
+        characters (see parse_within)."""
+        call = partial(parse_within, body, text_limit, http_charset=http_charset, content_language=content_language)
         if self.processes == 0:
             return call()
         loop = asyncio.get_running_loop()

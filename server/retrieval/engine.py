@@ -157,7 +157,8 @@ class RetrievalEngine:
             return
         declared = response.content_language
         if media in HTML_TYPES:
-            page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared)
+            page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
+                                           text_limit=limits.MAX_TEXT)
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
             if page.nodes_limited:

@@ -6,6 +6,8 @@ import os
 import signal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.parse import parse_html
 from server.parse.pool import PROCESSES_ENV, HtmlParser, processes_from_env
@@ -114,3 +116,20 @@ async def test_two_pages_per_process_are_handed_over_but_one_large_body(monkeypa
             assert most == expected
     finally:
         threads.shutdown()
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=st.lists(st.text(alphabet="ab e\u0301\u200d\u0308\U0001F469", min_size=1, max_size=12), min_size=1,
+                      max_size=40),
+       limit=st.integers(min_value=1, max_value=120))
+def test_a_text_cut_for_the_limit_clips_exactly_as_the_whole_text(words: list[str], limit: int) -> None:
+    from server.parse.pool import parse_within
+    from server.retrieval.limits import clip
+
+    body = ("<html><body><article>" + "".join(f"<p>{word} {word}</p>" for word in words)
+            + "</article></body></html>").encode()
+    whole = parse_html(body)
+    cut = parse_within(body, limit)
+    assert cut.markdown == whole.markdown and len(cut.text) <= max(limit + 1, len(whole.text))
+    assert clip(cut.text, limit, at_word=True) == clip(whole.text, limit, at_word=True)
+    assert bool(cut.text.strip()) == bool(whole.text.strip())
