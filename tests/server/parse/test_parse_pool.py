@@ -133,3 +133,35 @@ def test_a_text_cut_for_the_limit_clips_exactly_as_the_whole_text(words: list[st
     assert cut.markdown == whole.markdown and len(cut.text) <= max(limit + 1, len(whole.text))
     assert clip(cut.text, limit, at_word=True) == clip(whole.text, limit, at_word=True)
     assert bool(cut.text.strip()) == bool(whole.text.strip())
+
+
+async def test_pages_cancelled_while_waiting_leave_no_permit_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from server.parse import pool as pool_module
+
+    release = threading.Event()
+
+    def blocked(body: bytes, **_: object) -> str:
+        release.wait(5)
+        return "parsed"
+
+    monkeypatch.setattr(pool_module, "parse_html", blocked)
+    threads = ThreadPoolExecutor(8)
+    parser = HtmlParser(1)
+    monkeypatch.setattr(parser, "_executor", lambda: threads)
+    large = b"x" * (pool_module.LARGE_BODY + 1)
+    try:
+        busy = [asyncio.create_task(parser.parse(body)) for body in (large, PAGE)]  # both slots taken
+        waiting = [asyncio.create_task(parser.parse(body)) for body in (large, PAGE, PAGE)]
+        await asyncio.sleep(0.1)
+        for task in waiting:
+            task.cancel()
+        release.set()
+        assert await asyncio.gather(*busy) == ["parsed", "parsed"]
+        assert all(task.cancelled() for task in waiting)
+        assert parser._slots._value == 2 and parser._large_slots._value == 1  # every permit came back
+    finally:
+        threads.shutdown()
