@@ -14,7 +14,7 @@ from server.errors import Unauthorized
 from server.oauth import OAuthSettings
 from server.store.access import authenticate_bearer
 
-from .rest_runtime import REQUEST_ID_HEADER, request_id_for
+from .rest_runtime import REQUEST_ID_HEADER, REQUEST_ID_KEY, header_values, request_id_for
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
@@ -25,18 +25,12 @@ def bearer_secret(authorization: str) -> str:
     return secret.strip() if scheme.lower() == "bearer" else ""
 
 
-def _authorization(scope: Scope) -> str:
-    for name, value in scope["headers"]:  # ASGI header names are lowercase
-        if name == b"authorization":
-            decoded: str = value.decode("latin-1")
-            return decoded
-    return ""
+_AUTH_HEADERS = frozenset({b"authorization", REQUEST_ID_KEY})
 
 
 class BearerAuth:
     def __init__(self, app: ASGIApp, prefixes: tuple[str, ...] = ("/research-api/", "/mcp")) -> None:
         self.app = app
-        self.prefixes = prefixes
         self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
         self._beneath = tuple(root + "/" for root in self._roots)
 
@@ -47,10 +41,11 @@ class BearerAuth:
         if scope["type"] != "http" or not self.protects(scope["path"]):
             await self.app(scope, receive, send)
             return
-        principal = await authenticate_bearer(bearer_secret(_authorization(scope)))
+        headers = header_values(scope, _AUTH_HEADERS)
+        principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
         if principal is None:
             request = Request(scope)
-            request_id = request_id_for(request.headers.get(REQUEST_ID_HEADER, ""))
+            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
             error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
             challenge = "Bearer"
             if OAuthSettings.from_env() is not None:

@@ -64,14 +64,15 @@ def request_id_for(given: str) -> str:
     return given if _VALID_REQUEST_ID.match(given) else _request_ids.new()
 
 
-_READ_HEADERS = frozenset({b"content-length", b"content-type", b"x-request-id"})
+REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
+_READ_HEADERS = frozenset({b"content-length", b"content-type", REQUEST_ID_KEY})
 
 
-def read_headers(scope: Scope) -> dict[bytes, str]:
-    """The request headers this runtime reads, in one pass (ASGI names are lowercase; first wins)."""
+def header_values(scope: Scope, names: frozenset[bytes] = _READ_HEADERS) -> dict[bytes, str]:
+    """The named request headers, in one pass (ASGI names are lowercase; the first of a name wins)."""
     found: dict[bytes, str] = {}
     for name, value in scope["headers"]:
-        if name in _READ_HEADERS and name not in found:
+        if name in names and name not in found:
             found[name] = value.decode("latin-1")
     return found
 
@@ -85,26 +86,26 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
     message = await receive()
     if message["type"] == "http.disconnect":
         raise ClientDisconnect()
-    body: bytes | bytearray = message.get("body", b"")
-    if message.get("more_body", False):
-        body = bytearray(body)
+    body: bytes = message.get("body", b"")
+    if message.get("more_body", False):  # rare: most bodies arrive in one message, used as is
+        pieces = bytearray(body)
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 raise ClientDisconnect()
-            body += message.get("body", b"")
-            if len(body) > limit:
+            pieces += message.get("body", b"")
+            if len(pieces) > limit:
                 raise PayloadTooLarge(f"request body is larger than {limit} bytes")
             if not message.get("more_body", False):
                 break
-        body = bytes(body)
+        body = bytes(pieces)
     if len(body) > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
     content_type = headers.get(b"content-type", "").split(";")[0].strip().lower()
     if content_type not in ("application/json", ""):
         raise BadRequest("request body must be application/json", code="unsupported_media_type")
     try:
-        return bytes(body), json.loads(body)
+        return body, json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
@@ -126,7 +127,7 @@ async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[by
 
 
 def error_headers(error: ApiError, request_id: str) -> list[tuple[bytes, bytes]]:
-    return [(b"x-request-id", request_id.encode()),
+    return [(REQUEST_ID_KEY, request_id.encode()),
             *((name.lower().encode(), value.encode("latin-1")) for name, value in error.headers().items())]
 
 
@@ -141,8 +142,8 @@ class OperationEndpoint:
         self._hash_header = (CONTRACT_HASH_HEADER.lower().encode(), spec.contract_hash.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = read_headers(scope)
-        request_id = request_id_for(headers.get(b"x-request-id", ""))
+        headers = header_values(scope)
+        request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
         try:
             body = await self._answer(scope, receive, headers, request_id)
         except ApiError as error:
@@ -154,7 +155,7 @@ class OperationEndpoint:
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
-        await send_json(send, 200, body, [(b"x-request-id", request_id.encode()), self._hash_header])
+        await send_json(send, 200, body, [(REQUEST_ID_KEY, request_id.encode()), self._hash_header])
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
         spec, validators = self.spec, self.validators

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 _PLACEHOLDER = re.compile(r"\{p(\d+)\}")
@@ -14,6 +15,7 @@ def is_postgres_connection(connection: Any) -> bool:
     return bool(connection.capabilities.dialect == "postgres")
 
 
+@cache  # a handful of fixed statements, each rewritten on every call otherwise
 def dialect_params(statement: str, postgres: bool) -> str:
     """`{p1}`, `{p2}`... as PostgreSQL's $1, $2 or SQLite's ?1, ?2: numbered on both, so a
     statement may use them in any order or more than once."""

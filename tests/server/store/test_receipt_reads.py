@@ -82,6 +82,6 @@ async def test_a_reader_closed_from_another_thread_is_replaced(tmp_path: Path) -
         closer = threading.Thread(target=receipt_reads.close_direct)
         closer.start()
         closer.join()
-        for _ in range(2):  # the first read falls back and forgets the closed reader, the next reopens it
+        for _ in range(2):  # closing forgot the reader: the next read opens a new one, and keeps it
             view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
             assert view is not None and view.state == "pending"
