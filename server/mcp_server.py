@@ -16,8 +16,9 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from contracts.spec import OperationSpec
 from contracts.validation import validator_for
 from contracts.wire import parse
 from server.context import RequestContext
@@ -83,7 +84,15 @@ class ToolCaller:
         spec = _SPECS.get(params.name)
         if spec is None or params.name not in visible:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        arguments = params.arguments or {}
+        request_id = uuid.uuid4().hex
+        try:
+            return await self._call(spec, ctx, params.arguments or {}, request_id)
+        except Exception:  # a tool failure, not a protocol error: the caller gets an isError result
+            log.exception("unhandled error in %s (request %s)", spec.name, request_id)
+            return _error("internal server error", "internal_error")
+
+    async def _call(self, spec: OperationSpec, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any],
+                    request_id: str) -> types.CallToolResult:
         validator = validator_for(spec.name, spec.contract_hash)
         errors = validator.input_errors(arguments)  # every variant: see OperationValidator.input_errors
         if errors:
@@ -93,16 +102,22 @@ class ToolCaller:
         if principal is None:
             return _error("not authenticated: a valid bearer token (HTTP) or SOSOAPI_ACCESS_TOKEN (stdio) "
                           "is required", "unauthenticated")
-        context = RequestContext(uuid.uuid4().hex, "mcp", {}, {"principal": principal})
+        try:
+            payload = parse(spec.input_model, json.dumps(arguments))
+        except ValidationError as exc:  # the contract accepted it; the model must too
+            fields = "; ".join(f"{'.'.join(map(str, e['loc']))} {e['msg']}" for e in exc.errors())
+            return _error(f"arguments do not match the contract: {fields}", "validation_failed")
+        context = RequestContext(request_id, "mcp", {}, {"principal": principal})
         handler = getattr(self.handlers, spec.python_name)
         try:
-            result: BaseModel = await handler(parse(spec.input_model, json.dumps(arguments)), context)
+            result: BaseModel = await handler(payload, context)
         except ApiError as error:
             return _error(error.message, error.code)
         data = result.model_dump(mode="json", by_alias=True)
         violations = validator.output_errors(data)
         if violations:
-            log.error("contract violation in %s: %s", spec.name, "; ".join(f"{v.path} {v.message}" for v in violations))
+            log.error("contract violation in %s (request %s): %s", spec.name, request_id,
+                      "; ".join(f"{v.path} {v.message}" for v in violations))
             return _error("the server produced a result that violates its contract", "contract_violation")
         content = [types.TextContent(text=json.dumps(data, ensure_ascii=False))]
         if spec.python_name in ("retrieve", "status", "get_documents"):

@@ -8,6 +8,7 @@ published output schema; nothing here raises for anything a remote origin can se
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,9 +28,13 @@ from server.parse import (
     sniff_captions,
 )
 from server.parse.pool import HtmlParser
+from server.parse.text import first_language
 
 from . import limits
 from .outcomes import PARTIAL_PRIORITY, failure_status, outcome
+from .result_check import result_violations
+
+log = logging.getLogger("evidencekit.retrieval")
 
 PARSER_VERSION = "research-public-retrieval/v1"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -155,7 +160,7 @@ class RetrievalEngine:
         if not readable(media):
             draft.end("unsupported_media")
             return
-        declared = response.content_language
+        declared = first_language(response.content_language)
         if media in HTML_TYPES:
             page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
                                            text_limit=limits.MAX_TEXT)
@@ -246,7 +251,7 @@ class RetrievalEngine:
             return
         draft.caption_format = parsed.format
         draft.content_kind = "published_caption_file"
-        draft.language = srclang or parsed.language or response.content_language
+        draft.language = srclang or parsed.language or first_language(response.content_language)
         if not parsed.cues:
             draft.content_kind = "none"
             draft.end("invalid_captions" if parsed.invalid_cues else "no_captions")
@@ -266,7 +271,16 @@ class RetrievalEngine:
     # -- the result ----------------------------------------------------------------------
 
     def finish(self, draft: Draft) -> Retrieved:
-        return self.finish_with_clock(draft, self.clock())
+        retrieved = self.finish_with_clock(draft, self.clock())
+        violations = result_violations(retrieved.result)
+        if not violations:
+            return retrieved
+        # A bug here, not the origin's doing; stored as is, it would make the receipt unreadable.
+        log.error("result of %s breaks the contract, stored as unavailable: %s", draft.source_url,
+                  "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
+        failed = Draft(draft.kind, draft.requested_language)
+        failed.end("unavailable")
+        return self.finish_with_clock(failed, self.clock())
 
     @staticmethod
     def finish_with_clock(draft: Draft, clock: datetime) -> Retrieved:

@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.client import Client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -22,7 +23,8 @@ from mcp.shared.exceptions import MCPError
 from contracts.validation import validator_for
 from server.admin import bootstrap
 from server.generated.mcp_tools import TOOLS_BY_NAME
-from server.mcp_server import listed_tools
+from server.handlers import EvidenceHandlers
+from server.mcp_server import ToolCaller, build_server, listed_tools
 from server.store.db import open_store
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import allow_origin, running_service
@@ -203,3 +205,21 @@ def test_public_hostname_is_allowed_for_mcp() -> None:
     assert "evidence.example.org" in settings.allowed_hosts
     assert "https://evidence.example.org" in settings.allowed_origins
     assert "evidence.example.org" not in mcp_security({}).allowed_hosts
+
+
+class FailingHandlers(EvidenceHandlers):
+    async def status(self, payload: Any, context: Any) -> Any:
+        raise RuntimeError("boom: the database went away")
+
+
+async def test_an_unexpected_failure_is_an_error_result_not_a_protocol_error(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Tool failures are isError results (DESIGN.md), also when the cause is a bug or an outage."""
+    async with open_store(f"sqlite://{tmp_path / 'evidencekit.sqlite3'}"):
+        who = await bootstrap()
+        async with Client(build_server(ToolCaller(FailingHandlers(), stdio_token=who["token"]))) as client:
+            result = await client.call_tool("sosoapi_research_evidence_status", {
+                "workspace_id": who["workspace_id"], "mutation_id": str(uuid.uuid4())})
+    assert result.is_error
+    assert json.loads(result.content[0].text) == {"error": "internal_error", "message": "internal server error"}
+    assert "boom" in caplog.text  # the cause goes to the log, not to the caller

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from server.fetch.fetcher import Fetcher
 from server.fetch.policy import EgressPolicy, parse_allowlist
-from server.retrieval.engine import RetrievalEngine
+from server.retrieval.engine import Draft, RetrievalEngine
 from tests.origin import Origin, Reply
 from tests.server.conftest import fake_resolver
 from tests.server.retrieval.conftest import contract_errors
@@ -57,17 +57,50 @@ def mutated(seed: bytes) -> st.SearchStrategy[bytes]:
 BODIES = st.one_of(st.binary(max_size=2000), mutated(ARTICLE), mutated(VTT), mutated(SRT))
 
 
+CONTENT_LANGUAGES = [None, "de", "en_US", "de-DE, en", "x", "12", "en-", "zh-Hant-TW", "a" * 40, " fr ", "ç"]
+
+
 @settings(max_examples=60, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=BODIES, content_type=st.sampled_from(CONTENT_TYPES),
        kind=st.sampled_from(["url_text", "published_captions"]),
-       language=st.sampled_from([None, "de", "en-US"]))
+       language=st.sampled_from([None, "de", "en-US"]), content_language=st.sampled_from(CONTENT_LANGUAGES))
 async def test_any_body_gives_a_contract_valid_result(engine: RetrievalEngine, site: Origin, body: bytes,
                                                       content_type: str | None, kind: str,
-                                                      language: str | None) -> None:
-    url = site.reply(f"/fuzz-{next(_counter)}", Reply(body, content_type=content_type))
+                                                      language: str | None, content_language: str | None) -> None:
+    headers = {} if content_language is None else {"content-language": content_language}
+    url = site.reply(f"/fuzz-{next(_counter)}", Reply(body, content_type=content_type, headers=headers))
     result = (await engine.retrieve(url, kind, language)).result
     assert contract_errors(result) == []
+
+
+@pytest.mark.parametrize(("header", "expected"), [
+    ("en_US", "en-US"), ("de-DE, en", "de-DE"), ("not a tag!", None), ("x", None)])
+@pytest.mark.parametrize(("body", "content_type", "kind"), [
+    (b"Plain notes.", "text/plain", "url_text"), (VTT.replace(b"Language: de\n", b""), "text/vtt", "published_captions"),
+    (SRT, "application/x-subrip", "published_captions")], ids=["text", "vtt", "srt"])
+async def test_content_language_is_read_as_a_language_tag(engine: RetrievalEngine, site: Origin, header: str,
+                                                           expected: str | None, body: bytes, content_type: str,
+                                                           kind: str) -> None:
+    """A publisher's Content-Language is normalised like <html lang>, or dropped when it is no tag:
+    stored as sent, "en_US" broke the contract's language pattern and every later read of the receipt."""
+    url = site.reply(f"/lang-{next(_counter)}", Reply(body, content_type=content_type,
+                                                       headers={"content-language": header}))
+    result = (await engine.retrieve(url, kind)).result
+    assert result["status"] == "ready"
+    assert (result["provenance"]["language"], result["provenance"]["language_source"]) == (
+        expected, "publisher_declared" if expected else "unknown")
+    assert contract_errors(result) == []
+
+
+async def test_a_result_that_breaks_the_contract_is_stored_as_unavailable(engine: RetrievalEngine,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    draft = Draft("url_text", None)
+    draft.text, draft.language, draft.source_url = "Some text.", "en_US", "https://example.com/a"
+    result = engine.finish(draft).result
+    assert (result["status"], result["reason"], result["text"]) == ("unavailable", "unavailable", "")
+    assert contract_errors(result) == []
+    assert "breaks the contract" in caplog.text and "language" in caplog.text
 
 
 async def test_requests_identify_themselves_and_ask_for_the_kind(engine: RetrievalEngine, site: Origin) -> None:
