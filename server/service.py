@@ -14,7 +14,8 @@ from typing import Any
 
 from server.store import access, ratelimit, receipt_reads, receipts
 from server.store.access import Principal
-from server.store.models import Workspace
+from server.store.models import Receipt, Workspace
+from server.store.receipt_reads import ReceiptView
 from server.store.ttl_cache import TTLCache
 
 RATE_ENV = "EVIDENCEKIT_RETRIEVE_PER_MINUTE"
@@ -52,12 +53,14 @@ class EvidenceService:
     async def retrieve(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID,
                        url: str, kind: str, language: str | None) -> dict[str, Any]:
         await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="editor")
-        limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
-        retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute)
-        if retry_after is not None:
-            raise RateLimited(retry_after)
         request = receipts.RetrieveRequest(workspace_id, mutation_id, url, kind, language)
-        receipt, _ = await receipts.submit(request, retention=self.settings.retention)
+        receipt: Receipt | ReceiptView | None = await receipts.existing(request)
+        if receipt is None:  # only a new receipt counts against the rate: repeats and conflicts are free
+            limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
+            retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute)
+            if retry_after is not None:
+                raise RateLimited(retry_after)
+            receipt, _ = await receipts.submit(request, retention=self.settings.retention)
         return {"retrieval": receipts.as_retrieval(receipt)}
 
     async def status(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any]:

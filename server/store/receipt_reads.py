@@ -26,7 +26,7 @@ from tortoise.connection import get_connection
 from .sql import dialect_params, is_postgres_connection, sql_uuid
 
 _COLUMNS = ("id, workspace_id, mutation_id, state, kind, created_at, settled_at, valid_until, result, "
-            "evidence_id, evidence_revision")
+            "evidence_id, evidence_revision, input_hash")
 _SELECT = f"SELECT {_COLUMNS} FROM receipt WHERE workspace_id = {{p1}} AND mutation_id = {{p2}}"
 _SQLITE_SELECT = dialect_params(_SELECT, postgres=False)
 _POSTGRES_SELECT = dialect_params(_SELECT, postgres=True)
@@ -34,7 +34,7 @@ _POSTGRES_SELECT = dialect_params(_SELECT, postgres=True)
 
 @dataclass(frozen=True, slots=True)
 class ReceiptView:
-    """What `receipts.as_retrieval` reads of a receipt."""
+    """What `receipts.as_retrieval` reads of a receipt, and what it was made for."""
 
     id: uuid.UUID | str
     workspace_id: uuid.UUID | str
@@ -47,6 +47,7 @@ class ReceiptView:
     result: dict[str, Any] | None
     evidence_id: uuid.UUID | str | None
     evidence_revision: int | None
+    input_hash: str  # what the receipt was made for (receipts.RetrieveRequest.input_hash)
 
     @classmethod
     def from_row(cls, row: dict[str, Any] | sqlite3.Row) -> ReceiptView:
@@ -54,7 +55,7 @@ class ReceiptView:
         return cls(row["id"], row["workspace_id"], row["mutation_id"], row["state"], row["kind"],
                    _datetime(row["created_at"]), _optional_datetime(row["settled_at"]),
                    _datetime(row["valid_until"]), json.loads(result) if isinstance(result, str) else result,
-                   row["evidence_id"], row["evidence_revision"])
+                   row["evidence_id"], row["evidence_revision"], row["input_hash"])
 
 
 def _datetime(value: datetime | str) -> datetime:

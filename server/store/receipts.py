@@ -18,7 +18,7 @@ import rfc8785
 from tortoise.connection import get_connection
 
 from .models import EvidenceRevision, Receipt
-from .receipt_reads import ReceiptView
+from .receipt_reads import ReceiptView, find_view
 from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
 DEFAULT_RETENTION = timedelta(hours=24)
@@ -52,6 +52,14 @@ def retention_from_env(environ: dict[str, str] | None = None) -> timedelta:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+async def existing(request: RetrieveRequest) -> ReceiptView | None:
+    """The receipt already made for this (workspace, mutation_id), or None; another input is a conflict."""
+    view = await find_view(request.workspace_id, request.mutation_id)
+    if view is not None and view.input_hash != request.input_hash:
+        raise MutationConflict(f"mutation_id {request.mutation_id} was used with a different input")
+    return view
 
 
 _INSERT = """

@@ -57,3 +57,23 @@ async def test_retrieve_is_rate_limited_per_workspace(store: str) -> None:
     with pytest.raises(RateLimited) as caught:
         await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
     assert 1 <= caught.value.retry_after <= 60
+
+
+async def test_only_new_receipts_count_against_the_rate(store: str) -> None:
+    """Clients may poll by repeating retrieve (DESIGN.md): a repeat returns the receipt, never a 429."""
+    lab = await Workspace.create(name="lab", retrieve_rate_per_minute=2)
+    editor = await principal_in(lab, "ed", "editor")
+    service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
+    first = uuid.uuid4()
+    created = await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None)
+    for _ in range(5):
+        repeat = await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None)
+        assert repeat == created
+        with pytest.raises(MutationConflict):
+            await service.retrieve(editor, lab.id, first, "https://example.com/b", "url_text", None)
+    await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
+    with pytest.raises(RateLimited):
+        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
+    assert await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None) == created
+    with pytest.raises(MutationConflict):
+        await service.retrieve(editor, lab.id, first, "https://example.com/b", "url_text", None)
