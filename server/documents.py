@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from server.store.access import Principal
 from server.store.evidence import source_key
-from server.store.models import Evidence, EvidenceRevision, Membership
+from server.store.models import Evidence, EvidenceRevision, Membership, Receipt
 
 PREFIX = "documents/"
 
@@ -18,7 +19,11 @@ class UnknownDocument(LookupError):
 
 
 async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any]:
-    """One document per name, in request order; the first unknown or unreadable name is an error."""
+    """One document per name, in request order; the first unknown or unreadable name is an error.
+
+    A revision is served only while an unexpired receipt refers to it, the rule the sweeper purges
+    by, so content is hidden from the moment it expires rather than from the next sweep."""
+    now = datetime.now(UTC)
     workspaces = [m.workspace_id for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
     documents = []
     for name in names:
@@ -28,13 +33,16 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
         keys = [source_key(f"{scheme}://{rest}") for scheme in ("https", "http")]
         evidence = await Evidence.filter(workspace_id__in=workspaces, source_key__in=keys, kind="url_text",
                                          revision__gt=0).order_by("-updated_at").first()
-        revision = None if evidence is None else await EvidenceRevision.get_or_none(
-            evidence_id=evidence.id, revision=evidence.revision, purged_at=None)
+        revision = None
+        if evidence is not None and await Receipt.filter(
+                evidence_id=evidence.id, evidence_revision=evidence.revision, valid_until__gt=now).exists():
+            revision = await EvidenceRevision.get_or_none(evidence_id=evidence.id, revision=evidence.revision,
+                                                          purged_at=None)
         if evidence is None or revision is None:
             raise UnknownDocument(name, "no stored document with that name that you may read")
         documents.append({
             "name": name,
-            "uri": revision.source_url or evidence.source_key,
+            "uri": evidence.source_key,  # the URL the name maps to, also when the page was redirected
             "content": revision.markdown or revision.text,
             "description": revision.description or "",
             "title": revision.title or "",

@@ -1,7 +1,7 @@
 """The job side of a receipt: claim with a lease, renew it, settle or release while holding it.
 
 A claim is one UPDATE ... RETURNING that takes the oldest pending receipt, or a running one
-whose lease expired (its worker died). PostgreSQL skips rows other workers hold
+whose lease expired (its worker died), as long as it has not expired (the sweeper marks those). PostgreSQL skips rows other workers hold
 (FOR UPDATE SKIP LOCKED); SQLite has one writer at a time, so the statement alone is enough.
 Settling succeeds only while the worker still holds the lease.
 """
@@ -26,6 +26,7 @@ UPDATE receipt SET state = 'running', lease_owner = {p1}, lease_expires_at = {p2
 WHERE id = (
     SELECT id FROM receipt
     WHERE (state = 'pending' OR (state = 'running' AND lease_expires_at < {p3})) AND attempts < {p4}
+          AND valid_until > {p3}
     ORDER BY created_at{lock} LIMIT 1
 )
 RETURNING *

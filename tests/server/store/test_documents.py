@@ -1,0 +1,55 @@
+"""get_documents over the store: names map to the URL asked for, and expired content is never served."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from server.documents import UnknownDocument, get_documents
+from server.store import jobs, receipts
+from server.store.evidence import Content
+from server.store.models import Receipt, Workspace
+from server.store.receipts import RetrieveRequest
+from tests.server.store.test_receipts import RESULT
+from tests.server.store.test_service import principal_in
+
+pytestmark = pytest.mark.anyio
+
+
+async def settle_page(workspace: Workspace, url: str, final_url: str, text: str) -> uuid.UUID:
+    receipt, _ = await receipts.submit(RetrieveRequest(workspace.id, uuid.uuid4(), url, "url_text"))
+    claimed = await jobs.claim("worker-1", timedelta(minutes=1), max_attempts=3)
+    assert claimed is not None and claimed.id == receipt.id
+    await jobs.settle(claimed, "worker-1", RESULT, Content(f"hash-{text}", final_url, "T", "D", text, f"# {text}", []))
+    return receipt.id
+
+
+async def test_a_redirected_page_answers_to_the_url_asked_for(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    await settle_page(lab, "https://Example.com/redir", "https://example.com/final", "Moved here.")
+    answer = await get_documents(reader, ["documents/example.com/redir"])
+    assert answer["documents"][0]["uri"] == "https://example.com/redir"
+    assert answer["documents"][0]["content"] == "# Moved here."
+    with pytest.raises(UnknownDocument):
+        await get_documents(reader, ["documents/example.com/final"])
+
+
+async def test_content_is_hidden_the_moment_its_receipts_expire(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    receipt_id = await settle_page(lab, "https://example.com/notes", "https://example.com/notes", "Notes.")
+    assert (await get_documents(reader, ["documents/example.com/notes"]))["documents"][0]["content"] == "# Notes."
+    await Receipt.filter(id=receipt_id).update(valid_until=datetime.now(UTC) - timedelta(seconds=1))
+    with pytest.raises(UnknownDocument):  # before any sweep has purged it
+        await get_documents(reader, ["documents/example.com/notes"])
+
+
+async def test_an_expired_pending_receipt_is_never_fetched(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    receipt, _ = await receipts.submit(RetrieveRequest(lab.id, uuid.uuid4(), "https://example.com/late", "url_text"),
+                                       retention=timedelta(seconds=-1))
+    assert await jobs.claim("worker-1", timedelta(minutes=1), max_attempts=3) is None
+    assert (await Receipt.get(id=receipt.id)).state == "pending"  # the sweeper marks it expired
