@@ -20,6 +20,7 @@ from server.access_log import AccessLog
 from server.auth_middleware import METADATA_PATH, BearerAuth
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
+from server.http_errors import HANDLERS
 from server.mcp_server import build_server
 from server.oauth import OAuthSettings
 from server.retrieval.lifecycle import open_engine
@@ -88,4 +89,5 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
               Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions)),
               Route(METADATA_PATH, resource_metadata), Route(METADATA_PATH + "/mcp", resource_metadata)]
-    return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)], lifespan=lifespan)
+    return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)],
+                     exception_handlers=HANDLERS, lifespan=lifespan)

@@ -7,14 +7,14 @@ remote MCP client finds the authorization server.
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.errors import Unauthorized
 from server.oauth import OAuthSettings
 from server.store.access import authenticate_bearer
 
-from .rest_runtime import REQUEST_ID_HEADER, REQUEST_ID_KEY, header_values, request_id_for
+from .http_errors import error_response
+from .rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
@@ -50,8 +50,8 @@ class BearerAuth:
             challenge = "Bearer"
             if OAuthSettings.from_env() is not None:
                 challenge += f' resource_metadata="{str(request.base_url).rstrip("/")}{METADATA_PATH}"'
-            response = JSONResponse(error.to_json(request_id), status_code=401,
-                                    headers={REQUEST_ID_HEADER: request_id, "WWW-Authenticate": challenge})
+            response = error_response(error, request_id, scope["path"])
+            response.headers["WWW-Authenticate"] = challenge
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal

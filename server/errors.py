@@ -5,6 +5,7 @@
     ├── Unauthorized (401 unauthenticated)      adds WWW-Authenticate: Bearer
     ├── Forbidden (403 forbidden)
     ├── NotFound (404 not_found)
+    ├── MethodNotAllowed (405 method_not_allowed)  adds Allow
     ├── Conflict (409 conflict)                 e.g. code mutation_conflict
     ├── PayloadTooLarge (413 payload_too_large)
     ├── RateLimited (429 rate_limited)          adds Retry-After
@@ -64,6 +65,17 @@ class Forbidden(ApiError):
 
 class NotFound(ApiError):
     status, error, default_code = 404, "not_found", "not_found"
+
+
+class MethodNotAllowed(ApiError):
+    status, error, default_code = 405, "method_not_allowed", "method_not_allowed"
+
+    def __init__(self, message: str, *, allow: str) -> None:
+        super().__init__(message)
+        self.allow = allow
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": self.allow}
 
 
 class Conflict(ApiError):

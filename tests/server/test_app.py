@@ -16,6 +16,7 @@ from client.generated.client import Client
 from contracts.validation import validator_for
 from server.admin import bootstrap
 from server.app import create_app
+from server.generated.operations import RETRIEVE, STATUS
 from server.store import access
 from server.store.db import open_store
 from server.store.models import User, Workspace
@@ -94,6 +95,7 @@ def test_auth_errors(service: dict[str, str]) -> None:
     missing = httpx.post(service["base"] + "/research-api/evidence/retrieve", json=body)
     assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
     assert missing.json()["code"] == "unauthenticated" and "request_id" in missing.json()
+    assert missing.headers["x-contract-hash"] == RETRIEVE.contract_hash
     with Client(service["base"], token="ek_wrong") as client, pytest.raises(errors.Unauthorized):
         client.retrieve(body)
     with Client(service["base"], token=service["viewer"]) as client:
@@ -114,6 +116,23 @@ def test_conflict_is_409(service: dict[str, str], origin: Origin) -> None:
         with pytest.raises(errors.Conflict) as caught:
             client.retrieve({**body, "url": origin.url + "/b"})
     assert caught.value.code == "mutation_conflict"
+
+
+def test_unknown_paths_and_wrong_methods_are_json_errors(service: dict[str, str]) -> None:
+    """Starlette's own 404 and 405 take the shape of every other error."""
+    auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "trace-7"}
+    wrong_method = httpx.get(service["base"] + "/research-api/evidence/status", headers=auth)
+    assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "POST"
+    assert wrong_method.json() == {"error": "method_not_allowed", "code": "method_not_allowed", "request_id": "trace-7",
+                                   "message": "GET is not allowed on /research-api/evidence/status; allowed: POST"}
+    assert wrong_method.headers["x-request-id"] == "trace-7"
+    assert wrong_method.headers["x-contract-hash"] == STATUS.contract_hash
+    for path in ("/research-api/evidence/nope", "/nope"):
+        unknown = httpx.post(service["base"] + path, headers=auth, json={})
+        assert unknown.status_code == 404 and unknown.headers["content-type"] == "application/json"
+        assert unknown.json()["code"] == "not_found" and path in unknown.json()["message"]
+        assert unknown.headers["x-request-id"] == unknown.json()["request_id"] == "trace-7"
+        assert "x-contract-hash" not in unknown.headers  # no operation lives there
 
 
 def test_openapi_and_health(service: dict[str, str]) -> None:
