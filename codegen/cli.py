@@ -11,12 +11,14 @@ from typing import Any
 from contracts.loader import (
     CONTRACTS_DIR,
     ContractError,
+    Operation,
     load_operation,
     load_operations,
     read_json,
 )
 
 from .lock import lock_problems, write_lock
+from .locked import change_report
 
 PROJECT_ROOT = CONTRACTS_DIR.parent
 
@@ -31,6 +33,14 @@ def _err(*lines: str) -> None:
         print(line, file=sys.stderr)
 
 
+def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
+    lines, breaking = change_report(operations, root)
+    if not lines:
+        return []
+    return ["changes since the lock:", *(f"  {line}" for line in lines),
+            f"{breaking} breaking change{'' if breaking == 1 else 's'} in all"]
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from .generate import plan, write
 
@@ -39,7 +49,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     problems = lock_problems(operations, args.contracts)
     if problems:
         _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
-             "review the change with `python -m codegen diff OLD NEW`, accept it with `python -m codegen lock`.")
+             *_changes_since_lock(operations, args.contracts),
+             "after review, accept the change with `python -m codegen lock`.")
         return 1
     result = plan(args.contracts)
     changed = write(result, args.out)
@@ -61,7 +72,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for diff in diffs:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     if problems:
-        _err("lock out of date:", *(f"  {p}" for p in problems))
+        _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, args.contracts))
     if diffs:
         _err(f"{len(diffs)} generated files are stale: run `python -m codegen generate` and commit the result")
     if problems or diffs:
@@ -73,6 +84,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     operations = load_operations(args.contracts)
+    _say(*_changes_since_lock(operations, args.contracts))
     changed = write_lock(operations, args.contracts)
     for op in operations:
         _say(f"{op.contract_hash}  {op.name}")

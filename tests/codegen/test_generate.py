@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,47 @@ def test_a_changed_contract_fails_check_with_a_diff(
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
     assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
     assert "deferred" in (out / "contracts/models/retrieve_output.py").read_text()
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                   check=True, capture_output=True)
+
+
+def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
+    tmp_path: Path, contracts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DESIGN.md: regeneration reports what changed, classified breaking or not, direction-aware."""
+    _git(contracts_copy, "init", "-q")
+    _git(contracts_copy, "add", "-A")
+    _git(contracts_copy, "commit", "-qm", "published contracts")
+    _change_retrieve_output(contracts_copy)  # a new enum value in a response: breaking
+    path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
+    schema = json.loads(path.read_text())
+    schema["properties"]["note"] = {"type": "string"}  # a new optional request field: not breaking
+    path.write_text(json.dumps(schema, indent=2) + "\n")
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
+    refused = capsys.readouterr().err
+    assert "contracts/sosoapi_research_evidence_retrieve/mcp.output.schema.json (response):" in refused
+    assert "BREAKING  enum_value_added  $.retrieval.result.status: enum values added: \"deferred\"" in refused
+    assert "contracts/sosoapi_research_evidence_status/mcp.input.schema.json (request):" in refused
+    assert "ok        property_added  $.note" in refused
+    assert "1 breaking change in all" in refused
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    accepted = capsys.readouterr().out
+    assert "BREAKING  enum_value_added" in accepted and "lock updated" in accepted
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "lock already current"  # nothing left to report
+
+
+def test_without_git_history_the_report_points_to_codegen_diff(
+    contracts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _change_retrieve_output(contracts_copy)
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    assert "its locked version is not in git history" in capsys.readouterr().out
 
 
 def test_a_hand_edit_or_a_stray_file_fails_check(
