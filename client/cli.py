@@ -3,10 +3,12 @@
 Configuration: EVIDENCEKIT_URL (default http://127.0.0.1:8000), SOSOAPI_ACCESS_TOKEN,
 EVIDENCEKIT_WORKSPACE (or --workspace).
 
-Exit codes: 0 success (a settled ready/partial result, or an accepted request when not waiting);
-1 a retrieval that settled without success (blocked, unsupported, empty, unavailable, ...);
-2 bad usage or input; 3 the server refused (authentication, permission, conflict, rate limit,
-server error); 4 the server could not be reached; 5 --wait timed out before the receipt settled.
+Exit codes: 0 success (a settled ready/partial result, or an accepted request when not waiting;
+for `status`, a receipt that succeeded or is still pending/running); 1 a retrieval that settled
+without success (blocked, unsupported, empty, unavailable, ...), or no such receipt; 2 bad usage
+or input (in a --from-file batch: some line was refused, the rest still ran); 3 the server refused
+(authentication, permission, conflict, rate limit, server error); 4 the server could not be
+reached; 5 --wait timed out before the receipt settled.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import argparse
 import json
 import os
 import sys
+import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,54 +94,127 @@ def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
     return OK if _succeeded(final["retrieval"]) else UNSUCCESSFUL
 
 
-def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace) -> int:
-    urls = [line.strip() for line in Path(args.from_file).read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
-    if not urls:
-        return _fail(f"{args.from_file} lists no URLs", USAGE)
-    mutations = {str(uuid.uuid4()): url for url in urls}
-    for mutation, url in mutations.items():
-        client.retrieve(url, args.kind, args.language, mutation_id=mutation)
-    outcomes: dict[str, dict[str, Any]] = {}
-    for done, mutation in enumerate(mutations, start=1):
-        try:
-            outcomes[mutation] = client.wait(mutation, timeout=args.timeout).model_dump(mode="json")["retrieval"]
-        except WaitTimeout:
-            outcomes[mutation] = {"state": "timed out", "result": None}
-        bar = "#" * (done * 30 // len(mutations))
-        print(f"\r[{bar:<30}] {done}/{len(mutations)} settled", end="", file=sys.stderr, flush=True)
+@dataclass
+class _Line:
+    number: int
+    url: str
+    mutation: str
+    refused: str | None = None  # why the server refused to start it
+
+
+def _read_batch(path: str) -> list[_Line]:
+    lines = []
+    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        text = raw.strip()
+        if text and not text.startswith("#"):
+            lines.append(_Line(number, text, str(uuid.uuid4())))
+    return lines
+
+
+def _bar(done: int, total: int, what: str) -> None:
+    print(f"\r[{'#' * (done * 30 // total):<30}] {done}/{total} {what}", end="", file=sys.stderr, flush=True)
+
+
+def _field_errors(exc: errors.ApiError) -> str:
+    """The server's reasons, field by field: "$.url is not a valid uri; ..."."""
+    return "; ".join(f"{f.get('field', '$')} {f.get('message', '')}".strip() for f in exc.fields)
+
+
+def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line],
+                sleep: Callable[[float], None]) -> None:
+    """Start every line's retrieval, pacing to the workspace's rate; a refused line is noted, not fatal."""
+    for done, line in enumerate(lines, start=1):
+        while True:
+            try:
+                client.retrieve(line.url, args.kind, args.language, mutation_id=line.mutation)
+                break
+            except errors.RateLimited as exc:  # the same mutation_id again later: safe, never a second fetch
+                pause = exc.retry_after or 5
+                print(f"\nworkspace rate limit reached after {done - 1}/{len(lines)}; waiting {pause}s",
+                      file=sys.stderr, flush=True)
+                sleep(pause)
+            except errors.BadRequest as exc:
+                line.refused = _field_errors(exc) or exc.message
+                print(f"\nline {line.number}: {line.url}: {line.refused}", file=sys.stderr, flush=True)
+                break
+        _bar(done, len(lines), "sent")
     print(file=sys.stderr)
+
+
+def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
+                    sleep: Callable[[float], None] = time.sleep) -> int:
+    lines = _read_batch(args.from_file)
+    if not lines:
+        return _fail(f"{args.from_file} lists no URLs", USAGE)
+    _submit_all(client, args, lines, sleep)
+    started = [line for line in lines if line.refused is None]
+    outcomes: dict[str, dict[str, Any]] = {}
+    for done, line in enumerate(started, start=1):
+        try:
+            outcomes[line.mutation] = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")[
+                "retrieval"]
+        except WaitTimeout:
+            outcomes[line.mutation] = {"state": "timed out", "result": None}
+        _bar(done, len(started), "settled")
+    if started:
+        print(file=sys.stderr)
     if args.json:
-        print(json.dumps([{"url": mutations[m], "mutation_id": m, "retrieval": r} for m, r in outcomes.items()]))
+        print(json.dumps([{"line": line.number, "url": line.url, "mutation_id": line.mutation,
+                           "retrieval": outcomes.get(line.mutation), "refused": line.refused} for line in lines]))
     else:
-        counts = Counter((r["result"] or {}).get("status", r["state"]) for r in outcomes.values())
-        reasons = Counter((r["result"] or {}).get("reason") or "—" for r in outcomes.values())
+        def status_of(line: _Line) -> tuple[str, str]:
+            if line.refused is not None:
+                return "refused", line.refused
+            retrieval = outcomes[line.mutation]
+            result = retrieval["result"] or {}
+            return result.get("status", retrieval["state"]), result.get("reason") or "—"
+        shown = {line.number: status_of(line) for line in lines}
+        counts = Counter(status for status, _ in shown.values())
+        reasons = Counter(reason for status, reason in shown.values() if status != "refused")
         print("| status | count |\n|---|---:|")
         print("\n".join(f"| {status} | {n} |" for status, n in counts.most_common()))
         print("\n| reason | count |\n|---|---:|")
         print("\n".join(f"| {reason} | {n} |" for reason, n in reasons.most_common()))
-    return OK if all(_succeeded(r) for r in outcomes.values()) else UNSUCCESSFUL
+        failed = [line for line in lines if line.refused is not None or not _succeeded(outcomes[line.mutation])]
+        if failed:
+            print("\n| line | url | status | reason |\n|---:|---|---|---|")
+            print("\n".join(f"| {line.number} | {line.url} | {shown[line.number][0]} | {shown[line.number][1]} |"
+                            for line in failed))
+    if any(line.refused is not None for line in lines):
+        return USAGE
+    return OK if all(_succeeded(outcomes[line.mutation]) for line in lines) else UNSUCCESSFUL
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evidencekit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workspace", default=os.environ.get("EVIDENCEKIT_WORKSPACE"))
+    workspace_help = "workspace id (default: EVIDENCEKIT_WORKSPACE)"
+    parser.add_argument("--workspace", default=os.environ.get("EVIDENCEKIT_WORKSPACE"), help=workspace_help)
+    common = argparse.ArgumentParser(add_help=False)  # --workspace also after the command
+    common.add_argument("--workspace", default=argparse.SUPPRESS, help=workspace_help)
+    common.add_argument("--json", action="store_true", help="print the answer as JSON")
     commands = parser.add_subparsers(dest="command", required=True)
-    retrieve = commands.add_parser("retrieve", help="retrieve a URL (or a file of URLs) as evidence")
-    retrieve.add_argument("url", nargs="?")
-    retrieve.add_argument("--from-file", help="one URL per line; waits for all and prints a summary")
+    retrieve = commands.add_parser("retrieve", parents=[common], help="retrieve a URL (or a file of URLs) as evidence")
+    retrieve.add_argument("url", nargs="?", help="a public https URL")
+    retrieve.add_argument("--from-file", metavar="FILE",
+                          help="one URL per line (# comments); sends all, paced to the workspace's rate limit, "
+                               "waits for all and prints a summary")
     retrieve.add_argument("--kind", choices=("url_text", "published_captions"), default="url_text")
-    retrieve.add_argument("--language")
+    retrieve.add_argument("--language", help="wanted caption language, a tag such as en or de-DE")
     retrieve.add_argument("--wait", action="store_true", help="poll until the receipt settles")
-    retrieve.add_argument("--timeout", type=float, default=120.0)
-    retrieve.add_argument("--json", action="store_true")
-    status = commands.add_parser("status", help="show a receipt")
-    status.add_argument("mutation_id")
-    status.add_argument("--json", action="store_true")
-    documents = commands.add_parser("documents", help="read stored documents as markdown")
-    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme}")
-    documents.add_argument("--json", action="store_true")
+    retrieve.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                          help="how long to wait for one receipt to settle (default 120)")
+    status = commands.add_parser("status", parents=[common], help="show a receipt")
+    status.add_argument("mutation_id", help="the mutation_id the retrieval was started with")
+    documents = commands.add_parser("documents", parents=[common], help="read stored documents as markdown")
+    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme}, up to 20")
     return parser
 
 
@@ -152,7 +230,9 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
             return _fail(f"{args.mutation_id!r} is not a uuid", USAGE)
         data = client.status(args.mutation_id).model_dump(mode="json")
         _show(data, args.json)
-        return OK
+        retrieval = data["retrieval"]
+        unsettled = retrieval is not None and retrieval["state"] in ("pending", "running")
+        return OK if unsettled or _succeeded(retrieval) else UNSUCCESSFUL
     answer = client.documents(args.names).model_dump(mode="json")
     if args.json:
         print(json.dumps(answer, ensure_ascii=False))
@@ -176,8 +256,8 @@ def main(argv: list[str]) -> int:
     except errors.TransportError as exc:
         return _fail(f"cannot reach {base}: {exc}", UNREACHABLE)
     except errors.BadRequest as exc:
-        fields = ", ".join(f["field"] for f in exc.fields)
-        return _fail(f"{exc.message}{f' ({fields})' if fields else ''}", USAGE)
+        reasons = _field_errors(exc)
+        return _fail(f"{exc.message.split(':')[0]}: {reasons}" if reasons else exc.message, USAGE)
     except (errors.ApiError, errors.ContractMismatch) as exc:
         return _fail(str(exc), REFUSED)
     except WaitTimeout as exc:

@@ -191,3 +191,6 @@ def main(argv: list[str] | None = None, prog: str = "python -m codegen") -> int:
     except ContractError as exc:
         _err(f"error: {exc}")
         return 2
+    except OSError as exc:  # a page or folder that is not there or not readable
+        _err(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        return 2

@@ -52,6 +52,13 @@ async def bootstrap() -> dict[str, Any]:
     return {"workspace_id": str(workspace.id), "token": secret, "user_id": str(user.id), "created_token": created}
 
 
+async def _user(name: str) -> User:
+    user = await User.get_or_none(name=name)
+    if user is None:
+        raise LookupError(f"no user named {name!r} (create one with `evidencekit admin user NAME`)")
+    return user
+
+
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     if args.command == "bootstrap":
         return await bootstrap()
@@ -59,23 +66,30 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         workspace = await Workspace.create(name=args.name, retrieve_rate_per_minute=args.rate_per_minute)
         return {"workspace_id": str(workspace.id), "name": workspace.name}
     if args.command == "user":
+        if await User.exists(name=args.name):
+            raise ValueError(f"a user named {args.name!r} already exists")
         user = await User.create(name=args.name, oauth_subject=args.oauth_subject)
         return {"user_id": str(user.id), "name": user.name, "oauth_subject": user.oauth_subject}
     if args.command == "member":
-        workspace = await Workspace.get(id=args.workspace_id)
-        user = await User.get(name=args.user)
-        membership = await access.add_member(workspace, user, args.role)
-        return {"workspace_id": str(workspace.id), "user": user.name, "role": membership.role}
+        target = await Workspace.get_or_none(id=args.workspace_id)
+        if target is None:
+            raise LookupError(f"no workspace {args.workspace_id}")
+        user = await _user(args.user)
+        membership = await access.add_member(target, user, args.role)
+        return {"workspace_id": str(target.id), "user": user.name, "role": membership.role}
     if args.command == "token":
-        user = await User.get(name=args.user)
+        user = await _user(args.user)
         expires = timedelta(days=args.expires_days) if args.expires_days else None
         token, secret = await access.create_token(user, kind=args.kind, capabilities=tuple(args.capability),
                                                   expires_in=expires, label=args.label)
         return {"token_id": str(token.id), "token": secret, "kind": token.kind,
                 "capabilities": token.capabilities, "note": "shown once; only its hash is stored"}
     if args.command == "revoke":
-        return {"token_id": args.token_id, "revoked": await access.revoke_token(uuid.UUID(args.token_id))}
+        if not await Token.exists(id=args.token_id):
+            raise LookupError(f"no token {args.token_id} (`evidencekit admin tokens USER` lists them)")
+        return {"token_id": str(args.token_id), "revoked": await access.revoke_token(args.token_id)}
     if args.command == "tokens":
+        await _user(args.user)
         rows = await Token.filter(owner__name=args.user).order_by("created_at")
         return {"tokens": [{"token_id": str(t.id), "kind": t.kind, "label": t.label,
                             "revoked": t.revoked_at is not None} for t in rows]}
@@ -89,6 +103,16 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     raise AssertionError(args.command)
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evidencekit admin", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -96,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--json", action="store_true", help="print only the JSON")
     ws = commands.add_parser("workspace", help="create a workspace")
     ws.add_argument("name")
-    ws.add_argument("--rate-per-minute", type=int, default=None, help="retrieve calls per minute")
+    ws.add_argument("--rate-per-minute", type=_at_least_one, default=None,
+                    help="new retrievals per minute (default: EVIDENCEKIT_RETRIEVE_PER_MINUTE)")
     user = commands.add_parser("user", help="create a user")
     user.add_argument("name")
     user.add_argument("--oauth-subject", default=None, help="the `sub` of this user's OAuth access tokens")
@@ -107,11 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     token = commands.add_parser("token", help="create a token for a user (the secret is shown once)")
     token.add_argument("user")
     token.add_argument("--kind", choices=TOKEN_KINDS, default="personal_access_token")
-    token.add_argument("--capability", action="append", default=None)
-    token.add_argument("--expires-days", type=int, default=None)
+    token.add_argument("--capability", action="append", default=None, choices=(access.RESEARCH,),
+                       help=f"what the token may do (default {access.RESEARCH})")
+    token.add_argument("--expires-days", type=_at_least_one, default=None, help="days until it expires (default: never)")
     token.add_argument("--label", default="")
     revoke = commands.add_parser("revoke", help="revoke a token by its id")
-    revoke.add_argument("token_id")
+    revoke.add_argument("token_id", type=uuid.UUID)
     tokens = commands.add_parser("tokens", help="list a user's tokens (never their secrets)")
     tokens.add_argument("user")
     cancel = commands.add_parser("cancel", help="cancel a pending or running receipt")

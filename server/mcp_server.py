@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import uuid
 from typing import Any
 
@@ -152,10 +153,20 @@ async def run_stdio() -> None:
             await worker
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     import anyio
 
-    logging.basicConfig(level=os.environ.get("EVIDENCEKIT_LOG_LEVEL", "WARNING"),
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")  # stderr
+    from server.env_check import check_or_exit, configure_logging
+
+    argparse.ArgumentParser(prog="evidencekit mcp", description=f"MCP over stdio: the research tools, "
+                            f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
+                            "the environment (see README.md).").parse_args(argv or [])
+    check_or_exit()
+    if not os.environ.get(TOKEN_ENV, "").strip():
+        print(f"evidencekit mcp: {TOKEN_ENV} is not set; every tool call will be refused "
+              "(`evidencekit admin bootstrap --json` prints a token)", file=sys.stderr)
+    configure_logging("WARNING")  # stderr
     anyio.run(run_stdio)
     return 0

@@ -1,14 +1,14 @@
-"""`evidencekit serve`: REST (and, later, MCP) on one port, the store, the in-process worker."""
+"""`evidencekit serve`: REST and MCP (Streamable HTTP at /mcp) on one port, the store, the in-process worker."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
-import os
+import sys
 from typing import Any
 
-from server.store.db import database_url, is_postgres, open_store, sqlite_path
+from server.env_check import check_or_exit, configure_logging
+from server.store.db import database_url, is_postgres, open_store, shown_url, sqlite_path
 
 
 async def _bootstrap(url: str) -> dict[str, Any]:
@@ -26,25 +26,32 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto",
                         help="HTTP/1.1 parser (auto: httptools when installed, as it is by default)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("EVIDENCEKIT_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    check_or_exit()
+    configure_logging("INFO")
     import uvicorn
 
     from server.app import create_app
 
     url = database_url()
-    first = asyncio.run(_bootstrap(url))
+    try:
+        first = asyncio.run(_bootstrap(url))
+    except Exception as exc:  # noqa: BLE001 - one clear line, not a traceback
+        print(f"evidencekit: cannot open the database {shown_url(url)}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 1
     base = f"http://{args.host}:{args.port}"
     where = "PostgreSQL" if is_postgres(url) else sqlite_path(url)
     print(f"evidencekit: serving {base} (database: {where})", flush=True)
-    token = first["token"] if first["created_token"] else "$TOKEN"
     print(f"  workspace_id: {first['workspace_id']}")
     if first["created_token"]:  # a secret is shown once; later starts do not print it into logs
         print("first run: created a workspace, an editor and this token (also kept in the data folder, mode 0600)")
-        print(f"  token:        {token}")
+        print(f"  token:        {first['token']}")
+        authorization = f"'Authorization: Bearer {first['token']}'"
     else:
-        print("  token:        not shown again; `evidencekit admin bootstrap --json` prints it")
-    print(f"  try: curl -s {base}/research-api/evidence/retrieve -H 'Authorization: Bearer {token}' "
+        print(f"  token:        not shown again; set it with: TOKEN=$({sys.executable} -m evidencekit admin bootstrap "
+              "--json | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"token\"])')")
+        authorization = '"Authorization: Bearer $TOKEN"'  # double quotes: the shell expands $TOKEN
+    print(f"  try: curl -s {base}/research-api/evidence/retrieve -H {authorization} "
           f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{first['workspace_id']}\", "
           f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
           f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
 import signal
 from datetime import timedelta
 
+from server.env_check import check_or_exit, configure_logging
 from server.retrieval.lifecycle import open_engine
 from server.store.db import database_url, open_store
 from server.worker import Worker, WorkerSettings
@@ -45,8 +47,10 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
         log.info("worker %s stopped", worker.worker_id)
 
 
-def main() -> int:
-    logging.basicConfig(level=os.environ.get("EVIDENCEKIT_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="evidencekit worker", description=__doc__ + " Settings come from the "
+                            "environment (DATABASE_URL, EVIDENCEKIT_*; see README.md).").parse_args(argv or [])
+    check_or_exit()
+    configure_logging("INFO")
     asyncio.run(run_worker())
     return 0

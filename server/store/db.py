@@ -40,6 +40,15 @@ def database_url(environ: dict[str, str] | None = None) -> str:
     return f"sqlite://{folder / 'evidencekit.sqlite3'}?busy_timeout=10000"
 
 
+def shown_url(url: str) -> str:
+    """The database URL without its password, for messages and logs."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in credentials:
+        return url
+    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
+
+
 def sqlite_path(url: str) -> str:
     return url.removeprefix("sqlite://").split("?")[0]
 

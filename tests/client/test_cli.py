@@ -8,10 +8,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from client import errors
+from client.cli import _retrieve_batch, build_parser
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import allow_origin, running_service
 
@@ -56,11 +59,36 @@ def test_retrieve_wait_prints_the_receipt(service: dict[str, Any], origin: Origi
 def test_batch_mode_summarises_and_signals_failures(service: dict[str, Any], origin: Origin, tmp_path: Path) -> None:
     good = [origin.reply(f"/batch-{n}", Reply(PAGE)) for n in range(3)]
     urls = tmp_path / "urls.txt"
-    urls.write_text("\n".join([*good, "# a comment", origin.url + "/batch-missing"]) + "\n")
+    urls.write_text("\n".join([*good, "  # an indented comment", origin.url + "/batch-missing"]) + "\n")
     done = cli(service, "retrieve", "--from-file", str(urls))
     assert done.returncode == 1, done.stderr
-    assert "4/4 settled" in done.stderr
+    assert "4/4 sent" in done.stderr and "4/4 settled" in done.stderr
     assert "| ready | 3 |" in done.stdout and "| unavailable | 1 |" in done.stdout and "| not_found | 1 |" in done.stdout
+    assert f"| 5 | {origin.url}/batch-missing | unavailable | not_found |" in done.stdout  # which line failed
+
+
+def test_a_bad_line_is_named_and_the_rest_still_runs(service: dict[str, Any], origin: Origin, tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{origin.reply('/batch-ok', Reply(PAGE))}\nnot a url\n")
+    done = cli(service, "retrieve", "--from-file", str(urls), "--json")
+    assert done.returncode == 2, done.stderr
+    assert "line 2: not a url: $.url is not a valid uri" in done.stderr
+    first, second = json.loads(done.stdout)
+    assert first["retrieval"]["result"]["status"] == "ready" and first["refused"] is None
+    assert second == {"line": 2, "url": "not a url", "mutation_id": second["mutation_id"], "retrieval": None,
+                      "refused": "$.url is not a valid uri"}
+
+
+def test_workspace_flag_after_the_command_and_status_exit_codes(service: dict[str, Any], origin: Origin) -> None:
+    missing = origin.url + "/cli-missing"
+    done = cli(service, "retrieve", missing, "--wait", "--json", "--workspace", service["workspace_id"],
+               EVIDENCEKIT_WORKSPACE="")
+    assert done.returncode == 1, done.stderr  # settled, not found
+    mutation = json.loads(done.stdout)["retrieval"]["mutation_id"]
+    assert cli(service, "status", mutation).returncode == 1
+    assert cli(service, "status", "40000000-0000-4000-8000-000000000009").returncode == 1  # no such receipt
+    ok = cli(service, "retrieve", origin.reply("/cli-ok", Reply(PAGE)), "--wait", "--json")
+    assert cli(service, "status", json.loads(ok.stdout)["retrieval"]["mutation_id"]).returncode == 0
 
 
 def test_errors_are_one_line_with_documented_exit_codes(service: dict[str, Any]) -> None:
@@ -71,8 +99,41 @@ def test_errors_are_one_line_with_documented_exit_codes(service: dict[str, Any])
     wrong_token = cli(service, "status", "40000000-0000-4000-8000-000000000001", SOSOAPI_ACCESS_TOKEN="ek_bad")
     assert wrong_token.returncode == 3 and "401" in wrong_token.stderr
     bad_url = cli(service, "retrieve", "not a url")
-    assert bad_url.returncode == 2 and "$.url" in bad_url.stderr
+    assert (bad_url.returncode, bad_url.stderr.strip()) == (
+        2, "evidencekit: request does not match the contract: $.url is not a valid uri")
     down = cli(service, "status", "40000000-0000-4000-8000-000000000001", EVIDENCEKIT_URL="http://127.0.0.1:9")
     assert down.returncode == 4 and down.stderr.startswith("evidencekit: cannot reach http://127.0.0.1:9")
     for result in (bad_uuid, no_token, wrong_token, bad_url, down):
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+class RateLimitedClient:
+    """Stands in for EvidenceClient in the one case a live server cannot show quickly: the workspace's
+    per-minute limit running out mid-batch (the real one resets only at the next minute)."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.refused = 0
+
+    def retrieve(self, url: str, kind: str, language: str | None, *, mutation_id: str) -> None:
+        if len(self.started) == 2 and not self.refused:
+            self.refused += 1
+            raise errors.RateLimited(429, {"code": "rate_limited", "message": "too many"}, {"Retry-After": "7"})
+        self.started.append(url)
+
+    def wait(self, mutation_id: str, *, timeout: float) -> Any:
+        retrieval = {"state": "completed", "evidence": {"evidence_id": mutation_id, "revision": 1},
+                     "result": {"status": "ready", "reason": None}}
+        return SimpleNamespace(model_dump=lambda mode: {"retrieval": retrieval})
+
+
+def test_a_batch_waits_out_the_rate_limit_instead_of_failing(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"https://example.com/{n}\n" for n in range(4)))
+    client, pauses = RateLimitedClient(), []
+    args = build_parser().parse_args(["retrieve", "--from-file", str(urls)])
+    assert _retrieve_batch(client, args, sleep=pauses.append) == 0  # type: ignore[arg-type]
+    assert client.started == [f"https://example.com/{n}" for n in range(4)] and pauses == [7]
+    err = capsys.readouterr().err
+    assert "workspace rate limit reached after 2/4; waiting 7s" in err and "4/4 sent" in err

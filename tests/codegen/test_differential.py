@@ -23,6 +23,7 @@ from contracts.loader import load_operations
 from contracts.validation import compile_schema
 from contracts.wire import parse
 from server.generated.operations import OPERATIONS_BY_NAME
+from tests.support import ecma_patterns
 
 CUSTOM_FORMATS = {"uuid": st.uuids().map(str)}
 
@@ -160,7 +161,7 @@ def test_contract_and_models_agree(operation: str, variant: str, direction: str,
 
     @settings(max_examples=examples, deadline=None, database=None, phases=phases,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-    @given(from_schema(schema, custom_formats=CUSTOM_FORMATS))
+    @given(from_schema(ecma_patterns(schema), custom_formats=CUSTOM_FORMATS))  # see ecma_patterns
     def run(payload: Any) -> None:
         check_pair(operation, direction, schema, payload, generated_from)
 

@@ -14,6 +14,7 @@ from contracts.ecma_regex import to_python
 from contracts.loader import load_operations
 from contracts.validation import compile_fast, compile_schema
 from tests.codegen.test_differential import mutations
+from tests.support import ecma_patterns
 
 SCHEMAS = [
     (f"{op.name}-{variant.name}-{direction}", schema)
@@ -21,24 +22,6 @@ SCHEMAS = [
     for variant in op.variants.values()
     for direction, schema in (("input", variant.input_schema), ("output", variant.output_schema))
 ]
-
-
-INSTANCE_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # data, not schemas
-
-
-def ecma_patterns(node: Any) -> Any:
-    """The schema with each `pattern` spelled so that Python's `re` reads it as ECMA-262 does.
-
-    hypothesis-jsonschema generates pattern strings with Python's `re`, which counts U+FEFF as
-    non-space for `\\S` (ECMA-262: space); without this it generated `documents/0/\\ufeff`, which
-    both engines rightly reject (a failed full run, not a disagreement)."""
-    if isinstance(node, dict):
-        return {key: to_python(value) if key == "pattern" and isinstance(value, str)
-                else value if key in INSTANCE_KEYWORDS else ecma_patterns(value)
-                for key, value in node.items()}
-    if isinstance(node, list):
-        return [ecma_patterns(item) for item in node]
-    return node
 
 
 @pytest.mark.parametrize(("label", "schema"), SCHEMAS, ids=[label for label, _ in SCHEMAS])
@@ -95,8 +78,6 @@ def test_patterns_read_as_ecma_262_in_both_engines(pattern: str, character: str)
 
 
 def test_an_unsupported_negated_escape_inside_a_class_is_refused() -> None:
-    from contracts.ecma_regex import to_python
-
     assert to_python(r"[^/\s]\d") == "[^/\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][0-9]"
     assert to_python(r"[]\\\]]\.") == r"[]\\\]]\."
     with pytest.raises(ValueError, match="inside a character class"):

@@ -37,3 +37,22 @@ def test_admin_commands_and_clear_errors(tmp_path: Path) -> None:
     missing = admin(tmp_path, "member", workspace, "nobody")
     assert missing.returncode == 1 and missing.stderr.startswith("evidencekit admin:")
     assert "Traceback" not in missing.stderr
+
+
+def test_mistakes_are_named_in_one_line(tmp_path: Path) -> None:
+    assert admin(tmp_path, "user", "ana").returncode == 0
+    cases = {
+        ("user", "ana"): (1, "a user named 'ana' already exists"),
+        ("token", "nobody"): (1, "no user named 'nobody'"),
+        ("tokens", "nobody"): (1, "no user named 'nobody'"),
+        ("member", "11111111-1111-4111-8111-111111111111", "ana"): (1, "no workspace 11111111-1111-4111-8111-111111111111"),
+        ("revoke", "22222222-2222-4222-8222-222222222222"): (1, "no token 22222222-2222-4222-8222-222222222222"),
+        ("revoke", "nope"): (2, "invalid UUID value: 'nope'"),
+        ("token", "ana", "--expires-days", "-3"): (2, "must be a whole number >= 1, not -3"),
+        ("workspace", "lab", "--rate-per-minute", "0"): (2, "must be a whole number >= 1, not 0"),
+        ("token", "ana", "--capability", "bogus:cap"): (2, "invalid choice: 'bogus:cap'"),
+    }
+    for args, (code, message) in cases.items():
+        done = admin(tmp_path, *args)
+        assert (done.returncode, message in done.stderr) == (code, True), (args, done.stderr)
+        assert "Traceback" not in done.stderr

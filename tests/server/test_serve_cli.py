@@ -1,0 +1,62 @@
+"""`evidencekit serve | worker | mcp` as a user starts them: clear one-line errors, a banner that works."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(data: Path, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_DATA_DIR": str(data), **env}
+    return subprocess.run([sys.executable, "-m", "evidencekit", *args], env=environment, cwd=data,
+                          capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("command", ["serve", "worker", "mcp"])
+def test_bad_settings_are_one_line_each_and_exit_2(tmp_path: Path, command: str) -> None:
+    done = run(tmp_path, command, EVIDENCEKIT_MAX_ATTEMPTS="abc", EVIDENCEKIT_LOG_LEVEL="verbose")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "evidencekit: EVIDENCEKIT_MAX_ATTEMPTS must be a whole number >= 1, not 'abc'",
+        "evidencekit: EVIDENCEKIT_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, not 'verbose'"]
+
+
+@pytest.mark.parametrize("command", ["worker", "mcp"])
+def test_help_does_not_start_anything(tmp_path: Path, command: str) -> None:
+    done = run(tmp_path, command, "--help", timeout=20)
+    assert done.returncode == 0 and done.stdout.startswith(f"usage: evidencekit {command}")
+    assert not (tmp_path / "evidencekit.sqlite3").exists()
+
+
+def test_an_unreachable_database_is_one_line_without_its_password(tmp_path: Path) -> None:
+    done = run(tmp_path, "serve", DATABASE_URL="postgres://ana:s3cret@127.0.0.1:9/nowhere")
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "s3cret" not in done.stderr
+    assert done.stderr.startswith("evidencekit: cannot open the database postgres://ana:***@127.0.0.1:9/nowhere: ")
+
+
+def test_a_later_start_prints_a_curl_line_that_works_when_pasted(tmp_path: Path) -> None:
+    token = json.loads(run(tmp_path, "admin", "bootstrap", "--json").stdout)["token"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_DATA_DIR": str(tmp_path)}
+    with subprocess.Popen([sys.executable, "-m", "evidencekit", "serve", "--port", str(port), "--no-worker"],
+                          env=environment, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True) as server:
+        try:
+            assert server.stdout is not None
+            banner = [server.stdout.readline() for _ in range(4)]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert token not in "".join(banner)  # a secret is shown once, on the first start only
+    assert "admin bootstrap --json" in banner[2]
+    assert '-H "Authorization: Bearer $TOKEN"' in banner[3]  # double quotes: the shell expands it
