@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from server.access_log import AccessLog
 from server.auth_middleware import METADATA_PATH, BearerAuth
+from server.body_limit import BodyLimit
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
 from server.http_errors import HANDLERS
@@ -87,7 +88,7 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                         await asyncio.wait_for(task, 30)
 
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
-              Route("/healthz", healthz), Route("/mcp", StreamableHTTPASGIApp(sessions)),
+              Route("/healthz", healthz), Route("/mcp", BodyLimit(StreamableHTTPASGIApp(sessions))),
               Route(METADATA_PATH, resource_metadata), Route(METADATA_PATH + "/mcp", resource_metadata)]
     return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)],
                      exception_handlers=HANDLERS, lifespan=lifespan)

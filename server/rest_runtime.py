@@ -77,9 +77,8 @@ def header_values(scope: Scope, names: frozenset[bytes] = _READ_HEADERS) -> dict
     return found
 
 
-async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
-                         limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
-    """The raw body and its parsed JSON, refused early when too large or not JSON."""
+async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: int = MAX_BODY_BYTES) -> bytes:
+    """The whole request body, refused (PayloadTooLarge) as soon as it is known to pass `limit`."""
     declared = headers.get(b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
@@ -101,6 +100,13 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
         body = bytes(pieces)
     if len(body) > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    return body
+
+
+async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
+                         limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
+    """The raw body and its parsed JSON, refused early when too large or not JSON."""
+    body = await read_body(receive, headers, limit)
     content_type = headers.get(b"content-type", "").split(";")[0].strip().lower()
     if content_type not in ("application/json", ""):
         raise BadRequest("request body must be application/json", code="unsupported_media_type")

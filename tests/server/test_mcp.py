@@ -152,6 +152,23 @@ async def test_a_token_without_rights_gets_an_error_result(http_service: dict[st
     assert result.is_error and "not a member" in result.content[0].text
 
 
+async def test_an_oversized_message_is_refused_before_it_is_read(http_service: dict[str, Any]) -> None:
+    """The cap REST has (413 past 64 KiB) holds for /mcp, declared or chunked."""
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 3_000_000}})
+
+    async def pieces() -> Any:
+        for start in range(0, len(message), 65_536):
+            yield message[start:start + 65_536].encode()
+
+    headers = {"Authorization": f"Bearer {http_service['token']}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        for content in (message.encode(), pieces()):
+            response = await http.post(http_service["mcp"], content=content)
+            assert response.status_code == 413 and len(response.content) < 500
+            assert response.json()["code"] == "payload_too_large"
+
+
 async def test_a_foreign_origin_is_refused(http_service: dict[str, Any]) -> None:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_service['token']}"}) as http:
         response = await http.post(http_service["mcp"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
