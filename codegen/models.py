@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.ecma_regex import with_python_patterns
 from contracts.loader import Operation
 
 from .headers import python_header
@@ -63,7 +64,8 @@ def render_model(operation: Operation, direction: str) -> tuple[str, list[ModelN
     import datamodel_code_generator
 
     variant = operation.model_variant
-    schema = variant.input_schema if direction == "input" else variant.output_schema
+    # Patterns are ECMA-262; pydantic's regex engine reads \s and \S otherwise (U+0085, U+FEFF).
+    schema = with_python_patterns(variant.input_schema if direction == "input" else variant.output_schema)
     class_name = f"{operation.class_prefix}{direction.capitalize()}"
     module = f"contracts/models/{operation.python_name}_{direction}.py"
     header = python_header([operation]).rstrip("\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 # ECMA-262 WhiteSpace and LineTerminator code points
 _SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
@@ -58,3 +59,19 @@ def to_python(pattern: str) -> str:
 @lru_cache(maxsize=256)
 def compile_ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(to_python(pattern))
+
+
+_INSTANCE_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # data, not schemas
+
+
+def with_python_patterns(schema: Any) -> Any:
+    """A copy of `schema` whose every `pattern` is spelled (by `to_python`) so that engines reading
+    it with Python or Rust regex semantics match what ECMA-262 matches: for the generated models
+    (pydantic's Rust regex counts U+0085 as `\\s`) and for hypothesis-jsonschema (Python's `re`)."""
+    if isinstance(schema, dict):
+        return {key: to_python(value) if key == "pattern" and isinstance(value, str)
+                else value if key in _INSTANCE_KEYWORDS else with_python_patterns(value)
+                for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [with_python_patterns(item) for item in schema]
+    return schema

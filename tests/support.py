@@ -13,7 +13,6 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from contracts.ecma_regex import to_python
 from contracts.loader import CONTRACTS_DIR
 from contracts.models import (
     GetDocumentsInput,
@@ -113,21 +112,3 @@ def running_service(data: Any, *, allow: str | None = None, worker: bool = True,
 
 def allow_origin(origin_url: str) -> str:
     return f"127.0.0.1:{origin_url.rsplit(':', 1)[1]}"
-
-
-INSTANCE_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # data, not schemas
-
-
-def ecma_patterns(node: Any) -> Any:
-    """The schema with each `pattern` spelled so that Python's `re` reads it as ECMA-262 does.
-
-    hypothesis-jsonschema generates pattern strings with Python's `re`, which counts U+FEFF as
-    non-space for `\\S` (ECMA-262: space); without this it generated `documents/0/\\ufeff`, which
-    both engines rightly reject (a failed full run, not a disagreement)."""
-    if isinstance(node, dict):
-        return {key: to_python(value) if key == "pattern" and isinstance(value, str)
-                else value if key in INSTANCE_KEYWORDS else ecma_patterns(value)
-                for key, value in node.items()}
-    if isinstance(node, list):
-        return [ecma_patterns(item) for item in node]
-    return node

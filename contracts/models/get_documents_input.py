@@ -10,7 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 class Name(RootModel[str]):
     root: Annotated[
-        str, Field(max_length=2058, min_length=11, pattern="^documents/[^/\\s]+(?:/\\S*)?$")
+        str,
+        Field(
+            max_length=2058,
+            min_length=11,
+            pattern="^documents/[^/\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+(?:/[^\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]*)?$",
+        ),
     ]
 
 

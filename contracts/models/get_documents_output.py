@@ -12,7 +12,12 @@ class Document(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    name: Annotated[str, Field(pattern="^documents/[^/\\s]+(?:/\\S*)?$")]
+    name: Annotated[
+        str,
+        Field(
+            pattern="^documents/[^/\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+(?:/[^\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]*)?$"
+        ),
+    ]
     """
     Identifier. The resource name of the document. Format: documents/{uri_without_scheme}, example: documents/docs.cloud.google.com/storage/docs/creating-buckets
     """

@@ -10,11 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from contracts.ecma_regex import to_python
+from contracts.ecma_regex import to_python, with_python_patterns
 from contracts.loader import load_operations
 from contracts.validation import compile_fast, compile_schema
 from tests.codegen.test_differential import mutations
-from tests.support import ecma_patterns
 
 SCHEMAS = [
     (f"{op.name}-{variant.name}-{direction}", schema)
@@ -30,7 +29,7 @@ def test_same_verdict_on_generated_payloads_and_their_mutations(label: str, sche
 
     @settings(max_examples=15, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
-    @given(from_schema(ecma_patterns(schema), custom_formats={"uuid": st.uuids().map(str)}))
+    @given(from_schema(with_python_patterns(schema), custom_formats={"uuid": st.uuids().map(str)}))
     def run(payload: Any) -> None:
         assert fast.is_valid(payload) and slow.is_valid(payload)
         for description, _, invalid in mutations(schema, payload):
