@@ -4,6 +4,7 @@ one clear line and exit code 2 rather than a traceback from deep inside the firs
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -12,17 +13,18 @@ LOG_LEVEL_ENV = "EVIDENCEKIT_LOG_LEVEL"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DATABASE_SCHEMES = ("sqlite://", "postgres://", "postgresql://", "asyncpg://")
 
+
 def _whole(minimum: int) -> tuple[str, Callable[[str], bool]]:
     return f"a whole number >= {minimum}", lambda text: text.isdigit() and int(text) >= minimum
 
 
-def _seconds(positive: bool) -> tuple[str, Callable[[str], bool]]:
+def _number(positive: bool) -> tuple[str, Callable[[str], bool]]:
     def test(text: str) -> bool:
         try:
             value = float(text)
         except ValueError:
             return False
-        return value == value and value != float("inf") and (value > 0 if positive else value >= 0)
+        return math.isfinite(value) and (value > 0 if positive else value >= 0)
     return ("a number > 0" if positive else "a number >= 0"), test
 
 
@@ -32,11 +34,11 @@ _NUMBERS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "EVIDENCEKIT_MAX_ATTEMPTS": _whole(1),
     "EVIDENCEKIT_WORKER_CONCURRENCY": _whole(1),
     "EVIDENCEKIT_PARSE_PROCESSES": _whole(0),
-    "EVIDENCEKIT_LEASE_SECONDS": _seconds(positive=True),
-    "EVIDENCEKIT_POLL_SECONDS": _seconds(positive=True),
-    "EVIDENCEKIT_RETENTION_HOURS": _seconds(positive=True),
-    "EVIDENCEKIT_WORKER_GRACE_SECONDS": _seconds(positive=False),
-    "EVIDENCEKIT_AUTH_CACHE_SECONDS": _seconds(positive=False),
+    "EVIDENCEKIT_LEASE_SECONDS": _number(positive=True),
+    "EVIDENCEKIT_POLL_SECONDS": _number(positive=True),
+    "EVIDENCEKIT_RETENTION_HOURS": _number(positive=True),
+    "EVIDENCEKIT_WORKER_GRACE_SECONDS": _number(positive=False),
+    "EVIDENCEKIT_AUTH_CACHE_SECONDS": _number(positive=False),
 }
 
 

@@ -27,6 +27,7 @@ from server.errors import ApiError
 from server.generated.mcp_tools import TOOLS
 from server.generated.operations import OPERATIONS
 from server.handlers import EvidenceHandlers
+from server.rest_runtime import model_errors
 from server.store.access import Principal, authenticate_bearer
 
 log = logging.getLogger("evidencekit.mcp")
@@ -106,7 +107,7 @@ class ToolCaller:
         try:
             payload = parse(spec.input_model, json.dumps(arguments))
         except ValidationError as exc:  # the contract accepted it; the model must too
-            fields = "; ".join(f"{'.'.join(map(str, e['loc']))} {e['msg']}" for e in exc.errors())
+            fields = "; ".join(f"{e.path} {e.message}" for e in model_errors(exc))
             return _error(f"arguments do not match the contract: {fields}", "validation_failed")
         context = RequestContext(request_id, "mcp", {}, {"principal": principal})
         handler = getattr(self.handlers, spec.python_name)

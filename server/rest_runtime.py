@@ -116,7 +116,7 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
 
-def _model_errors(exc: ValidationError) -> list[FieldError]:
+def model_errors(exc: ValidationError) -> list[FieldError]:
     return [
         FieldError("$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]),
                    e["msg"], e["type"])
@@ -176,7 +176,7 @@ class OperationEndpoint:
                 payload = parse(spec.input_model, raw)
             except ValidationError as exc:  # the contract accepted it; the model must too
                 raise BadRequest("request does not match the contract", code="validation_failed",
-                                 fields=_model_errors(exc)) from None
+                                 fields=model_errors(exc)) from None
             context = RequestContext(request_id, "rest", Headers(scope=scope), dict(scope.get("state", {})))
             result = await self.handler(payload, context)
             data = result.model_dump(mode="json", by_alias=True)

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tortoise import Tortoise
 from tortoise.backends.base import executor
@@ -41,12 +42,14 @@ def database_url(environ: dict[str, str] | None = None) -> str:
 
 
 def shown_url(url: str) -> str:
-    """The database URL without its password, for messages and logs."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in credentials:
-        return url
-    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
+    """The database URL without its password (in the credentials or as a query parameter)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username or ''}:***@{netloc.rpartition('@')[2]}"
+    query = urlencode([(key, "***" if key == "password" else value) for key, value in parse_qsl(parts.query)],
+                      safe="*")
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def sqlite_path(url: str) -> str:

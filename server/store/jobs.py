@@ -1,8 +1,9 @@
 """The job side of a receipt: claim with a lease, renew it, settle or release while holding it.
 
 A claim is one UPDATE ... RETURNING that takes the oldest pending receipt, or a running one
-whose lease expired (its worker died), as long as it has not expired (the sweeper marks those). PostgreSQL skips rows other workers hold
-(FOR UPDATE SKIP LOCKED); SQLite has one writer at a time, so the statement alone is enough.
+whose lease expired (its worker died), as long as the receipt itself has not expired (the sweeper
+marks those). PostgreSQL skips rows other workers hold (FOR UPDATE SKIP LOCKED); SQLite has one
+writer at a time, so the statement alone is enough.
 Settling succeeds only while the worker still holds the lease.
 """
 

@@ -29,6 +29,9 @@ HIDDEN_WHEN_EXPIRED: dict[str, Any] = {"text": "", "title": None, "description":
 class MutationConflict(Exception):
     """The mutation_id was already used in this workspace with a different input."""
 
+    def __init__(self, mutation_id: uuid.UUID) -> None:
+        super().__init__(f"mutation_id {mutation_id} was used with a different input")
+
 
 @dataclass(frozen=True)
 class RetrieveRequest:
@@ -58,7 +61,7 @@ async def existing(request: RetrieveRequest) -> ReceiptView | None:
     """The receipt already made for this (workspace, mutation_id), or None; another input is a conflict."""
     view = await find_view(request.workspace_id, request.mutation_id)
     if view is not None and view.input_hash != request.input_hash:
-        raise MutationConflict(f"mutation_id {request.mutation_id} was used with a different input")
+        raise MutationConflict(request.mutation_id)
     return view
 
 
@@ -92,7 +95,7 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
         return receipt, True
     found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)
     if found.input_hash != request.input_hash:
-        raise MutationConflict(f"mutation_id {request.mutation_id} was used with a different input")
+        raise MutationConflict(request.mutation_id)
     return found, False
 
 
