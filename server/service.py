@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from tortoise.backends.base.client import BaseDBAsyncClient
+
 from server.store import access, ratelimit, receipt_reads, receipts
 from server.store.access import Principal
 from server.store.models import Receipt, Workspace
@@ -57,10 +59,14 @@ class EvidenceService:
         receipt: Receipt | ReceiptView | None = await receipts.existing(request)
         if receipt is None:  # only a new receipt counts against the rate: repeats and conflicts are free
             limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
-            retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute)
-            if retry_after is not None:
-                raise RateLimited(retry_after)
-            receipt, _ = await receipts.submit(request, retention=self.settings.retention)
+
+            async def charge(connection: BaseDBAsyncClient) -> None:
+                retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute,
+                                                   connection=connection)
+                if retry_after is not None:
+                    raise RateLimited(retry_after)
+
+            receipt, _ = await receipts.submit(request, retention=self.settings.retention, admit=charge)
         return {"retrieval": receipts.as_retrieval(receipt)}
 
     async def status(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any]:

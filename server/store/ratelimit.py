@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
 
 from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
@@ -17,11 +18,14 @@ RETURNING "count"
 """
 
 
-async def take(workspace_id: uuid.UUID, limit_per_minute: int, *, now: datetime | None = None) -> int | None:
-    """Count one call; None when within the limit, else the seconds until the window resets."""
+async def take(workspace_id: uuid.UUID, limit_per_minute: int, *, now: datetime | None = None,
+               connection: BaseDBAsyncClient | None = None) -> int | None:
+    """Count one call; None when within the limit, else the seconds until the window resets.
+
+    Inside a transaction (`connection`), the count is undone with whatever the transaction undoes."""
     now = now or datetime.now(UTC)
     window = now.replace(second=0, microsecond=0)
-    connection = get_connection("default")
+    connection = connection or get_connection("default")
     postgres = is_postgres_connection(connection)
     rows = await connection.execute_query_dict(
         dialect_params(_TAKE, postgres),

@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import rfc8785
-from tortoise.connection import get_connection
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.transactions import in_transaction
 
 from .models import EvidenceRevision, Receipt
 from .receipt_reads import ReceiptView, find_view
@@ -74,23 +76,31 @@ RETURNING id
 """
 
 
+# Called with the transaction that inserted a new receipt; raising undoes the insert.
+Admission = Callable[[BaseDBAsyncClient], Awaitable[None]]
+
+
 async def submit(request: RetrieveRequest, *, now: datetime | None = None,
-                 retention: timedelta = DEFAULT_RETENTION) -> tuple[Receipt, bool]:
+                 retention: timedelta = DEFAULT_RETENTION, admit: Admission | None = None) -> tuple[Receipt, bool]:
     """The receipt for this request, and whether this call created it (and so queued its job).
 
     One statement for a new mutation_id (the common case): the insert yields to the unique
-    (workspace_id, mutation_id), and only a repeat reads the receipt already there."""
+    (workspace_id, mutation_id), and only a repeat reads the receipt already there. `admit` runs
+    only for a receipt this call created, in the insert's transaction: a concurrent identical call
+    waits on the unique key until that commits or rolls back, so it is never charged as new."""
     created_at = now or utcnow()
     receipt = Receipt(id=uuid.uuid4(), workspace_id=request.workspace_id, mutation_id=request.mutation_id,
                       input_hash=request.input_hash, url=request.url, kind=request.kind,
                       language=request.language, state="pending", created_at=created_at,
                       valid_until=created_at + retention, attempts=0)
-    connection = get_connection("default")
-    postgres = is_postgres_connection(connection)
-    rows = await connection.execute_query_dict(dialect_params(_INSERT, postgres), [
-        *(sql_uuid(value, postgres) for value in (receipt.id, request.workspace_id, request.mutation_id)),
-        request.input_hash, request.url, request.kind,
-        request.language, sql_time(created_at, postgres), sql_time(receipt.valid_until, postgres)])
+    async with in_transaction("default") as connection:
+        postgres = is_postgres_connection(connection)
+        rows = await connection.execute_query_dict(dialect_params(_INSERT, postgres), [
+            *(sql_uuid(value, postgres) for value in (receipt.id, request.workspace_id, request.mutation_id)),
+            request.input_hash, request.url, request.kind,
+            request.language, sql_time(created_at, postgres), sql_time(receipt.valid_until, postgres)])
+        if rows and admit is not None:
+            await admit(connection)
     if rows:
         return receipt, True
     found = await Receipt.get(workspace_id=request.workspace_id, mutation_id=request.mutation_id)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -77,3 +78,30 @@ async def test_only_new_receipts_count_against_the_rate(store: str) -> None:
     assert await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None) == created
     with pytest.raises(MutationConflict):
         await service.retrieve(editor, lab.id, first, "https://example.com/b", "url_text", None)
+
+
+async def test_concurrent_repeats_and_conflicts_are_not_rate_limited(store: str) -> None:
+    """Many identical calls at once (a client retrying on a timeout) make one receipt and spend one
+    unit of the rate; none of them gets a 429, nor does a concurrent conflicting call."""
+    lab = await Workspace.create(name="lab", retrieve_rate_per_minute=2)
+    editor = await principal_in(lab, "ed", "editor")
+    service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
+    mutation = uuid.uuid4()
+
+    async def call(url: str) -> object:
+        try:
+            return await service.retrieve(editor, lab.id, mutation, url, "url_text", None)
+        except (RateLimited, MutationConflict) as refused:
+            return refused
+
+    answers = await asyncio.gather(*(call("https://example.com/a") for _ in range(8)),
+                                   call("https://example.com/b"))
+    assert not [answer for answer in answers if isinstance(answer, RateLimited)]
+    receipts = [answer for answer in answers if isinstance(answer, dict)]
+    conflicts = [answer for answer in answers if isinstance(answer, MutationConflict)]
+    assert len(receipts) + len(conflicts) == 9 and len(conflicts) in (1, 8)  # whichever input came first
+    assert all(answer == receipts[0] for answer in receipts)
+    assert await Receipt.all().count() == 1
+    await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
+    with pytest.raises(RateLimited):
+        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
