@@ -79,13 +79,13 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                 return
             stop = asyncio.Event()
             async with open_engine() as engine:
-                task = asyncio.create_task(Worker(engine, worker_settings).run(stop))
+                app.state.worker = worker = Worker(engine, worker_settings or WorkerSettings.from_env())
+                task = asyncio.create_task(worker.run(stop))
                 try:
                     yield
                 finally:
                     stop.set()
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(task, 30)
+                    await worker.finish(task)
 
     routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
               Route("/healthz", healthz), Route("/mcp", BodyLimit(StreamableHTTPASGIApp(sessions))),

@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -30,6 +31,17 @@ class WorkerSettings:
     max_attempts: int = 3
     concurrency: int = 4
     sweep_interval: float = 30.0
+    grace: float = 30.0  # on stop: seconds to finish what is in hand before releasing it
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
+        """The settings `evidencekit serve` and `evidencekit worker` both read (README.md)."""
+        env = os.environ if environ is None else environ
+        return cls(lease=timedelta(seconds=float(env.get("EVIDENCEKIT_LEASE_SECONDS", "60"))),
+                   poll_interval=float(env.get("EVIDENCEKIT_POLL_SECONDS", "0.5")),
+                   max_attempts=int(env.get("EVIDENCEKIT_MAX_ATTEMPTS", "3")),
+                   concurrency=int(env.get("EVIDENCEKIT_WORKER_CONCURRENCY", "4")),
+                   grace=float(env.get("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")))
 
 
 def content_of(retrieved: Retrieved) -> Content | None:
@@ -88,6 +100,14 @@ class Worker:
                 log.exception("worker %s: sweep failed; retrying", self.worker_id)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.settings.sweep_interval)
+
+    async def finish(self, running: asyncio.Task[None]) -> None:
+        """Once stop is set: let `running` (this worker's `run`) finish what is in hand within the
+        grace period; past it, cancel it, which releases the unfinished receipts to other workers."""
+        try:
+            await asyncio.wait_for(running, self.settings.grace)
+        except TimeoutError:
+            log.warning("worker %s: grace period over, releasing unfinished receipts", self.worker_id)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work with `concurrency` slots until `stop` is set; then finish what is in hand."""
