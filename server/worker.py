@@ -86,7 +86,13 @@ class Worker:
         interval = self.settings.lease.total_seconds() / 3
         while True:
             await asyncio.sleep(interval)
-            if not await jobs.renew(receipt.id, self.worker_id, self.settings.lease):
+            try:
+                held = await jobs.renew(receipt.id, self.worker_id, self.settings.lease)
+            except Exception as exc:  # noqa: BLE001 - a passing database error must not end renewal
+                log.warning("worker %s: could not renew the lease on receipt %s (%s: %s); retrying",
+                            self.worker_id, receipt.id, type(exc).__name__, exc)
+                continue
+            if not held:
                 log.warning("lease on receipt %s was lost", receipt.id)
                 return
 

@@ -1,0 +1,54 @@
+"""The lease on a receipt in hand survives a passing database error: renewal logs it and goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from server.retrieval.engine import Retrieved
+from server.store import jobs
+from server.store.models import Receipt
+from server.store.receipts import RetrieveRequest, submit
+from server.worker import Worker, WorkerSettings
+
+pytestmark = pytest.mark.anyio
+UNAVAILABLE: dict[str, Any] = {"status": "unavailable", "reason": "test"}
+
+
+class SlowEngine:
+    """Takes several lease periods to answer, as a slow origin would."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
+        await asyncio.sleep(self.seconds)
+        return Retrieved(UNAVAILABLE, None, None)
+
+
+async def test_a_failed_renewal_is_logged_and_renewal_goes_on(
+        store: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"))
+    renewals: list[bool] = []
+    real_renew = jobs.renew
+
+    async def renew_failing_once(receipt_id: uuid.UUID, worker_id: str, lease: timedelta) -> bool:
+        if not renewals:
+            renewals.append(False)
+            raise ConnectionResetError("database connection reset")
+        renewals.append(await real_renew(receipt_id, worker_id, lease))
+        return renewals[-1]
+
+    monkeypatch.setattr(jobs, "renew", renew_failing_once)
+    worker = Worker(SlowEngine(1.5), WorkerSettings(lease=timedelta(seconds=0.3)))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="evidencekit.worker"):
+        assert await worker.run_once()
+    assert renewals[0] is False and len(renewals) >= 4 and all(renewals[1:])
+    assert "could not renew the lease" in caplog.text and "ConnectionResetError" in caplog.text
+    settled = await Receipt.get(id=receipt.id)
+    assert (settled.state, settled.result, settled.lease_owner) == ("completed", UNAVAILABLE, None)
