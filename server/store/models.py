@@ -131,6 +131,7 @@ class Receipt(Model):
     class Meta:
         table = "receipt"
         unique_together = (("workspace_id", "mutation_id"),)
+        indexes = (("evidence_id", "evidence_revision"),)  # the purge asks which receipts refer to a revision
 
 
 class RateWindow(Model):

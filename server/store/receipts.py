@@ -8,6 +8,7 @@ content is hidden (and purged by the sweeper).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import uuid
 from collections.abc import Awaitable, Callable
@@ -17,9 +18,10 @@ from typing import Any
 
 import rfc8785
 from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
-from .models import EvidenceRevision, Receipt
+from .models import Receipt
 from .receipt_reads import ReceiptView, find_view
 from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
@@ -146,19 +148,49 @@ async def cancel(workspace_id: uuid.UUID, mutation_id: uuid.UUID, result: dict[s
     return changed == 1
 
 
+def _hide_expired(postgres: bool) -> str:
+    """SQL for a receipt's result with HIDDEN_WHEN_EXPIRED merged in (JSON null stays null, not removed)."""
+    if postgres:
+        return f"result || '{json.dumps(HIDDEN_WHEN_EXPIRED)}'::jsonb"
+    pairs = ", ".join(f"'$.{key}', json('{json.dumps(value)}')" for key, value in HIDDEN_WHEN_EXPIRED.items())
+    return f"json_set(result, {pairs})"
+
+
+_EXPIRE = """
+UPDATE receipt SET state = 'expired', purged_at = {p1}, lease_owner = NULL, lease_expires_at = NULL,
+                   result = CASE WHEN result IS NULL THEN NULL ELSE {hidden} END
+WHERE valid_until <= {p1} AND purged_at IS NULL
+"""
+# Revisions no unexpired receipt refers to (the receipt (evidence_id, evidence_revision) index).
+_UNREFERENCED = """evidence_revision.purged_at IS NULL AND NOT EXISTS (
+    SELECT 1 FROM receipt WHERE receipt.evidence_id = evidence_revision.evidence_id
+                            AND receipt.evidence_revision = evidence_revision.revision
+                            AND receipt.valid_until > {p1})"""
+_LOCK_SOURCES = f"""
+SELECT id FROM evidence WHERE id IN (SELECT evidence_id FROM evidence_revision WHERE {_UNREFERENCED})
+ORDER BY id FOR UPDATE
+"""
+_BLANK = f"""
+UPDATE evidence_revision SET text = '', markdown = NULL, title = NULL, description = NULL, segments = '[]',
+                             purged_at = {{p1}}
+WHERE {_UNREFERENCED}
+"""
+
+
 async def purge_expired(*, now: datetime | None = None) -> int:
     """Mark receipts past valid_until expired and delete their source content, and the content of
-    evidence revisions no unexpired receipt refers to any more. Returns receipts purged."""
+    evidence revisions no unexpired receipt refers to any more. Returns receipts purged.
+
+    A settle that reuses a revision locks its evidence row first (evidence.record); on PostgreSQL
+    the purge takes those locks before it looks for references again, so it sees the settle's
+    receipt or the settle sees the purge (and writes a new revision). SQLite has one writer."""
     now = now or utcnow()
-    purged = 0
-    for receipt in await Receipt.filter(valid_until__lte=now, purged_at=None):
-        result = {**receipt.result, **HIDDEN_WHEN_EXPIRED} if receipt.result else None
-        purged += await Receipt.filter(id=receipt.id, purged_at=None).update(
-            state="expired", result=result, purged_at=now, lease_owner=None, lease_expires_at=None)
-    for revision in await EvidenceRevision.filter(purged_at=None):
-        still_needed = await Receipt.filter(evidence_id=revision.evidence_id,  # type: ignore[attr-defined]
-                                            evidence_revision=revision.revision, valid_until__gt=now).exists()
-        if not still_needed:
-            await EvidenceRevision.filter(id=revision.id).update(
-                text="", markdown=None, title=None, description=None, segments=[], purged_at=now)
-    return purged
+    connection = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    expire = dialect_params(_EXPIRE.replace("{hidden}", _hide_expired(postgres)), postgres)
+    purged, _ = await connection.execute_query(expire, [sql_time(now, postgres)])
+    async with in_transaction("default") as transaction:
+        if postgres:
+            await transaction.execute_query(dialect_params(_LOCK_SOURCES, postgres), [now])
+        await transaction.execute_query(dialect_params(_BLANK, postgres), [sql_time(now, postgres)])
+    return int(purged)

@@ -155,3 +155,78 @@ async def test_cancel_and_purge(store: str) -> None:
     assert stored.state == "expired" and stored.result is not None and stored.result["text"] == ""
     revision = await EvidenceRevision.get(evidence_id=stored.evidence_id)  # type: ignore[attr-defined]
     assert revision.text == "" and revision.markdown is None and revision.purged_at is not None
+
+
+async def settled_receipt(text: str, retention: timedelta) -> Receipt:
+    submitted, _ = await receipts.submit(request(mutation_id=uuid.uuid4()), retention=retention)
+    claimed = await jobs.claim("w", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None and claimed.id == submitted.id
+    await jobs.settle(claimed, "w", RESULT, content(text))
+    return await Receipt.get(id=submitted.id)
+
+
+async def test_purge_hides_expired_results_and_keeps_content_still_referred_to(store: str) -> None:
+    from server.store.models import EvidenceRevision
+
+    shared_old = await settled_receipt("shared", timedelta(seconds=1))
+    shared_new = await settled_receipt("shared", timedelta(hours=1))
+    alone = await settled_receipt("alone", timedelta(seconds=1))
+    never_ran, _ = await receipts.submit(request(mutation_id=uuid.uuid4()), retention=timedelta(seconds=1))
+    assert shared_old.evidence_revision == shared_new.evidence_revision != alone.evidence_revision
+    later = datetime.now(UTC) + timedelta(seconds=5)
+
+    assert await receipts.purge_expired(now=later) == 3
+    assert await receipts.purge_expired(now=later) == 0
+    for expired_id in (shared_old.id, alone.id):
+        stored = await Receipt.get(id=expired_id)
+        assert stored.state == "expired" and stored.purged_at is not None and stored.lease_owner is None
+        assert stored.result == {**RESULT, "text": "", "title": None, "description": None, "segments": []}
+        assert contract_errors(receipts.as_retrieval(stored)) == []
+    pending = await Receipt.get(id=never_ran.id)
+    assert (pending.state, pending.result) == ("expired", None)
+    assert (await Receipt.get(id=shared_new.id)).state == "completed"
+    kept = await EvidenceRevision.get(evidence_id=shared_new.evidence_id,  # type: ignore[attr-defined]
+                                      revision=shared_new.evidence_revision)
+    assert (kept.text, kept.purged_at) == ("shared", None)
+    gone = await EvidenceRevision.get(evidence_id=alone.evidence_id,  # type: ignore[attr-defined]
+                                      revision=alone.evidence_revision)
+    assert (gone.text, gone.markdown, gone.title, gone.segments) == ("", None, None, [])
+    assert gone.purged_at is not None
+
+
+async def test_a_purge_during_a_settle_never_blanks_the_revision_the_settle_refers_to(
+        store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settle reuses a revision whose only receipt just expired; a purge running meanwhile must
+    either leave it (the settle's receipt refers to it) or blank it before the settle reads it."""
+    import asyncio
+
+    from server.store import evidence as evidence_store
+    from server.store.models import EvidenceRevision
+
+    expired = await settled_receipt("findings", timedelta(seconds=1))
+    fresh, _ = await receipts.submit(request(mutation_id=uuid.uuid4()), retention=timedelta(hours=1))
+    claimed = await jobs.claim("w", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None and claimed.id == fresh.id
+    recorded, resume = asyncio.Event(), asyncio.Event()
+    real_record = evidence_store.record
+
+    async def record_then_wait(*args: Any) -> tuple[uuid.UUID, int]:
+        found = await real_record(*args)
+        recorded.set()
+        await resume.wait()  # the settle's transaction stays open here
+        return found
+
+    monkeypatch.setattr(evidence_store, "record", record_then_wait)
+    settling = asyncio.create_task(jobs.settle(claimed, "w", RESULT, content("findings")))
+    await recorded.wait()
+    purging = asyncio.create_task(receipts.purge_expired(now=datetime.now(UTC) + timedelta(seconds=5)))
+    await asyncio.sleep(0.3)  # give the purge every chance to run ahead of the settle
+    resume.set()
+    await settling
+    await purging
+    settled = await Receipt.get(id=fresh.id)
+    assert settled.state == "completed"
+    revision = await EvidenceRevision.get(evidence_id=settled.evidence_id,  # type: ignore[attr-defined]
+                                          revision=settled.evidence_revision)
+    assert (revision.text, revision.purged_at) == ("findings", None)
+    assert (await Receipt.get(id=expired.id)).state == "expired"
