@@ -1,5 +1,8 @@
 """One log line per HTTP request: method, path, status, duration, request id. Never headers,
-bodies or query strings (they may carry tokens)."""
+bodies or query strings (they may carry tokens).
+
+The path is logged as the client sent it (still percent-encoded): decoded, `%0a` would let a
+request write a line of its own into the log."""
 
 from __future__ import annotations
 
@@ -9,6 +12,14 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("evidencekit.access")
+
+
+def logged_path(scope: Scope) -> str:
+    raw: bytes | None = scope.get("raw_path")
+    path: str = raw.partition(b"?")[0].decode("latin-1") if raw else scope["path"]
+    if path.isprintable():
+        return path
+    return "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in path)
 
 
 class AccessLog:
@@ -35,5 +46,5 @@ class AccessLog:
         try:
             await self.app(scope, receive, observe)
         finally:
-            log.info("%s %s %s %.1fms request_id=%s", scope["method"], scope["path"], status,
+            log.info("%s %s %s %.1fms request_id=%s", scope["method"], logged_path(scope), status,
                      (time.perf_counter() - started) * 1000, request_id)

@@ -160,6 +160,21 @@ def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str
     assert all(service["token"] not in r.getMessage() for r in caplog.records)
 
 
+def test_a_path_cannot_forge_access_log_lines(service: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """The path is logged as sent (percent-encoded), so %0a cannot start a forged line."""
+    caplog.set_level("INFO", logger="evidencekit.access")
+    forged = "/healthz%0aGET%20/admin%20200%200.1ms%20request_id=forged%0d%1b[2J?token=secret"
+    response = httpx.get(service["base"] + forged, headers={"X-Request-Id": "forge-1"})
+    assert response.status_code == 404
+    deadline = time.monotonic() + 5
+    while not any("request_id=forge-1" in r.getMessage() for r in caplog.records):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    line = next(r.getMessage() for r in caplog.records if "request_id=forge-1" in r.getMessage())
+    assert line.startswith("GET /healthz%0aGET%20/admin%20200%200.1ms%20request_id=forged%0d%1b[2J 404 ")
+    assert line.isprintable() and "secret" not in line
+
+
 def test_captions_over_rest(service: dict[str, str], origin: Origin) -> None:
     track = origin.reply("/talk.vtt", Reply(b"WEBVTT\n\n00:00.000 --> 00:01.000\nHello there.\n", content_type="text/vtt"))
     page = origin.reply("/talk", Reply(f"<html><body><video src='v.mp4'><track kind='captions' srclang='en' "
