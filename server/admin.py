@@ -36,10 +36,11 @@ async def bootstrap() -> dict[str, Any]:
     the same token; delete that file and revoke the token to rotate it.
     """
     workspace = await Workspace.filter(name=BOOTSTRAP_WORKSPACE).first()
-    if workspace is None:
-        workspace = await Workspace.create(name=BOOTSTRAP_WORKSPACE)
-    user = await User.get_or_none(name=BOOTSTRAP_USER) or await User.create(name=BOOTSTRAP_USER)
-    await access.add_member(workspace, user, "editor")
+    user = await User.get_or_none(name=BOOTSTRAP_USER)
+    if workspace is None or user is None:  # the first run; later runs leave roles as the admin set them
+        workspace = workspace or await Workspace.create(name=BOOTSTRAP_WORKSPACE)
+        user = user or await User.create(name=BOOTSTRAP_USER)
+        await access.add_member(workspace, user, "editor")
     path = _secret_file()
     secret = path.read_text().strip() if path.exists() else ""
     principal = await access.authenticate(secret) if secret else None

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from server.store.db import open_store
+from server.store.models import Membership
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,6 +26,20 @@ def test_bootstrap_is_idempotent_and_prints_workspace_and_token(tmp_path: Path) 
     assert set(one) == {"workspace_id", "token"} and one == two
     assert (tmp_path / "evidencekit.sqlite3").exists()
     assert oct((tmp_path / "bootstrap-token").stat().st_mode & 0o777) == "0o600"
+
+
+def test_bootstrap_again_keeps_a_role_the_admin_changed(tmp_path: Path) -> None:
+    """`serve` bootstraps on every start: it must not give the bootstrap user editor back."""
+    workspace = json.loads(admin(tmp_path, "bootstrap", "--json").stdout)["workspace_id"]
+    demoted = admin(tmp_path, "member", workspace, "editor", "--role", "viewer")
+    assert json.loads(demoted.stdout)["role"] == "viewer", demoted.stderr
+    assert admin(tmp_path, "bootstrap", "--json").returncode == 0
+
+    async def role() -> str:
+        async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+            return (await Membership.get(workspace_id=workspace, user__name="editor")).role
+
+    assert asyncio.run(role()) == "viewer"
 
 
 def test_admin_commands_and_clear_errors(tmp_path: Path) -> None:
