@@ -31,6 +31,9 @@ _CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:lang|language|highlight-source|highligh
 _PERMALINKS = frozenset({"¶", "§", "#", "🔗", "⚓"})
 _BACKTICKS = re.compile(r"`+")
 _UNSAFE_TARGET = re.compile(r"[\s()<>]")
+_URL_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
+_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _TABLE_ROWS = frozenset({"thead", "tbody", "tfoot"})
 
 Block = tuple[str, str]
@@ -320,9 +323,7 @@ class _Renderer:
     def inline(self, element: Element) -> None:
         tag = element.tag
         wrap = _EMPHASIS.get(tag)
-        href = (element.get("href") or "").strip() if tag == "a" else ""
-        if href.lower().startswith("javascript:"):
-            href = ""
+        href = _web_href(element.get("href") or "") if tag == "a" else ""
         if wrap is None and not href and tag not in _CODE:
             self.inline_children(element)
             return
@@ -345,6 +346,15 @@ class _Renderer:
             label = markdown.replace("[", "\\[").replace("]", "\\]")
             markdown = f"[{label}]({_link_target(href)})"
         self.add(lead + text + trail, lead + markdown + trail)
+
+
+def _web_href(raw: str) -> str:
+    """The href when it leads to the web or to mail, or is relative; "" for javascript:, data:, file:...
+
+    Control characters go first, as a browser's URL parser drops them (`java\tscript:` is javascript:)."""
+    href = _URL_CONTROLS.sub("", raw).strip(" ")
+    scheme = _SCHEME.match(href)
+    return "" if scheme and scheme.group(1).lower() not in _LINK_SCHEMES else href
 
 
 def _link_target(href: str) -> str:

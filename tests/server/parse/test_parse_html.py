@@ -254,6 +254,25 @@ def test_markdown_link_targets_are_kept_as_written() -> None:
     assert parse_html(html(body)).markdown == "See [spaced](</a b>), script and [anchor](#top)."
 
 
+@pytest.mark.parametrize("href", ["JavaScript:alert(1)", "java\tscript:alert(1)", "\x01 javascript:alert(1)",
+                                  "java&#10;script:alert(1)", "data:text/html,<b>x</b>", "vbscript:msgbox",
+                                  "file:///etc/passwd", "blob:https://example.com/1"])
+def test_markdown_drops_links_that_are_not_web_or_mail(href: str) -> None:
+    body = f"<p>Read <a href='{href}'>this</a> now.</p>"
+    assert parse_html(html(body)).markdown == "Read this now."
+
+
+@pytest.mark.parametrize(("href", "target"), [
+    ("https://example.com/a", "https://example.com/a"), ("HTTP://example.com/", "HTTP://example.com/"),
+    ("mailto:lab@example.com", "mailto:lab@example.com"), ("/docs/a", "/docs/a"), ("docs/a:b", "docs/a:b"),
+    ("//example.com/x", "//example.com/x"), ("?page=2", "?page=2"), ("#top", "#top"),
+    (" https://example.com/\tb ", "https://example.com/b"),
+])
+def test_markdown_keeps_web_mail_and_relative_links(href: str, target: str) -> None:
+    body = f"<p>Read <a href='{href}'>this</a> now.</p>"
+    assert parse_html(html(body)).markdown == f"Read [this]({target}) now."
+
+
 # -- metadata -----------------------------------------------------------------------------------
 
 
