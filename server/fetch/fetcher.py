@@ -37,6 +37,15 @@ class FetchLimits:
     max_redirects: int = 5
 
 
+@dataclass
+class FetchBudget:
+    """What one retrieval may spend across its fetches (a page, then its caption track): one
+    deadline, in event-loop time, and one count of redirects."""
+
+    deadline: float
+    redirects_left: int
+
+
 class FetchError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
@@ -119,15 +128,22 @@ class Fetcher:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def fetch(self, url: str, accept: str,
-                    wants_body: Callable[[str | None], bool] = lambda media: True) -> FetchResponse:
+    def budget(self) -> FetchBudget:
+        """A fresh allowance: the limits' deadline from now, and their redirects."""
+        return FetchBudget(asyncio.get_running_loop().time() + self.limits.deadline, self.limits.max_redirects)
+
+    async def fetch(self, url: str, accept: str, wants_body: Callable[[str | None], bool] = lambda media: True,
+                    budget: FetchBudget | None = None) -> FetchResponse:
+        """Fetch `url`, spending from `budget` (shared by one retrieval's fetches) or a fresh one."""
+        budget = budget or self.budget()
         try:
-            async with asyncio.timeout(self.limits.deadline):
-                return await self._follow(url, accept, wants_body)
+            async with asyncio.timeout_at(budget.deadline):
+                return await self._follow(url, accept, wants_body, budget)
         except TimeoutError:
             raise FetchError("timeout", f"no complete answer within {self.limits.deadline:g}s") from None
 
-    async def _follow(self, url: str, accept: str, wants_body: Callable[[str | None], bool]) -> FetchResponse:
+    async def _follow(self, url: str, accept: str, wants_body: Callable[[str | None], bool],
+                      budget: FetchBudget) -> FetchResponse:
         redirects: list[str] = []
         current = url
         while True:
@@ -139,7 +155,8 @@ class Fetcher:
             response = await self._get(target.url, accept, wants_body, redirects)
             if response is not None:
                 return response
-            if len(redirects) > self.limits.max_redirects:
+            budget.redirects_left -= 1
+            if budget.redirects_left < 0:
                 raise FetchError("unavailable", f"more than {self.limits.max_redirects} redirects")
             current = redirects[-1]
 

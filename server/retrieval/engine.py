@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import rfc8785
 
-from server.fetch.fetcher import Fetcher, FetchError, FetchResponse
+from server.fetch.fetcher import FetchBudget, Fetcher, FetchError, FetchResponse
 from server.parse import (
     CaptionError,
     CaptionExtract,
@@ -112,8 +112,9 @@ class RetrievalEngine:
 
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
         draft = Draft(kind, language)
+        budget = self.fetcher.budget()  # the page and its caption track share one deadline and redirect count
         try:
-            response = await self.fetcher.fetch(url, ACCEPT[kind], wants_body=readable)
+            response = await self.fetcher.fetch(url, ACCEPT[kind], wants_body=readable, budget=budget)
         except FetchError as error:
             draft.end(error.reason)
             return self.finish(draft)
@@ -123,7 +124,7 @@ class RetrievalEngine:
         if kind == "url_text":
             await self._read_document(draft, response)
         else:
-            await self._read_captions(draft, response)
+            await self._read_captions(draft, response, budget)
         return self.finish(draft)
 
     # -- origin answers -------------------------------------------------------------------
@@ -188,13 +189,13 @@ class RetrievalEngine:
 
     # -- published_captions --------------------------------------------------------------
 
-    async def _read_captions(self, draft: Draft, response: FetchResponse) -> None:
+    async def _read_captions(self, draft: Draft, response: FetchResponse, budget: FetchBudget) -> None:
         media = self._take_media(draft, response)
         if not readable(media):
             draft.end("unsupported_media")
             return
         if media in HTML_TYPES:
-            await self._captions_from_page(draft, response)
+            await self._captions_from_page(draft, response, budget)
             return
         fmt = CAPTION_TYPES.get(media) or sniff_captions(response.body)
         if fmt is None:
@@ -202,7 +203,7 @@ class RetrievalEngine:
             return
         self._read_caption_file(draft, response, fmt, None)
 
-    async def _captions_from_page(self, draft: Draft, response: FetchResponse) -> None:
+    async def _captions_from_page(self, draft: Draft, response: FetchResponse, budget: FetchBudget) -> None:
         page = await self.parser.parse(response.body, http_charset=response.charset,
                                        content_language=response.content_language)
         draft.title, draft.description = page.title, page.description
@@ -216,7 +217,8 @@ class RetrievalEngine:
             return
         try:
             track_url = str(httpx.URL(response.url).join(track.src.strip()))
-            caption = await self.fetcher.fetch(track_url, ACCEPT["published_captions"], wants_body=readable)
+            caption = await self.fetcher.fetch(track_url, ACCEPT["published_captions"], wants_body=readable,
+                                               budget=budget)
         except FetchError as error:
             draft.end(error.reason)
             return

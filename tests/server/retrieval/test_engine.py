@@ -154,3 +154,36 @@ async def test_rate_limit_carries_retry_after(engine: RetrievalEngine, site: Ori
     url = site.reply("/busy", Reply(b"", 429, "text/plain", {"retry-after": "30"}))
     result = (await engine.retrieve(url, "url_text")).result
     assert result["retry_after_seconds"] == 30 and result["text"] == "" and result["title"] is None
+
+
+def caption_page(track: str) -> Reply:
+    return Reply(f"<html><body><video><track kind='captions' srclang='de' src='{track}'></video></body></html>".encode())
+
+
+async def test_a_page_and_its_caption_track_share_one_deadline(engine: RetrievalEngine, site: Origin) -> None:
+    """The fetcher's deadline (3 s here) bounds the whole retrieval, not each fetch of it: the page
+    takes 2.4 s (two slow redirects and a slow answer), its track 0.8 s more."""
+    track = site.reply("/slow-track.vtt", Reply(VTT, content_type="text/vtt", delay=0.8))
+    page = site.reply("/slow-page", Reply(caption_page(track).body, delay=0.8))
+    for hop in (2, 1):
+        page = site.reply(f"/slow-hop{hop}", Reply(b"", 302, None, {"location": page}, delay=0.8))
+    result = (await engine.retrieve(page, "published_captions")).result
+    assert (result["status"], result["reason"]) == ("unavailable", "timeout")
+    assert contract_errors(result) == []
+
+
+async def test_a_page_and_its_caption_track_share_one_redirect_budget(engine: RetrievalEngine, site: Origin) -> None:
+    """Five redirects in all (the fetcher's limit): three to the page and three to its track are six."""
+    def chain(name: str, final: str) -> str:
+        target = final
+        for hop in range(3, 0, -1):
+            target = site.reply(f"/{name}-hop{hop}", Reply(b"", 302, None, {"location": target}))
+        return target
+
+    track = chain("track", site.reply("/track.vtt", Reply(VTT, content_type="text/vtt")))
+    page = chain("page", site.reply("/captioned", caption_page(track)))
+    result = (await engine.retrieve(page, "published_captions")).result
+    assert (result["status"], result["reason"]) == ("unavailable", "unavailable")
+    within = chain("near", site.reply("/near.vtt", Reply(VTT, content_type="text/vtt")))
+    near_page = site.reply("/near-page", caption_page(within))
+    assert (await engine.retrieve(near_page, "published_captions")).result["status"] == "ready"
