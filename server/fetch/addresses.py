@@ -1,7 +1,7 @@
 """Which IP addresses a public fetch may connect to.
 
 `ipaddress.is_global` is the base, with the gaps it leaves closed: multicast counts as global in
-Python 3.11, and IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4,
+Python 3.11, site-local IPv6 (fec0::/10) as global too, and IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4,
 Teredo) are judged by the IPv4 address inside them.
 """
 
@@ -31,7 +31,7 @@ def embedded_ipv4(address: IPv6Address) -> IPv4Address | None:
 
 def is_public(address: IPAddress) -> bool:
     if isinstance(address, IPv6Address):
-        if address.scope_id:
+        if address.scope_id or address.is_site_local:  # fec0::/10: deprecated, but routed inside some sites
             return False
         inner = embedded_ipv4(address)
         if inner is not None:  # checked first: NAT64's prefix sits in a block Python calls reserved

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import typing
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 
 import httpcore
@@ -21,6 +22,7 @@ from .addresses import IPAddress, is_public, parse_address
 from .policy import EgressPolicy
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
+RECENT_CONNECTIONS = 100  # how many connections `connected` remembers
 
 
 class BlockedAddress(Exception):
@@ -50,7 +52,8 @@ class GuardedBackend(AsyncNetworkBackend):
         self.policy = policy
         self.resolver = resolver
         self.inner = inner or AutoBackend()
-        self.connected: list[tuple[str, int, str]] = []  # (host, port, address) of each connection
+        # (host, port, address) of the most recent connections: where a fetch really went
+        self.connected: deque[tuple[str, int, str]] = deque(maxlen=RECENT_CONNECTIONS)
 
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
         literal = parse_address(host)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from server.fetch.backend import RECENT_CONNECTIONS, GuardedBackend
 from server.fetch.fetcher import Fetcher, FetchError, FetchLimits, parse_retry_after
 from server.fetch.policy import EgressPolicy, parse_allowlist
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
@@ -138,3 +139,14 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after("999999") == 86400
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412420.0) == 60
     assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+async def test_the_backend_remembers_only_its_recent_connections(origin: Origin) -> None:
+    """A long-running worker connects millions of times; the record of where it connected is bounded."""
+    port = int(origin.url.rsplit(":", 1)[1])
+    backend = GuardedBackend(EgressPolicy(parse_allowlist(f"127.0.0.1:{port}")))
+    for _ in range(RECENT_CONNECTIONS + 20):
+        stream = await backend.connect_tcp("127.0.0.1", port, timeout=5)
+        await stream.aclose()
+    assert len(backend.connected) == RECENT_CONNECTIONS
+    assert backend.connected[-1] == ("127.0.0.1", port, "127.0.0.1")

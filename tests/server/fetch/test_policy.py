@@ -12,6 +12,7 @@ from server.fetch.policy import EgressPolicy, UnsafeUrl, check_url, parse_allowl
     "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "64:ff9b::7f00:1",
     "64:ff9b::a00:1", "2002:7f00:1::", "2002:a00:1::", "::127.0.0.1", "2001:db8::1",
     "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo whose client is 127.0.0.1
+    "fec0::1", "feff:ffff::1",  # site-local (fec0::/10): deprecated, still routed inside some sites
 ])
 def test_non_public_addresses(address: str) -> None:
     parsed = parse_address(address)
