@@ -64,6 +64,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     if args.command == "bootstrap":
         return await bootstrap()
     if args.command == "workspace":
+        if await Workspace.exists(name=args.name):
+            raise ValueError(f"a workspace named {args.name!r} already exists")
         workspace = await Workspace.create(name=args.name, retrieve_rate_per_minute=args.rate_per_minute)
         return {"workspace_id": str(workspace.id), "name": workspace.name}
     if args.command == "user":

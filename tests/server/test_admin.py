@@ -44,6 +44,8 @@ def test_bootstrap_again_keeps_a_role_the_admin_changed(tmp_path: Path) -> None:
 
 def test_admin_commands_and_clear_errors(tmp_path: Path) -> None:
     workspace = json.loads(admin(tmp_path, "workspace", "lab").stdout)["workspace_id"]
+    twice = admin(tmp_path, "workspace", "lab")
+    assert twice.returncode == 1 and "a workspace named 'lab' already exists" in twice.stderr
     assert admin(tmp_path, "user", "ana").returncode == 0
     member = admin(tmp_path, "member", workspace, "ana", "--role", "viewer")
     assert json.loads(member.stdout)["role"] == "viewer"
