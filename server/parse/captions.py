@@ -13,6 +13,10 @@ from .text import normalize_newlines, remove_controls
 CaptionFormat = Literal["webvtt", "subrip"]
 
 
+# Cue times are JSON integers in the contract, which allows up to 2^53 - 1 ms; a later cue is invalid.
+MAX_CUE_MS = 2**53 - 1
+
+
 @dataclass(frozen=True)
 class Cue:
     start_ms: int

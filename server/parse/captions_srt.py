@@ -12,7 +12,7 @@ import re
 
 import pysrt  # type: ignore[import-untyped]  # pysrt ships no type information
 
-from .captions import CaptionError, CaptionExtract, Cue, caption_lines, clean_cue_lines
+from .captions import MAX_CUE_MS, CaptionError, CaptionExtract, Cue, caption_lines, clean_cue_lines
 
 # Formatting tags (<i>, <b>, <u>, <font color=...>) and ASS overrides such as {\an8}. A "<" that
 # does not open a tag ("a < b") is text.
@@ -76,7 +76,7 @@ def _cue(block: list[str]) -> Cue | None:
         return None
     start = int(item.start.ordinal)
     end = int(item.end.ordinal)
-    if start < 0 or end <= start:
+    if start < 0 or end <= start or end > MAX_CUE_MS:
         return None
     text = clean_cue_lines(item.text.split("\n"), _TAGS)
     return Cue(start_ms=start, end_ms=end, text=text) if text else None

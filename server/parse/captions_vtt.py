@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from .captions import (
+    MAX_CUE_MS,
     CaptionError,
     CaptionExtract,
     Cue,
@@ -87,7 +88,7 @@ def _cue(timing: str, text_lines: list[str]) -> Cue | None:
     h1, m1, s1, f1, h2, m2, s2, f2 = match.groups()
     start = _milliseconds(h1, m1, s1, f1)
     end = _milliseconds(h2, m2, s2, f2)
-    if end <= start:
+    if end <= start or end > MAX_CUE_MS:
         return None
     if any("<rt" in line for line in text_lines):
         text_lines = _RUBY_TEXT.sub("", "\n".join(text_lines)).split("\n")

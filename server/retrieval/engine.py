@@ -325,7 +325,10 @@ class RetrievalEngine:
         content_hash = None
         if succeeded:
             content = {k: result[k] for k in ("text", "title", "description", "segments")}
-            content_hash = hashlib.sha256(rfc8785.dumps(content)).hexdigest()
+            try:
+                content_hash = hashlib.sha256(rfc8785.dumps(content)).hexdigest()
+            except rfc8785.CanonicalizationError:  # a number JSON cannot carry: `finish`'s contract check refuses it
+                content_hash = None
         return Retrieved(result, draft.markdown if succeeded else None, content_hash)
 
 

@@ -180,3 +180,11 @@ def test_unreadable_cue_blocks_are_counted(block: str) -> None:
     result = parse_webvtt(vtt("00:00.000 --> 00:00.500\nok", block, "00:05.000 --> 00:06.000\nstill ok"))
     assert texts(result) == ["ok", "still ok"]
     assert result.invalid_cues == 1
+
+
+def test_a_timestamp_past_the_contracts_largest_integer_is_an_invalid_cue() -> None:
+    """Cue times are JSON integers of at most 2^53 - 1 ms (the contract); later ones cannot be kept."""
+    result = parse_webvtt(vtt("00:01.000 --> 00:02.000\nKept", "999999999999:00:00.000 --> 999999999999:00:01.000\nToo late",
+                              "2501999792:58:00.000 --> 2501999792:59:00.991\nLast representable"))
+    assert texts(result) == ["Kept", "Last representable"] and result.invalid_cues == 1
+    assert result.cues[-1].end_ms == 2**53 - 1

@@ -187,3 +187,12 @@ async def test_a_page_and_its_caption_track_share_one_redirect_budget(engine: Re
     within = chain("near", site.reply("/near.vtt", Reply(VTT, content_type="text/vtt")))
     near_page = site.reply("/near-page", caption_page(within))
     assert (await engine.retrieve(near_page, "published_captions")).result["status"] == "ready"
+
+
+async def test_a_caption_file_with_an_impossible_timestamp_keeps_its_other_cues(engine: RetrievalEngine,
+                                                                                 site: Origin) -> None:
+    body = VTT + b"\n99999999999:00:00.000 --> 99999999999:00:01.000\nNever\n"
+    result = (await engine.retrieve(site.reply("/far.vtt", Reply(body, content_type="text/vtt")),
+                                    "published_captions")).result
+    assert (result["status"], result["reason"], len(result["segments"])) == ("partial", "invalid_cues", 2)
+    assert contract_errors(result) == []
