@@ -169,7 +169,7 @@ class RetrievalEngine:
             draft.title, draft.description, draft.language = page.title, page.description, page.language
             if page.nodes_limited:
                 draft.conditions.append("nodes_limited")
-            if page.login_wall and not draft.text.strip():
+            if page.login_wall:  # a password field and little else: a sign-in page, not the content
                 draft.end("login_required")
                 return
         else:

@@ -62,6 +62,9 @@ CASES = [
     Case("access_denied", {"/": Reply(b"no", 403, "text/plain")}, "blocked", "access_denied"),
     Case("login_required_401", {"/": Reply(LOGIN, 401)}, "blocked", "login_required"),
     Case("login_required_wall", {"/": Reply(LOGIN)}, "blocked", "login_required"),
+    Case("login_required_wall_with_words", {"/": Reply(LOGIN.replace(
+        b"<form", b"<h1>Sign in to Example</h1><p>Welcome back. Please sign in to continue.</p>"
+                  b"<p><a href='/reset'>Forgot your password?</a></p><form"))}, "blocked", "login_required"),
     Case("not_found", {"/": Reply(b"gone", 404, "text/plain")}, "unavailable", "not_found"),
     Case("gone", {"/": Reply(b"gone", 410, "text/plain")}, "unavailable", "not_found"),
     Case("rate_limited", {"/": Reply(b"", 429, "text/plain", {"retry-after": "30"})}, "rate_limited", "rate_limited"),
