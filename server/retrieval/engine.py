@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,7 +54,18 @@ def readable(media: str | None) -> bool:
     return media is None or media in CONTRACT_MIME_TYPES or media.startswith("text/")
 
 
+# WHATWG MIME sniffing: bytes no text has (its "binary data bytes"), and signatures of binary formats
+# that may start with text.
+_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+_BINARY_SIGNATURES = (b"%PDF-", b"%!PS-Adobe-")
+_UTF16_BOMS = (b"\xfe\xff", b"\xff\xfe")
+
+
 def sniff_media(body: bytes) -> str:
+    """The media type of a body sent without one: captions, HTML, text, or binary (which we do not read)."""
+    if body.startswith(_BINARY_SIGNATURES) or (
+            not body.startswith(_UTF16_BOMS) and _BINARY_BYTES.search(body, 0, 1024)):
+        return "application/octet-stream"
     head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     captions = sniff_captions(body)
     if captions is not None:

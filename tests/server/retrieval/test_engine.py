@@ -199,3 +199,24 @@ async def test_a_caption_file_with_an_impossible_timestamp_keeps_its_other_cues(
                                     "published_captions")).result
     assert (result["status"], result["reason"], len(result["segments"])) == ("partial", "invalid_cues", 2)
     assert contract_errors(result) == []
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
+
+
+@pytest.mark.parametrize("body", [PNG, PDF, b"PK\x03\x04\x14\x00\x00\x00\x08\x00"], ids=["png", "pdf", "zip"])
+async def test_a_binary_body_without_a_content_type_is_unsupported_media(engine: RetrievalEngine, site: Origin,
+                                                                          body: bytes) -> None:
+    for kind in ("url_text", "published_captions"):
+        url = site.reply(f"/untyped-{len(body)}-{kind}", Reply(body, content_type=None))
+        result = (await engine.retrieve(url, kind)).result
+        assert (result["status"], result["reason"], result["text"]) == ("unsupported", "unsupported_media", "")
+        assert contract_errors(result) == []
+
+
+async def test_text_without_a_content_type_is_still_read(engine: RetrievalEngine, site: Origin) -> None:
+    for body in (b"Plain notes, tab\tand form feed\x0c kept.", "\ufeffUnicode notes.".encode("utf-16")):
+        url = site.reply(f"/untyped-text-{len(body)}", Reply(body, content_type=None))
+        result = (await engine.retrieve(url, "url_text")).result
+        assert result["status"] == "ready" and "notes" in result["text"], result
