@@ -220,8 +220,8 @@ class RetrievalEngine:
                                        content_language=response.content_language)
         draft.title, draft.description = page.title, page.description
         tracks = [t for t in page.tracks if t.kind in ("captions", "subtitles") and t.src.strip()]
-        if not tracks:
-            draft.end("no_captions")
+        if not tracks:  # of a page over the byte cap we saw only the start: a track may come later
+            draft.end(*(("response_too_large", "blocked") if response.over_cap else ("no_captions",)))
             return
         track = self._choose_track(tracks, draft.requested_language)
         if track is None:
@@ -240,7 +240,11 @@ class RetrievalEngine:
         if await self._origin_refused(draft, caption):
             return
         draft.source_url = caption.url
+        draft.conditions.clear()  # the page's own (its size) no longer matter: the cues come from the track
         media = self._take_media(draft, caption)
+        if not readable(media):
+            draft.end("unsupported_media")
+            return
         fmt = CAPTION_TYPES.get(media) or sniff_captions(caption.body)
         if fmt is None:
             draft.end("invalid_captions")
@@ -268,14 +272,19 @@ class RetrievalEngine:
         draft.language = srclang or parsed.language or first_language(response.content_language)
         if not parsed.cues:
             draft.content_kind = "none"
-            draft.end("invalid_captions" if parsed.invalid_cues else "no_captions")
+            if response.over_cap:  # only the file's first bytes were read
+                draft.end("response_too_large", "blocked")
+            else:
+                draft.end("invalid_captions" if parsed.invalid_cues else "no_captions")
             return
         if parsed.invalid_cues:
             draft.conditions.append("invalid_cues")
         if len(parsed.cues) > limits.MAX_SEGMENTS:
             draft.conditions.append("cues_limited")
         for cue in parsed.cues[: limits.MAX_SEGMENTS]:
-            text, _ = limits.clip(cue.text, limits.MAX_SEGMENT_TEXT)
+            text, cut = limits.clip(cue.text, limits.MAX_SEGMENT_TEXT)
+            if cut:
+                draft.conditions.append("text_limited")
             draft.segments.append({"start_ms": cue.start_ms, "end_ms": cue.end_ms, "text": text})
         draft.text = "\n".join(segment["text"] for segment in draft.segments)
         draft.markdown = draft.text

@@ -21,7 +21,7 @@ _TABLE = [
     Outcome("partial", "response_too_large", "body over the byte cap: the result comes from its first bytes"),
     Outcome("partial", "source_partial", "the origin closed the connection before the body was complete"),
     Outcome("partial", "nodes_limited", "page over the DOM node limit: the text comes from its first nodes"),
-    Outcome("partial", "text_limited", "text cut at 20,000 characters"),
+    Outcome("partial", "text_limited", "text, or a caption cue's text, cut at 20,000 characters"),
     Outcome("partial", "cues_limited", "more than 1,000 caption cues: the first 1,000 are returned"),
     Outcome("partial", "invalid_cues", "some caption cues could not be read (counted): the others are returned"),
     Outcome("blocked", "unsafe_url", "not https; credentials in the URL; a host that is or resolves to a "

@@ -220,3 +220,45 @@ async def test_text_without_a_content_type_is_still_read(engine: RetrievalEngine
         url = site.reply(f"/untyped-text-{len(body)}", Reply(body, content_type=None))
         result = (await engine.retrieve(url, "url_text")).result
         assert result["status"] == "ready" and "notes" in result["text"], result
+
+
+FILLER = b"<p>" + b"filler words " * 25_000 + b"</p>"  # over the 256 KiB cap of these tests
+
+
+def track_page(track: str, *, before: bytes = b"", after: bytes = b"") -> Reply:
+    return Reply(b"<html><body>" + before + f"<video><track kind='captions' srclang='de' src='{track}'></video>".encode()
+                 + after + b"</body></html>")
+
+
+async def test_a_cue_cut_at_the_segment_limit_makes_the_result_partial(engine: RetrievalEngine, site: Origin) -> None:
+    body = b"WEBVTT\n\n00:00.000 --> 00:01.000\n" + b"a" * 24_999 + b"\n"
+    result = (await engine.retrieve(site.reply("/long-cue.vtt", Reply(body, content_type="text/vtt")),
+                                    "published_captions")).result
+    assert (result["status"], result["reason"]) == ("partial", "text_limited")
+    assert len(result["segments"][0]["text"]) == 20_000 and contract_errors(result) == []
+
+
+async def test_captions_past_the_byte_cap_are_not_reported_missing(engine: RetrievalEngine, site: Origin) -> None:
+    """Of a page or file over the byte cap only the start is read: a track or cues may come later."""
+    late_track = site.reply("/late-track", track_page("/never.vtt", before=FILLER))
+    late_cues = site.reply("/late-cues.vtt", Reply(b"WEBVTT\n\nNOTE " + b"x" * 300_000 + b"\n\n00:00.000 --> "
+                                                   b"00:01.000\nLate\n", content_type="text/vtt"))
+    for url in (late_track, late_cues):
+        result = (await engine.retrieve(url, "published_captions")).result
+        assert (result["status"], result["reason"]) == ("blocked", "response_too_large"), url
+        assert contract_errors(result) == []
+
+
+async def test_a_complete_track_from_a_page_over_the_cap_is_ready(engine: RetrievalEngine, site: Origin) -> None:
+    track = site.reply("/whole.vtt", Reply(VTT, content_type="text/vtt"))
+    result = (await engine.retrieve(site.reply("/big-page", track_page(track, after=FILLER)),
+                                    "published_captions")).result
+    assert (result["status"], result["reason"], result["warnings"]) == ("ready", None, [])
+    assert len(result["segments"]) == 2
+
+
+async def test_a_track_that_is_not_a_caption_media_type_is_unsupported_media(engine: RetrievalEngine,
+                                                                             site: Origin) -> None:
+    track = site.reply("/poster.png", Reply(PNG, content_type="image/png"))
+    result = (await engine.retrieve(site.reply("/png-track", track_page(track)), "published_captions")).result
+    assert (result["status"], result["reason"]) == ("unsupported", "unsupported_media")
