@@ -28,6 +28,7 @@ class HtmlExtract:
     tracks: tuple[Track, ...]
     nodes_limited: bool
     login_wall: bool
+    base_href: str | None = None  # the first <base href>: what relative URLs (track src) resolve against
 
 
 def parse_html(
@@ -51,6 +52,7 @@ def parse_html(
         tracks=html_meta.tracks(root),
         nodes_limited=nodes_limited,
         login_wall=html_meta.has_password_field(root) and len(text) < LOGIN_WALL_TEXT,
+        base_href=html_meta.base_href(root),
     )
 
 

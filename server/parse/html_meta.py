@@ -87,5 +87,14 @@ def tracks(root: Element) -> tuple[Track, ...]:
     return tuple(found)
 
 
+def base_href(root: Element) -> str | None:
+    """The href of the document's first <base> that has one (HTML: the document base URL)."""
+    for element in root.iter("base"):
+        href = (element.get("href") or "").strip()
+        if href:
+            return href
+    return None
+
+
 def has_password_field(root: Element) -> bool:
     return any((element.get("type") or "").strip().lower() == "password" for element in root.iter("input"))

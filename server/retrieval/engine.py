@@ -228,7 +228,8 @@ class RetrievalEngine:
             draft.end("language_mismatch", "empty")
             return
         try:
-            track_url = str(httpx.URL(response.url).join(track.src.strip()))
+            base = httpx.URL(response.url).join(page.base_href) if page.base_href else httpx.URL(response.url)
+            track_url = str(base.join(track.src.strip()))
             caption = await self.fetcher.fetch(track_url, ACCEPT["published_captions"], wants_body=readable,
                                                budget=budget)
         except FetchError as error:

@@ -262,3 +262,12 @@ async def test_a_track_that_is_not_a_caption_media_type_is_unsupported_media(eng
     track = site.reply("/poster.png", Reply(PNG, content_type="image/png"))
     result = (await engine.retrieve(site.reply("/png-track", track_page(track)), "published_captions")).result
     assert (result["status"], result["reason"]) == ("unsupported", "unsupported_media")
+
+
+async def test_a_track_src_resolves_against_the_pages_base_href(engine: RetrievalEngine, site: Origin) -> None:
+    site.reply("/media/captions/en.vtt", Reply(VTT, content_type="text/vtt"))
+    page = site.reply("/talks/one", Reply(b"<html><head><base href='/media/'></head><body><video>"
+                                          b"<track kind='captions' srclang='de' src='captions/en.vtt'></video>"
+                                          b"</body></html>"))
+    result = (await engine.retrieve(page, "published_captions")).result
+    assert result["status"] == "ready" and result["provenance"]["source_url"].endswith("/media/captions/en.vtt")
