@@ -72,8 +72,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for diff in diffs:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     if problems:
-        _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, args.contracts))
-    if diffs:
+        _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, args.contracts),
+             "after review, accept the change with `python -m codegen lock`, then run `python -m codegen generate`"
+             " and commit the result")
+    elif diffs:
         _err(f"{len(diffs)} generated files are stale: run `python -m codegen generate` and commit the result")
     if problems or diffs:
         return 1
@@ -131,12 +133,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .importer import find_operation, import_page, read_page
+    from .importer import import_page, read_page_file
     from .schema_diff import diff_schemas, format_changes
 
-    for page in args.pages:
-        facts = read_page(Path(page).read_text(encoding="utf-8"))
-        folder = args.contracts / find_operation(facts, args.contracts)
+    pages = [(page, *read_page_file(Path(page), args.contracts)) for page in args.pages]  # every page reads, or none is written
+    for page, facts, operation in pages:
+        folder = args.contracts / operation
         before = {}
         for direction in ("input", "output"):
             path = folder / f"{facts.surface}.{direction}.schema.json"
@@ -151,7 +153,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             changes = diff_schemas(old, new, "request" if direction == "input" else "response")
             if changes:
                 _say(f"  {direction} changes:", format_changes(changes))
-    problems = lock_problems(load_operations(args.contracts), args.contracts)
+    try:
+        problems = lock_problems(load_operations(args.contracts), args.contracts)
+    except ContractError as exc:  # e.g. a new operation whose manifest still lacks its English title
+        _say(f"imported; before `python -m codegen lock`, fix: {exc}")
+        return 0
     if problems:
         _say("the lock no longer matches; after review run `python -m codegen lock` and "
              "`python -m codegen generate`:", *(f"  {p}" for p in problems))
@@ -188,7 +194,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m codegen") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
         return HANDLERS[args.command](args)
-    except ContractError as exc:
+    except (ContractError, ValueError) as exc:  # ValueError: a schema the differ cannot read (say, a bad $ref)
         _err(f"error: {exc}")
         return 2
     except OSError as exc:  # a page or folder that is not there or not readable

@@ -10,6 +10,7 @@ it is reviewed (`codegen diff`) and accepted (`codegen lock`).
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -193,6 +194,19 @@ def _write(path: Path, value: Any, written: list[Path]) -> None:
         written.append(path)
 
 
+def _changes_files(folder: Path, facts: PageFacts) -> bool:
+    """Whether importing `facts` would rewrite any schema or example file in `folder`."""
+    variant = facts.surface
+    files = {f"{variant}.input.schema.json": facts.input_schema, f"{variant}.output.schema.json": facts.output_schema,
+             f"examples/{variant}.input.json": facts.example_input,
+             f"examples/{variant}.output.json": facts.example_output}
+    for name, value in files.items():
+        path = folder / name
+        if value is not None and (not path.exists() or path.read_text(encoding="utf-8") != _dump(value)):
+            return True
+    return False
+
+
 def find_operation(facts: PageFacts, root: Path) -> str:
     """The operation a page belongs to: its tool name, or the operation whose REST path it names."""
     if facts.surface == "mcp" and facts.tool_name:
@@ -266,17 +280,39 @@ class ImportReport:
     written: list[Path]
 
 
+def read_page_file(page: Path, root: Path) -> tuple[PageFacts, str]:
+    """The page's facts and the operation they belong to; errors name the page."""
+    try:
+        facts = read_page(page.read_text(encoding="utf-8"))
+        return facts, find_operation(facts, root)
+    except PageError as exc:
+        raise PageError(page, exc.message) from None
+
+
+def _without_sources(manifest: dict[str, Any]) -> dict[str, Any]:
+    variants = {name: {k: v for k, v in entry.items() if k != "source"}
+                for name, entry in manifest.get("variants", {}).items()}
+    return {**manifest, "variants": variants}
+
+
 def import_page(page: Path, root: Path) -> ImportReport:
-    """Import one published page into the contracts folder `root`."""
-    facts = read_page(page.read_text(encoding="utf-8"))
-    operation = find_operation(facts, root)
+    """Import one published page into the contracts folder `root`.
+
+    A page that changes nothing else is not recorded as a new source either: the manifest is part
+    of the contract's hash, and the same contract read from a differently named copy of a page
+    must keep its hash."""
+    facts, operation = read_page_file(page, root)
     folder = root / operation
     manifest_path = folder / MANIFEST_NAME
     manifest: dict[str, Any] = read_json(manifest_path) if manifest_path.exists() else {
         "operation": operation,
         "python_name": operation.removeprefix("sosoapi_research_evidence_"),
     }
+    before = copy.deepcopy(manifest) if manifest_path.exists() else None
     merge_manifest(manifest, facts, page.name)
+    if before is not None and _without_sources(manifest) == _without_sources(before) and not _changes_files(
+            folder, facts):
+        manifest = before
     written: list[Path] = []
     variant = facts.surface
     _write(folder / f"{variant}.input.schema.json", facts.input_schema, written)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
+import jsonschema
 import rfc8785
 
 CONTRACTS_DIR = Path(__file__).resolve().parent
@@ -120,17 +123,61 @@ class Operation:
         return short_hash(self.sha256)
 
 
-REQUIRED_MANIFEST_KEYS = ("operation", "python_name", "title", "description", "variants", "model_variant")
+MANIFEST_SCHEMA = CONTRACTS_DIR / "manifest.schema.json"
+
+
+def _where(path: Iterable[str | int]) -> str:
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
+
+
+def _check_manifest(manifest: Any, manifest_path: Path) -> None:
+    if not isinstance(manifest, dict):
+        raise ContractError(manifest_path, "manifest must be a JSON object")
+    validator = jsonschema.Draft202012Validator(read_json(MANIFEST_SCHEMA))
+    errors = sorted(validator.iter_errors(manifest), key=lambda error: list(map(str, error.absolute_path)))
+    if errors:
+        raise ContractError(manifest_path, "; ".join(
+            f"{_where(error.absolute_path)}: {error.message}" for error in errors) + f" (see {MANIFEST_SCHEMA.name})")
+
+
+def _local_refs(node: Any, trail: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref, trail
+        for key, value in node.items():
+            yield from _local_refs(value, (*trail, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _local_refs(value, (*trail, index))
+
+
+def _check_schema(schema: Any, path: Path) -> None:
+    """A schema the generators and validators can use: valid for its draft, every $ref local and present."""
+    if not isinstance(schema, dict):
+        raise ContractError(path, "schema must be a JSON object")
+    try:
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ContractError(path, f"not a valid JSON Schema at {_where(exc.absolute_path)}: {exc.message}") from None
+    for ref, trail in _local_refs(schema):
+        if not ref.startswith("#"):
+            raise ContractError(path, f"{_where(trail)}: $ref {ref!r} is not local; contracts must be self-contained")
+        target: Any = schema
+        for token in filter(None, ref[1:].split("/")):
+            token = unquote(token).replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and token in target:
+                target = target[token]
+            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                target = target[int(token)]
+            else:
+                raise ContractError(path, f"{_where(trail)}: $ref {ref!r} points at nothing in this schema")
 
 
 def load_operation(folder: Path) -> Operation:
     manifest_path = folder / MANIFEST_NAME
     manifest = read_json(manifest_path)
-    if not isinstance(manifest, dict):
-        raise ContractError(manifest_path, "manifest must be a JSON object")
-    missing = [key for key in REQUIRED_MANIFEST_KEYS if key not in manifest]
-    if missing:
-        raise ContractError(manifest_path, f"missing keys: {', '.join(missing)}")
+    _check_manifest(manifest, manifest_path)
     if manifest["operation"] != folder.name:
         raise ContractError(manifest_path, f"operation {manifest['operation']!r} != folder {folder.name!r}")
     variants = {}
@@ -139,8 +186,7 @@ def load_operation(folder: Path) -> Operation:
         for key in ("input", "output"):
             path = folder / files[key]
             schema = read_json(path)
-            if not isinstance(schema, dict):
-                raise ContractError(path, "schema must be a JSON object")
+            _check_schema(schema, path)
             schemas.append(schema)
         variants[name] = Variant(
             name, schemas[0], schemas[1], files["input"], files["output"], files.get("source", "")
@@ -157,6 +203,27 @@ def load_operation(folder: Path) -> Operation:
 
 def load_operations(root: Path = CONTRACTS_DIR) -> list[Operation]:
     """All operations under `root`, sorted by name (the order every generated file uses)."""
-    return [
-        load_operation(path.parent) for path in sorted(root.glob(f"*/{MANIFEST_NAME}"))
-    ]
+    operations = [load_operation(path.parent) for path in sorted(root.glob(f"*/{MANIFEST_NAME}"))]
+    if not operations:
+        raise ContractError(root, f"no contracts here (expected <operation>/{MANIFEST_NAME} folders)")
+    _check_unique(operations)
+    return operations
+
+
+def _check_unique(operations: list[Operation]) -> None:
+    """Names the generated code and the surfaces key on: two operations must never share one."""
+    keys: dict[str, Callable[[Operation], object]] = {
+        "python_name": lambda op: op.python_name,
+        "mcp.tool_name": lambda op: op.mcp and op.mcp["tool_name"],
+        "rest method and path": lambda op: op.rest and (op.rest["method"], op.rest["path"]),
+    }
+    for label, key in keys.items():
+        seen: dict[object, str] = {}
+        for op in operations:
+            value = key(op)
+            if not value:
+                continue
+            if value in seen:
+                raise ContractError(op.folder / MANIFEST_NAME,
+                                    f"{label} {value!r} is also used by {seen[value]}; each must be unique")
+            seen[value] = op.name

@@ -65,6 +65,8 @@ def test_a_changed_contract_fails_check_with_a_diff(
     assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
     captured = capsys.readouterr()
     assert "contracts/sosoapi_research_evidence_retrieve changed" in captured.err
+    assert "accept the change with `python -m codegen lock`, then run `python -m codegen generate`" in captured.err
+    assert "generated files are stale: run `python -m codegen generate`" not in captured.err  # it would refuse
     assert "--- a/contracts/models/retrieve_output.py" in captured.out
     assert '+                            "deferred",' in captured.out or '"deferred"' in captured.out
     # generate refuses until the change is accepted, then check passes again.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codegen.importer import PageError, detect_language, import_page, json_objects, read_page
-from contracts.loader import CONTRACTS_DIR, load_operation
+from contracts.loader import CONTRACTS_DIR, Operation, load_operation, read_json
 from tests.conftest import (
     SEED_DE_RETRIEVE,
     SEED_FR_STATUS,
@@ -56,7 +56,9 @@ def test_import_into_an_empty_folder_reproduces_the_committed_contracts(tmp_path
     for page in PAGES:
         import_page(page, tmp_path)
     for name in ("sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"):
-        imported, committed = load_operation(tmp_path / name), load_operation(CONTRACTS_DIR / name)
+        # Not load_operation: the pages publish no English title, which the committed manifest adds.
+        imported = Operation(name, tmp_path / name, read_json(tmp_path / name / "manifest.json"))
+        committed = load_operation(CONTRACTS_DIR / name)
         for rel, value in imported.document.items():
             if rel == "manifest.json":
                 continue
@@ -103,3 +105,27 @@ def test_json_objects_handles_flattened_and_pretty_blocks() -> None:
 ])
 def test_detect_language(text: str, language: str) -> None:
     assert detect_language(text) == language
+
+
+def test_the_same_page_under_another_name_keeps_the_contract_and_its_hash(contracts_copy: Path,
+                                                                          tmp_path: Path) -> None:
+    before = load_operation(contracts_copy / "sosoapi_research_evidence_status").contract_hash
+    renamed = tmp_path / "status-page-2026-12.txt"
+    renamed.write_text(SEED_FR_STATUS.read_text(encoding="utf-8"), encoding="utf-8")
+    assert import_page(renamed, contracts_copy).written == []
+    assert load_operation(contracts_copy / "sosoapi_research_evidence_status").contract_hash == before
+
+
+def test_import_names_the_page_that_cannot_be_read_and_writes_nothing(contracts_copy: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from codegen.cli import main
+
+    changed = tmp_path / "changed.txt"
+    text = SEED_FR_STATUS.read_text(encoding="utf-8")
+    changed.write_text(text.replace('"format": "uuid"', '"format": "uri"', 1), encoding="utf-8")
+    broken = tmp_path / "broken.txt"
+    broken.write_text("too\nshort\n", encoding="utf-8")
+    before = {path: path.read_bytes() for path in contracts_copy.rglob("*.json")}
+    assert main(["import", "--contracts", str(contracts_copy), str(changed), str(broken)]) == 2
+    assert f"error: {broken}: too short to be a contract page" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in contracts_copy.rglob("*.json")} == before

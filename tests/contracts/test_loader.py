@@ -54,3 +54,42 @@ def test_broken_contract_names_the_file(contracts_copy: Path) -> None:
     with pytest.raises(ContractError) as caught:
         load_operations(contracts_copy)
     assert str(bad) in str(caught.value) and "invalid JSON" in str(caught.value)
+
+
+def _edit(path: Path, change) -> None:  # type: ignore[no-untyped-def]
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(("file", "change", "message"), [
+    ("mcp.output.schema.json", lambda s: s["properties"].__setitem__("extra", {"$ref": "#/definitions/Nope"}),
+     "$.properties.extra: $ref '#/definitions/Nope' points at nothing in this schema"),
+    ("mcp.output.schema.json", lambda s: s["properties"].__setitem__("extra", {"$ref": "https://example.com/s.json"}),
+     "is not local; contracts must be self-contained"),
+    ("mcp.input.schema.json", lambda s: s.__setitem__("type", "strnig"), "not a valid JSON Schema at $.type"),
+    ("manifest.json", lambda m: m["variants"]["mcp"].pop("input"), "$.variants.mcp: 'input' is a required property"),
+    ("manifest.json", lambda m: m.__setitem__("variants", ["mcp"]), "$.variants: ['mcp'] is not of type 'object'"),
+    ("manifest.json", lambda m: m["title"].pop("en"), "$.title: 'en' is a required property"),
+    ("manifest.json", lambda m: m["mcp"].pop("tool_name"), "$.mcp: 'tool_name' is a required property"),
+    ("manifest.json", lambda m: m["rest"].pop("method"), "$.rest: 'method' is a required property"),
+])
+def test_a_malformed_contract_is_refused_with_the_file_and_the_place(contracts_copy: Path, file: str, change,  # type: ignore[no-untyped-def]
+                                                                     message: str) -> None:
+    path = contracts_copy / "sosoapi_research_evidence_status" / file
+    _edit(path, change)
+    with pytest.raises(ContractError) as caught:
+        load_operations(contracts_copy)
+    assert caught.value.path == str(path) and message in caught.value.message
+
+
+def test_names_the_generated_code_and_surfaces_key_on_must_be_unique(contracts_copy: Path) -> None:
+    _edit(contracts_copy / "get_documents" / "manifest.json", lambda m: m.__setitem__("python_name", "status"))
+    with pytest.raises(ContractError) as caught:
+        load_operations(contracts_copy)
+    assert "python_name 'status' is also used by" in caught.value.message
+
+
+def test_a_folder_without_contracts_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ContractError, match="no contracts here"):
+        load_operations(tmp_path)
