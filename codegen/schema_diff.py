@@ -325,8 +325,9 @@ class _Differ:
         for name in new_props:
             if name in old_props:
                 self.compare(old_props[name], new_props[name], _child(path, name), seen)
-            elif name in new_req - old_req:
-                self.emit(_child(path, name), "required_added", "new required property")
+            elif name in new_req - old_req:  # a response now always carries it: news to a closed schema
+                breaking = self.request or was_closed
+                self.emit(_child(path, name), "required_added", "new required property", breaking)
             else:
                 breaking = was_closed and not self.request
                 self.emit(_child(path, name), "property_added", "optional property added", breaking)
@@ -380,17 +381,24 @@ class _Differ:
         return _key(branch.get("type") if isinstance(branch, dict) else branch)
 
     def pair_branches(self, old: list[Any], new: list[Any]) -> Pairing:
-        """Pair by index when the counts match, else by equal "type"; return the leftovers."""
-        if len(old) == len(new):
-            return [(i, i) for i in range(len(old))], [], []
-        old_types = [self.type_key(b, 0) for b in old]
-        new_types = [self.type_key(b, 1) for b in new]
-        pairs, unmatched_old, unmatched_new = [], [], list(range(len(new)))
-        for i, wanted in enumerate(old_types):
-            match = next((j for j in unmatched_new if new_types[j] == wanted), None)
-            if match is None:
-                unmatched_old.append(i)
-            else:
-                pairs.append((i, match))
-                unmatched_new.remove(match)
-        return pairs, unmatched_old, unmatched_new
+        """Pair identical branches first (a reordering changes nothing), then branches of equal
+        "type", then what is left by position when as many remain on both sides; return the leftovers."""
+        pairs: list[tuple[int, int]] = []
+        unmatched_old, unmatched_new = list(range(len(old))), list(range(len(new)))
+        def identical(i: int, j: int) -> bool:
+            return _key(old[i]) == _key(new[j])
+
+        def same_type(i: int, j: int) -> bool:
+            return self.type_key(old[i], 0) == self.type_key(new[j], 1)
+
+        for same in (identical, same_type):
+            for i in list(unmatched_old):
+                match = next((j for j in unmatched_new if same(i, j)), None)
+                if match is not None:
+                    pairs.append((i, match))
+                    unmatched_old.remove(i)
+                    unmatched_new.remove(match)
+        if len(unmatched_old) == len(unmatched_new):
+            pairs += zip(unmatched_old, unmatched_new, strict=True)
+            unmatched_old, unmatched_new = [], []
+        return sorted(pairs), unmatched_old, unmatched_new

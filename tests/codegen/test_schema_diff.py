@@ -39,6 +39,13 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], set[tuple[str, bool]
      {("required_added", True)}),
     ("new-required-response-prop", RESP, obj({"a": STR}), obj({"a": STR, "b": INT}, ("b",)),
      {("required_added", False)}),
+    # a closed response now carries a property clients generated from it reject (extra="forbid")
+    ("new-required-response-prop-closed", RESP, obj({"a": STR}, additionalProperties=False),
+     obj({"a": STR, "b": INT}, ("b",), additionalProperties=False), {("required_added", True)}),
+    ("anyOf-reordered-same-meaning", RESP, obj({"v": {"anyOf": [STR, INT, obj({"x": STR})]}}),
+     obj({"v": {"anyOf": [obj({"x": STR}), INT, STR]}}), set()),
+    ("anyOf-reordered-and-one-changed", REQ, {"anyOf": [obj({"x": STR}), {"type": "string", "maxLength": 9}]},
+     {"anyOf": [{"type": "string", "maxLength": 5}, obj({"x": STR})]}, {("constraint_tightened", True)}),
     ("new-optional-request-prop", REQ, obj({"a": STR}), obj({"a": STR, "b": INT}),
      {("property_added", False)}),
     ("new-optional-response-prop-open", RESP, obj({"a": STR}), obj({"a": STR, "b": INT}),
