@@ -18,7 +18,7 @@ from contracts.loader import (
 )
 
 from .lock import lock_problems, write_lock
-from .locked import change_report
+from .locked import MISMATCH_NOTE, change_report
 
 PROJECT_ROOT = CONTRACTS_DIR.parent
 
@@ -38,7 +38,7 @@ def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
     if not lines:
         return []
     return ["changes since the lock:", *(f"  {line}" for line in lines),
-            f"{breaking} breaking change{'' if breaking == 1 else 's'} in all"]
+            f"{breaking} breaking change{'' if breaking == 1 else 's'} in all", f"note: {MISMATCH_NOTE}"]
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -105,12 +105,18 @@ def _direction_of(path: Path, given: str | None) -> str:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from .manifest_diff import manifest_changes
     from .schema_diff import diff_schemas, format_changes
 
     old, new = Path(args.old), Path(args.new)
     pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
+    manifest_breaking = 0
     if old.is_dir() and new.is_dir():
         before, after = load_operation(old), load_operation(new)
+        found = manifest_changes(before.manifest, after.manifest)
+        manifest_breaking = sum(bad for bad, _ in found)
+        if found:
+            _say("== manifest", *(f"{'BREAKING' if bad else 'ok':<10}{what}" for bad, what in found))
         for name in sorted(set(before.variants) | set(after.variants)):
             if name not in after.variants or name not in before.variants:
                 state = "removed" if name not in after.variants else "added"
@@ -129,7 +135,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         changes = diff_schemas(old_schema, new_schema, direction)  # type: ignore[arg-type]
         breaking += sum(change.breaking for change in changes)
         _say(f"== {label} ({direction})", format_changes(changes))
-    return 1 if breaking else 0
+    return 1 if breaking or manifest_breaking else 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:

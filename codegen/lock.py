@@ -11,9 +11,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import rfc8785
+
 from contracts.loader import LOCK_NAME, Operation
 
 LOCK_COMMENT = "Pinned contract hashes. Update with `python -m codegen lock` after reviewing `python -m codegen diff`."
+
+
+def file_digest(value: Any) -> str:
+    """A contract file's digest: sha256 over its RFC 8785 canonical JSON, so reformatting changes nothing."""
+    return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
 
 
 def lock_document(operations: list[Operation]) -> dict[str, Any]:
@@ -23,10 +30,7 @@ def lock_document(operations: list[Operation]) -> dict[str, Any]:
             op.name: {
                 "contract_hash": op.contract_hash,
                 "sha256": op.sha256,
-                "files": {
-                    rel: hashlib.sha256((op.folder / rel).read_bytes()).hexdigest()
-                    for rel in sorted(op.document)
-                },
+                "files": {rel: file_digest(op.document[rel]) for rel in sorted(op.document)},
             }
             for op in operations
         },
@@ -57,8 +61,7 @@ def lock_problems(operations: list[Operation], root: Path) -> list[str]:
         elif entry.get("sha256") != op.sha256:
             changed = [
                 rel for rel in sorted(set(entry.get("files", {})) | set(op.document))
-                if entry.get("files", {}).get(rel)
-                != (hashlib.sha256((op.folder / rel).read_bytes()).hexdigest() if rel in op.document else None)
+                if entry.get("files", {}).get(rel) != (file_digest(op.document[rel]) if rel in op.document else None)
             ]
             problems.append(
                 f"contracts/{name} changed: locked {entry.get('contract_hash')}, now {op.contract_hash}"

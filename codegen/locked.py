@@ -1,19 +1,21 @@
-"""What changed since the lock, classified: the locked version of each schema file is found in git
-history by the digest the lock pinned for it, and compared direction-aware with the file now.
+"""What changed since the lock, classified: the locked version of each schema file and manifest is
+found in git history by the digest the lock pinned for it, and compared with the file now (schemas
+direction-aware; manifests by the names clients call the operation by).
 
 `lock` prints this before accepting a change; `generate` and `check` print it when they refuse.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from contracts.loader import LOCK_NAME, Operation
+from contracts.loader import LOCK_NAME, MANIFEST_NAME, Operation
 
+from .lock import file_digest
+from .manifest_diff import manifest_changes
 from .schema_diff import diff_schemas, format_changes
 
 _HISTORY = 200  # commits searched per file
@@ -27,14 +29,21 @@ def _git(folder: Path, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def locked_text(path: Path, digest: str) -> bytes | None:
-    """The content of `path` whose sha256 is `digest`: from git's index or the file's recent history."""
+def locked_version(path: Path, digest: str) -> Any:
+    """The JSON of `path` whose canonical digest is `digest` (lock.file_digest), from git's index or
+    the file's recent history; None when it is not there."""
     listed = _git(path.parent, "log", f"-n{_HISTORY}", "--format=%H", "--", path.name)
     revisions = [""] + (listed.decode().split() if listed else [])  # "" is the index
     for revision in revisions:
         content = _git(path.parent, "show", f"{revision}:./{path.name}")
-        if content is not None and hashlib.sha256(content).hexdigest() == digest:
-            return content
+        if content is None:
+            continue
+        try:
+            value = json.loads(content)
+        except ValueError:
+            continue
+        if file_digest(value) == digest:
+            return value
     return None
 
 
@@ -54,35 +63,51 @@ def _direction(rel: str) -> str | None:
     return None
 
 
+MISMATCH_NOTE = ("the contract hash changes with any change: clients generated from the locked contract raise "
+                 "ContractMismatch on answers from a server generated from this one (or warn, with "
+                 "on_contract_mismatch=\"warn\"); regenerate both")
+
+
 def change_report(operations: list[Operation], root: Path) -> tuple[list[str], int]:
-    """Lines describing every schema change since the lock, and how many changes are breaking."""
+    """Lines describing every change since the lock that clients can notice, and how many break them."""
     locked_files = _locked_files(root)
     lines: list[str] = []
     breaking = 0
+    for name in sorted(set(locked_files) - {op.name for op in operations}):
+        lines.append(f"contracts/{name}: operation removed, BREAKING for its clients")
+        breaking += 1
     for op in operations:
-        before = locked_files.get(op.name, {})
+        if op.name not in locked_files:
+            lines.append(f"contracts/{op.name}: new operation")
+            continue
+        before = locked_files[op.name]
         for rel in sorted(set(before) | set(op.document)):
-            direction = _direction(rel)
-            path = op.folder / rel
-            now = hashlib.sha256(path.read_bytes()).hexdigest() if rel in op.document else None
-            if direction is None or before.get(rel) == now:
+            now = file_digest(op.document[rel]) if rel in op.document else None
+            if before.get(rel) == now:
                 continue
-            label = f"contracts/{op.name}/{rel} ({direction})"
-            if now is None:
-                lines.append(f"{label}: removed, BREAKING for clients of this variant")
-                breaking += 1
-                continue
-            if rel not in before:
-                lines.append(f"{label}: new")
-                continue
-            old_text = locked_text(path, before[rel])
-            if old_text is None:
-                lines.append(f"{label}: changed; its locked version is not in git history, compare it with "
-                             "`python -m codegen diff OLD NEW`")
-                continue
-            old: Any = json.loads(old_text)
-            changes = diff_schemas(old, op.document[rel], direction)  # type: ignore[arg-type]
-            breaking += sum(change.breaking for change in changes)
-            lines.append(f"{label}:")
-            lines += ["  " + line for line in format_changes(changes).splitlines()]
+            found, count = _file_changes(op, rel, before.get(rel), now)
+            lines += found
+            breaking += count
     return lines, breaking
+
+
+def _file_changes(op: Operation, rel: str, locked: str | None, now: str | None) -> tuple[list[str], int]:
+    direction = _direction(rel)
+    if direction is None and rel != MANIFEST_NAME:
+        return [], 0  # examples: documentation, not the interface
+    label = f"contracts/{op.name}/{rel}" + (f" ({direction})" if direction else "")
+    if now is None:
+        return [f"{label}: removed, BREAKING for clients of this variant"], 1
+    if locked is None:
+        return [f"{label}: new"], 0
+    old = locked_version(op.folder / rel, locked)
+    if old is None:
+        return [f"{label}: changed; its locked version is not in git history, compare it with "
+                "`python -m codegen diff OLD NEW`"], 0
+    if direction is None:
+        found = manifest_changes(old, op.document[rel])
+        return [f"{label}:", *(f"  {'BREAKING' if bad else 'ok':<10}{what}" for bad, what in found)], sum(
+            bad for bad, _ in found)
+    changes = diff_schemas(old, op.document[rel], direction)  # type: ignore[arg-type]
+    return [f"{label}:", *("  " + line for line in format_changes(changes).splitlines())], sum(
+        change.breaking for change in changes)

@@ -51,3 +51,14 @@ def test_diff_needs_a_direction_for_unnamed_files(tmp_path: Path, capsys: pytest
     assert "--direction" in capsys.readouterr().err
     assert main(["diff", str(a), str(b), "--direction", "response"]) == 0
     assert main(["diff", str(a), str(b), "--direction", "request"]) == 1
+
+
+def test_folder_diff_reports_a_renamed_tool_as_breaking(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = tmp_path / "old" / "sosoapi_research_evidence_status", tmp_path / "new" / "sosoapi_research_evidence_status"
+    shutil.copytree(CONTRACTS_DIR / "sosoapi_research_evidence_status", old)
+    shutil.copytree(old, new)
+    manifest = json.loads((new / "manifest.json").read_text())
+    manifest["mcp"]["tool_name"] = "evidence_status"
+    (new / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["diff", str(old), str(new)]) == 1
+    assert "BREAKING  MCP tool name 'sosoapi_research_evidence_status' -> 'evidence_status'" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -109,6 +110,38 @@ def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
     assert "BREAKING  enum_value_added" in accepted and "lock updated" in accepted
     assert main(["lock", "--contracts", str(contracts_copy)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "lock already current"  # nothing left to report
+
+
+def test_renamed_tools_and_routes_and_removed_operations_are_breaking(
+    tmp_path: Path, contracts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(contracts_copy, "init", "-q")
+    _git(contracts_copy, "add", "-A")
+    _git(contracts_copy, "commit", "-qm", "published contracts")
+    path = contracts_copy / "sosoapi_research_evidence_retrieve" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["mcp"]["tool_name"] = "evidence_retrieve"
+    manifest["rest"]["path"] = "/research-api/v2/evidence/retrieve"
+    manifest["title"]["en"] = "Retrieve a public research source"
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    shutil.rmtree(contracts_copy / "get_documents")
+    capsys.readouterr()
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    report = capsys.readouterr().out
+    assert "contracts/get_documents: operation removed, BREAKING for its clients" in report
+    assert "BREAKING  MCP tool name 'sosoapi_research_evidence_retrieve' -> 'evidence_retrieve'" in report
+    assert "BREAKING  REST path '/research-api/evidence/retrieve' -> '/research-api/v2/evidence/retrieve'" in report
+    assert "ok        also changed: title (nothing clients call it by)" in report
+    assert "3 breaking changes in all" in report and "ContractMismatch" in report
+
+
+def test_reformatting_a_contract_changes_nothing(contracts_copy: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
+    path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=4, ensure_ascii=True))
+    assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
 
 
 def test_without_git_history_the_report_points_to_codegen_diff(

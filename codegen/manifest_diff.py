@@ -1,0 +1,53 @@
+"""What a manifest change means for clients: the names they call an operation by are its interface.
+
+A renamed MCP tool, a moved REST route or a renamed generated module breaks whoever uses the old
+name; titles, descriptions, annotations and sources change nothing a client depends on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (what, how to read it from a manifest); a change of any of these breaks the clients using it
+_NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("MCP tool name", ("mcp", "tool_name")),
+    ("REST method", ("rest", "method")),
+    ("REST path", ("rest", "path")),
+    ("python_name (generated module and class names)", ("python_name",)),
+)
+
+
+def _get(manifest: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    value: Any = manifest
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def manifest_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[bool, str]]:
+    """(breaking, what changed) for each change of the manifest that matters, then the rest by key."""
+    changes: list[tuple[bool, str]] = []
+    for label, keys in _NAMES:
+        was, now = _get(old, keys), _get(new, keys)
+        if was == now:
+            continue
+        if now is None:
+            changes.append((True, f"{label} {was!r} removed"))
+        elif was is None:
+            changes.append((False, f"{label} {now!r} added"))
+        else:
+            changes.append((True, f"{label} {was!r} -> {now!r}"))
+    named = {keys[0] for _, keys in _NAMES}
+    others = sorted(key for key in set(old) | set(new)
+                    if old.get(key) != new.get(key) and (key not in named or key in ("mcp", "rest")))
+    rest_of = [key for key in others if key not in ("mcp", "rest")
+               or _without_names(old.get(key)) != _without_names(new.get(key))]
+    if rest_of:
+        changes.append((False, f"also changed: {', '.join(rest_of)} (nothing clients call it by)"))
+    return changes
+
+
+def _without_names(surface: Any) -> Any:
+    if not isinstance(surface, dict):
+        return surface
+    return {key: value for key, value in surface.items() if key not in ("tool_name", "method", "path")}
