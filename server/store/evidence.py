@@ -15,7 +15,8 @@ from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
 
 
 def source_key(url: str) -> str:
-    """The URL as a source identity: scheme and host lowercased, default port and fragment dropped."""
+    """The URL as a source identity, itself a valid URI: scheme and host lowercased (IDNA), default
+    port and fragment dropped."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError):
@@ -23,7 +24,10 @@ def source_key(url: str) -> str:
     default = {"https": 443, "http": 80}.get(parsed.scheme)
     port = "" if parsed.port in (None, default) else f":{parsed.port}"
     path = parsed.raw_path.decode("ascii", "replace") or "/"
-    return f"{parsed.scheme}://{parsed.host.lower()}{port}{path}"
+    host = parsed.raw_host.decode("ascii").lower()  # IDNA (punycode), as a URI spells it
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets
+    return f"{parsed.scheme}://{host}{port}{path}"
 
 
 @dataclass(frozen=True)

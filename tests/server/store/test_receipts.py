@@ -136,6 +136,18 @@ async def test_evidence_revisions_follow_the_content(store: str) -> None:
     assert source_key("HTTPS://Example.com:443/a#frag") == "https://example.com/a"
 
 
+@pytest.mark.parametrize(("url", "key"), [
+    ("http://[::1]:18704/page.html", "http://[::1]:18704/page.html"),
+    ("https://[2001:DB8::1]/a?b=1", "https://[2001:db8::1]/a?b=1"),
+    ("https://Bücher.example/x", "https://xn--bcher-kva.example/x"),
+    ("https://xn--bcher-kva.example/x", "https://xn--bcher-kva.example/x"),
+])
+def test_a_source_key_is_a_uri_get_documents_can_answer_with(url: str, key: str) -> None:
+    assert source_key(url) == key
+    answer = {"documents": [{"name": "documents/x", "uri": key, "content": "", "description": "", "title": ""}]}
+    assert validator_for("get_documents").output_errors(answer) == []
+
+
 async def test_cancel_and_purge(store: str) -> None:
     from server.retrieval.engine import cancelled_result
     from server.store.models import EvidenceRevision
