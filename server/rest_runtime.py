@@ -112,7 +112,9 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
         raise BadRequest("request body must be application/json", code="unsupported_media_type")
     try:
         return body, json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except RecursionError:
+        raise BadRequest("request body is not valid JSON: nested too deeply", code="invalid_json") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past the digit limit
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
 
@@ -167,7 +169,11 @@ class OperationEndpoint:
         spec, validators = self.spec, self.validators
         try:
             raw, body = await read_json_body(receive, headers)
-            errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
+            try:
+                errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
+            except UnicodeEncodeError:  # "\ud800": JSON can spell a lone surrogate, Unicode text cannot hold one
+                raise BadRequest("request body is not valid JSON text: a string holds a lone surrogate",
+                                 code="invalid_json") from None
             if errors:
                 names = ", ".join(dict.fromkeys(error.path for error in errors))
                 raise BadRequest(f"request does not match the contract: {names}",

@@ -85,7 +85,12 @@ def test_400_names_every_failing_field(base_url: str) -> None:
         assert name in body["message"]
 
 
-@pytest.mark.parametrize(("content", "code"), [(b"{not json", "invalid_json"), (b"[1, 2]", "validation_failed")])
+@pytest.mark.parametrize(("content", "code"), [
+    (b"{not json", "invalid_json"), (b"[1, 2]", "validation_failed"),
+    (b"[" * 20_000 + b"]" * 20_000, "invalid_json"),  # nested deeper than the parser goes
+    (b'{"url": ' + b"9" * 5_000 + b"}", "invalid_json"),  # an integer past Python's digit limit
+    (json.dumps({**REQUEST, "url": "https://e.com/\ud800"}).encode(), "invalid_json"),  # a lone surrogate
+], ids=["garbage", "array", "deep", "huge-int", "surrogate"])
 def test_malformed_bodies_are_400_json(base_url: str, content: bytes, code: str) -> None:
     response = post(base_url, RETRIEVE.rest_path, content=content, headers={"Content-Type": "application/json"})
     assert response.status_code == 400
