@@ -57,10 +57,10 @@ PUBLIC_HOSTNAME_ENV = "EVIDENCEKIT_PUBLIC_HOSTNAME"
 def mcp_security(environ: dict[str, str] | None = None) -> TransportSecuritySettings:
     """Host and Origin checks for /mcp: loopback, plus the configured public hostname."""
     env = os.environ if environ is None else environ
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    hosts = [host for loopback in ("127.0.0.1", "localhost", "[::1]") for host in (loopback, f"{loopback}:*")]
     public = env.get(PUBLIC_HOSTNAME_ENV, "").strip()
     if public:
-        hosts += [public, f"{public}:*"]
+        hosts += [public, f"{public}:*"]  # with no port: the scheme's default (80, 443)
     origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=origins)

@@ -41,7 +41,7 @@ _SPECS = {spec.mcp_tool: spec for spec in OPERATIONS if spec.mcp_tool}
 
 def listed_tools(profile: str | None = None, output_schemas: bool | None = None) -> list[types.Tool]:
     """tools/list: the published descriptors of the profile; outputSchema only when asked for."""
-    profile = profile or os.environ.get(PROFILE_ENV, "full")
+    profile = profile or os.environ.get(PROFILE_ENV, "").strip() or "full"  # as env_check reads it
     if output_schemas is None:
         output_schemas = os.environ.get(OUTPUT_SCHEMAS_ENV) == "1"
     tools = []

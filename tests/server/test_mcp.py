@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters
@@ -222,6 +223,26 @@ def test_public_hostname_is_allowed_for_mcp() -> None:
     assert "evidence.example.org" in settings.allowed_hosts
     assert "https://evidence.example.org" in settings.allowed_origins
     assert "evidence.example.org" not in mcp_security({}).allowed_hosts
+
+
+@pytest.mark.parametrize(("host", "sent_origin"), [("127.0.0.1", None), ("localhost", "http://localhost"),
+                                                  ("[::1]", "http://[::1]")])
+def test_loopback_without_a_port_reaches_mcp(http_service: dict[str, Any], host: str, sent_origin: str | None) -> None:
+    """A server on the scheme's default port (80) is called with a Host that names no port."""
+    headers = {"Host": host, "Authorization": f"Bearer {http_service['token']}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", **({"Origin": sent_origin} if sent_origin else {})}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    response = httpx.post(http_service["mcp"], json=initialize, headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("value", ["", "  ", "full ", " core"])
+def test_a_profile_setting_with_spaces_or_empty_reads_as_env_check_reads_it(
+        monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("EVIDENCEKIT_MCP_PROFILE", value)
+    expected = value.strip() or "full"
+    assert {tool.name for tool in listed_tools()} == {tool.name for tool in listed_tools(expected)} != set()
 
 
 class FailingHandlers(EvidenceHandlers):
