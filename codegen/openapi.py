@@ -35,6 +35,7 @@ ERROR_RESPONSES = {
     "401": ("Unauthorized", "Missing or invalid bearer token (`WWW-Authenticate: Bearer`)."),
     "403": ("Forbidden", "The token lacks the capability, or its owner the workspace role."),
     "409": ("Conflict", "The mutation_id was used with a different input (code `mutation_conflict`)."),
+    "405": ("MethodNotAllowed", "The path exists, the method does not (`Allow` lists the one that does)."),
     "413": ("PayloadTooLarge", "The request body is too large."),
     "429": ("RateLimited", "Too many requests; honour `Retry-After`."),
     "500": ("InternalError", "Server error, including `contract_violation`: read the result again before retrying."),
@@ -43,10 +44,16 @@ ERROR_RESPONSES = {
 _HEADER = {"schema": {"type": "string"}}
 
 
+# Only an operation that changes something can conflict with an earlier call or spend the rate limit.
+_MUTATION_ONLY = frozenset({"409", "429"})
+
+
 def _error_response(description: str, status: str) -> dict[str, Any]:
-    headers: dict[str, Any] = {"X-Request-Id": _HEADER}
+    headers: dict[str, Any] = {"X-Request-Id": _HEADER, "X-Contract-Hash": _HEADER}
     if status == "401":
         headers["WWW-Authenticate"] = _HEADER
+    if status == "405":
+        headers["Allow"] = _HEADER
     if status == "429":
         headers["Retry-After"] = {"schema": {"type": "integer", "minimum": 1}}
     return {
@@ -71,8 +78,10 @@ def _path_item(op: Operation, examples: dict[str, Any]) -> dict[str, Any]:
             "content": {"application/json": response_body},
         }
     }
+    read_only = ((op.mcp or {}).get("annotations") or {}).get("readOnlyHint") is True
     for status, (name, _) in ERROR_RESPONSES.items():
-        responses[status] = {"$ref": f"#/components/responses/{name}"}
+        if not (read_only and status in _MUTATION_ONLY):
+            responses[status] = {"$ref": f"#/components/responses/{name}"}
     auth = op.manifest.get("auth", {})
     return {
         rest["method"].lower(): {

@@ -24,6 +24,10 @@ def test_every_rest_operation_is_described_with_its_schemas_and_hash() -> None:
         assert item["x-contract-hash"] == op.contract_hash
         ref = item["requestBody"]["content"]["application/json"]["schema"]["$ref"]
         assert DOCUMENT["components"]["schemas"][ref.rsplit("/", 1)[1]] == op.rest_variant.input_schema
-        assert {"200", "400", "401", "403", "409", "413", "429", "500"} <= set(item["responses"])
-    unauthorized = DOCUMENT["components"]["responses"]["Unauthorized"]
-    assert "WWW-Authenticate" in unauthorized["headers"]
+        read_only = op.mcp["annotations"]["readOnlyHint"]
+        expected = {"200", "400", "401", "403", "405", "413", "500"} | (set() if read_only else {"409", "429"})
+        assert set(item["responses"]) == expected, op.name  # what the server can answer, no more
+    responses = DOCUMENT["components"]["responses"]
+    assert "WWW-Authenticate" in responses["Unauthorized"]["headers"]
+    assert "Allow" in responses["MethodNotAllowed"]["headers"]
+    assert all({"X-Request-Id", "X-Contract-Hash"} <= set(r["headers"]) for r in responses.values())
