@@ -254,11 +254,13 @@ class RetrievalEngine:
 
     @staticmethod
     def _choose_track(tracks: list[Track], language: str | None) -> Track | None:
-        if language:
-            exact = [t for t in tracks if t.srclang and t.srclang.lower() == language.lower()]
-            close = [t for t in tracks if t.srclang and same_language(t.srclang, language)]
-            matches = exact or close
-            return matches[0] if matches else None
+        if language:  # RFC 4647 lookup: the tag itself, then it shortened (en-GB -> en), then a sibling (en-US)
+            wanted = language.lower().split("-")
+            for size in range(len(wanted), 0, -1):
+                found = next((t for t in tracks if t.srclang and t.srclang.lower().split("-") == wanted[:size]), None)
+                if found is not None:
+                    return found
+            return next((t for t in tracks if t.srclang and same_language(t.srclang, language)), None)
         return next((t for t in tracks if t.default), tracks[0])
 
     def _read_caption_file(self, draft: Draft, response: FetchResponse, fmt: str, srclang: str | None) -> None:

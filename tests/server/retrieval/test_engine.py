@@ -271,3 +271,17 @@ async def test_a_track_src_resolves_against_the_pages_base_href(engine: Retrieva
                                           b"</body></html>"))
     result = (await engine.retrieve(page, "published_captions")).result
     assert result["status"] == "ready" and result["provenance"]["source_url"].endswith("/media/captions/en.vtt")
+
+
+@pytest.mark.parametrize(("requested", "chosen"), [("en-GB", "/en.vtt"), ("en", "/en.vtt"), ("en-US", "/en-us.vtt"),
+                                                   ("en-AU", "/en.vtt"), ("de", None)])
+async def test_the_track_is_chosen_by_language_lookup(engine: RetrievalEngine, site: Origin, requested: str,
+                                                      chosen: str | None) -> None:
+    tracks = "".join(f"<track kind='subtitles' srclang='{lang}' src='{site.reply(path, Reply(VTT, content_type='text/vtt'))}'>"
+                     for lang, path in (("en-US", "/en-us.vtt"), ("en", "/en.vtt")))
+    page = site.reply(f"/lookup-{requested}", Reply(f"<html><body><video>{tracks}</video></body></html>".encode()))
+    result = (await engine.retrieve(page, "published_captions", requested)).result
+    if chosen is None:
+        assert (result["status"], result["reason"]) == ("empty", "language_mismatch")
+    else:
+        assert result["provenance"]["source_url"].endswith(chosen), result
