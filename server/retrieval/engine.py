@@ -54,6 +54,22 @@ def readable(media: str | None) -> bool:
     return media is None or media in CONTRACT_MIME_TYPES or media.startswith("text/")
 
 
+GENERIC_BINARY = "application/octet-stream"
+
+
+def readable_captions(media: str | None) -> bool:
+    """For published_captions also the generic binary type, as which .srt and .vtt files are often served:
+    the body then counts only if it sniffs as captions."""
+    return readable(media) or media == GENERIC_BINARY
+
+
+def _unreadable_captions(media: str, body: bytes) -> bool:
+    return not readable(media) and not (media == GENERIC_BINARY and sniff_captions(body) is not None)
+
+
+_WANTS_BODY = {"url_text": readable, "published_captions": readable_captions}
+
+
 # WHATWG MIME sniffing: bytes no text has (its "binary data bytes"), and signatures of binary formats
 # that may start with text.
 _BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
@@ -126,7 +142,7 @@ class RetrievalEngine:
         draft = Draft(kind, language)
         budget = self.fetcher.budget()  # the page and its caption track share one deadline and redirect count
         try:
-            response = await self.fetcher.fetch(url, ACCEPT[kind], wants_body=readable, budget=budget)
+            response = await self.fetcher.fetch(url, ACCEPT[kind], wants_body=_WANTS_BODY[kind], budget=budget)
         except FetchError as error:
             draft.end(error.reason)
             return self.finish(draft)
@@ -203,7 +219,7 @@ class RetrievalEngine:
 
     async def _read_captions(self, draft: Draft, response: FetchResponse, budget: FetchBudget) -> None:
         media = self._take_media(draft, response)
-        if not readable(media):
+        if _unreadable_captions(media, response.body):
             draft.end("unsupported_media")
             return
         if media in HTML_TYPES:
@@ -230,7 +246,7 @@ class RetrievalEngine:
         try:
             base = httpx.URL(response.url).join(page.base_href) if page.base_href else httpx.URL(response.url)
             track_url = str(base.join(track.src.strip()))
-            caption = await self.fetcher.fetch(track_url, ACCEPT["published_captions"], wants_body=readable,
+            caption = await self.fetcher.fetch(track_url, ACCEPT["published_captions"], wants_body=readable_captions,
                                                budget=budget)
         except FetchError as error:
             draft.end(error.reason)
@@ -243,7 +259,7 @@ class RetrievalEngine:
         draft.source_url = caption.url
         draft.conditions.clear()  # the page's own (its size) no longer matter: the cues come from the track
         media = self._take_media(draft, caption)
-        if not readable(media):
+        if _unreadable_captions(media, caption.body):
             draft.end("unsupported_media")
             return
         fmt = CAPTION_TYPES.get(media) or sniff_captions(caption.body)

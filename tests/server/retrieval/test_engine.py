@@ -285,3 +285,16 @@ async def test_the_track_is_chosen_by_language_lookup(engine: RetrievalEngine, s
         assert (result["status"], result["reason"]) == ("empty", "language_mismatch")
     else:
         assert result["provenance"]["source_url"].endswith(chosen), result
+
+
+async def test_caption_files_served_as_generic_binary_are_read(engine: RetrievalEngine, site: Origin) -> None:
+    srt = site.reply("/talk.srt", Reply(SRT, content_type="application/octet-stream"))
+    direct = (await engine.retrieve(srt, "published_captions")).result
+    assert direct["status"] == "ready" and direct["provenance"]["caption_format"] == "subrip"
+    assert contract_errors(direct) == []
+    via_page = (await engine.retrieve(site.reply("/srt-page", track_page(srt)), "published_captions")).result
+    assert via_page["status"] == "ready" and len(via_page["segments"]) == 2
+    binary = site.reply("/poster.bin", Reply(PNG, content_type="application/octet-stream"))
+    for kind in ("published_captions", "url_text"):
+        result = (await engine.retrieve(binary, kind)).result
+        assert (result["status"], result["reason"]) == ("unsupported", "unsupported_media")
