@@ -61,6 +61,27 @@ def problems(environ: Mapping[str, str] | None = None) -> list[str]:
     profile = env.get("EVIDENCEKIT_MCP_PROFILE", "").strip()
     if profile and profile not in ("core", "full"):
         found.append(f"EVIDENCEKIT_MCP_PROFILE must be core or full, not {profile!r}")
+    return found + _fetch_problems(env)
+
+
+def _fetch_problems(env: Mapping[str, str]) -> list[str]:
+    import ssl
+
+    from server.fetch.fetcher import CA_BUNDLE_ENV
+    from server.fetch.policy import parse_allowlist
+
+    found = []
+    try:
+        parse_allowlist(env.get("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", ""))
+    except ValueError as exc:
+        found.append(str(exc))
+    bundle = env.get(CA_BUNDLE_ENV, "").strip()
+    if bundle:
+        try:
+            ssl.create_default_context().load_verify_locations(cafile=bundle)
+        except (OSError, ssl.SSLError) as exc:
+            found.append(f"{CA_BUNDLE_ENV} must be a readable PEM file of CA certificates: {bundle}: "
+                         f"{getattr(exc, 'strerror', None) or exc}")
     return found
 
 

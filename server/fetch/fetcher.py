@@ -12,7 +12,7 @@ import os
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpcore
@@ -110,14 +110,25 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
+def default_ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
+    """The system's roots, plus those of EVIDENCEKIT_CA_BUNDLE (a PEM file, e.g. an intranet CA).
+
+    Not create_default_context(cafile=...): given a file, it loads only that file, and every public
+    site would then fail to verify."""
+    context = ssl.create_default_context()
+    bundle = (os.environ if environ is None else environ).get(CA_BUNDLE_ENV, "").strip()
+    if bundle:
+        context.load_verify_locations(cafile=bundle)
+    return context
+
+
 class Fetcher:
     def __init__(self, policy: EgressPolicy | None = None, limits: FetchLimits | None = None, *,
                  ssl_context: ssl.SSLContext | None = None, resolver: Resolver = system_resolver) -> None:
         self.policy = policy or EgressPolicy.from_env()
         self.limits = limits or FetchLimits()
         self.backend = GuardedBackend(self.policy, resolver)
-        # EVIDENCEKIT_CA_BUNDLE: a PEM file of extra roots to trust (an intranet CA); default: system roots.
-        context = ssl_context or ssl.create_default_context(cafile=os.environ.get(CA_BUNDLE_ENV) or None)
+        context = ssl_context or default_ssl_context()
         timeout = httpx.Timeout(self.limits.read_timeout, connect=self.limits.connect_timeout)
         self._client = httpx.AsyncClient(
             transport=GuardedTransport(self.backend, context), timeout=timeout,

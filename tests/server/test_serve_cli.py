@@ -29,6 +29,18 @@ def test_bad_settings_are_one_line_each_and_exit_2(tmp_path: Path, command: str)
         "evidencekit: EVIDENCEKIT_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, not 'verbose'"]
 
 
+@pytest.mark.parametrize("command", ["serve", "worker", "mcp"])
+def test_bad_fetch_settings_are_named_before_anything_starts(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "intranet-ca.pem"
+    done = run(tmp_path, command, EVIDENCEKIT_ALLOW_PRIVATE_HOSTS="bogus", EVIDENCEKIT_CA_BUNDLE=str(missing))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == [
+        "evidencekit: EVIDENCEKIT_ALLOW_PRIVATE_HOSTS: 'bogus' is not host:port (port a number or *)",
+        f"evidencekit: EVIDENCEKIT_CA_BUNDLE must be a readable PEM file of CA certificates: {missing}: "
+        "No such file or directory"]
+    assert not (tmp_path / "evidencekit.sqlite3").exists()
+
+
 @pytest.mark.parametrize("command", ["worker", "mcp"])
 def test_help_does_not_start_anything(tmp_path: Path, command: str) -> None:
     done = run(tmp_path, command, "--help", timeout=20)

@@ -150,3 +150,13 @@ async def test_the_backend_remembers_only_its_recent_connections(origin: Origin)
         await stream.aclose()
     assert len(backend.connected) == RECENT_CONNECTIONS
     assert backend.connected[-1] == ("127.0.0.1", port, "127.0.0.1")
+
+
+def test_a_ca_bundle_adds_to_the_system_roots(tls: LocalCA, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An intranet CA must not cost every public site its verification."""
+    from server.fetch.fetcher import default_ssl_context
+
+    system = default_ssl_context({}).cert_store_stats()["x509_ca"]
+    bundle = tmp_path / "intranet.pem"
+    tls.ca.cert_pem.write_to_path(str(bundle))
+    assert default_ssl_context({"EVIDENCEKIT_CA_BUNDLE": str(bundle)}).cert_store_stats()["x509_ca"] == system + 1
