@@ -140,18 +140,19 @@ async def run_stdio() -> None:
 
     from server.retrieval.lifecycle import open_engine
     from server.store.db import open_store
-    from server.worker import Worker
+    from server.worker import Worker, WorkerSettings
 
     async with open_store(), open_engine() as engine:
         server = build_server(ToolCaller(stdio_token=os.environ.get(TOKEN_ENV, "")))
         stop = asyncio.Event()
-        worker = asyncio.create_task(Worker(engine).run(stop))  # retrievals settle here too
+        worker = Worker(engine, WorkerSettings.from_env())  # retrievals settle here too
+        task = asyncio.create_task(worker.run(stop))
         try:
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
             stop.set()
-            await worker
+            await worker.finish(task)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from server.generated.mcp_tools import TOOLS_BY_NAME
 from server.handlers import EvidenceHandlers
 from server.mcp_server import ToolCaller, build_server, listed_tools
 from server.store.db import open_store
+from server.store.models import Receipt
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import allow_origin, running_service
 
@@ -192,6 +193,27 @@ async def test_stdio_end_to_end(stdio_params: StdioServerParameters, origin: Ori
     with open(os.devnull, "w") as errlog:
         async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await exercise(session, origin, stdio_params.env["WORKSPACE"], "stdio")
+
+
+async def test_stdio_worker_takes_the_worker_settings(stdio_params: StdioServerParameters, origin: Origin,
+                                                      tmp_path: Path) -> None:
+    """With a short EVIDENCEKIT_WORKER_GRACE_SECONDS, closing the session releases a slow retrieval."""
+    assert stdio_params.env is not None
+    stdio_params.env["EVIDENCEKIT_WORKER_GRACE_SECONDS"] = "0.2"
+    url = origin.reply("/slow-for-stdio", Reply(b"<html><body><p>Slow.</p></body></html>", delay=4))
+    mutation = str(uuid.uuid4())
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await call(session, "sosoapi_research_evidence_retrieve", {
+                "workspace_id": stdio_params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
+            deadline = time.monotonic() + 10
+            while "/slow-for-stdio" not in origin.hits:
+                assert time.monotonic() < deadline, "the worker never fetched"
+                await asyncio.sleep(0.05)
+    async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+        receipt = await Receipt.get(mutation_id=mutation)
+    assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 
 @pytest.mark.parametrize(("profile", "output_schemas"), [("core", "1"), ("full", "1"), ("core", "0")])
