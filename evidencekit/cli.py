@@ -12,7 +12,8 @@ client (EVIDENCEKIT_URL, SOSOAPI_ACCESS_TOKEN, EVIDENCEKIT_WORKSPACE):
   documents documents/HOST/PATH ...           read stored documents as markdown
 
 server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*; see README.md):
-  serve [--host H] [--port P] [--no-worker]  REST and MCP (Streamable HTTP) with an in-process worker
+  serve [--host H] [--port P] [--no-worker] [--http auto|httptools|h11]
+                                              REST and MCP (Streamable HTTP) with an in-process worker
   mcp                                         MCP over stdio (SOSOAPI_ACCESS_TOKEN)
   worker                                      a worker process (several may share PostgreSQL)
   admin ...                                   workspaces, users, members, tokens
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, file=sys.stdout if args else sys.stderr)
         return 0 if args else 2
-    if args[0] in ("retrieve", "status", "documents") or args[0] == "--workspace":
+    if args[0] in ("retrieve", "status", "documents") or args[0].partition("=")[0] == "--workspace":
         from client.cli import main as client_main
 
         return client_main(args)

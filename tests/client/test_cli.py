@@ -86,6 +86,9 @@ def test_workspace_flag_after_the_command_and_status_exit_codes(service: dict[st
     assert done.returncode == 1, done.stderr  # settled, not found
     mutation = json.loads(done.stdout)["retrieval"]["mutation_id"]
     assert cli(service, "status", mutation).returncode == 1
+    for before in (["--workspace", service["workspace_id"]], [f"--workspace={service['workspace_id']}"]):
+        shown = cli(service, *before, "status", mutation, "--json", EVIDENCEKIT_WORKSPACE="")
+        assert shown.returncode == 1 and json.loads(shown.stdout)["retrieval"]["mutation_id"] == mutation, shown.stderr
     assert cli(service, "status", "40000000-0000-4000-8000-000000000009").returncode == 1  # no such receipt
     ok = cli(service, "retrieve", origin.reply("/cli-ok", Reply(PAGE)), "--wait", "--json")
     assert cli(service, "status", json.loads(ok.stdout)["retrieval"]["mutation_id"]).returncode == 0
