@@ -1,4 +1,4 @@
-"""`evidencekit admin ...`: workspaces, users, memberships, tokens, cancellation, bootstrap.
+"""`evidencekit admin ...`: workspaces (and their rate), users, memberships, tokens, cancellation, bootstrap.
 
 Secrets are printed once, when a token is created; the store keeps only their sha256.
 """
@@ -96,6 +96,14 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         rows = await Token.filter(owner__name=args.user).order_by("created_at")
         return {"tokens": [{"token_id": str(t.id), "kind": t.kind, "label": t.label,
                             "revoked": t.revoked_at is not None} for t in rows]}
+    if args.command == "rate":
+        target = await Workspace.get_or_none(id=args.workspace_id)
+        if target is None:
+            raise LookupError(f"no workspace {args.workspace_id}")
+        target.retrieve_rate_per_minute = args.per_minute or None  # 0: the server's default again
+        await target.save(update_fields=["retrieve_rate_per_minute"])
+        return {"workspace_id": str(target.id), "name": target.name,
+                "retrieve_rate_per_minute": target.retrieve_rate_per_minute}
     if args.command == "cancel":
         receipt = await Receipt.get_or_none(workspace_id=args.workspace_id, mutation_id=args.mutation_id)
         if receipt is None:
@@ -116,6 +124,12 @@ def _at_least_one(text: str) -> int:
     return value
 
 
+def _at_least_zero(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {text}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evidencekit admin", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -125,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("name")
     ws.add_argument("--rate-per-minute", type=_at_least_one, default=None,
                     help="new retrievals per minute (default: EVIDENCEKIT_RETRIEVE_PER_MINUTE)")
+    rate = commands.add_parser("rate", help="change a workspace's retrieve rate (within the auth cache time)")
+    rate.add_argument("workspace_id", type=uuid.UUID)
+    rate.add_argument("per_minute", type=_at_least_zero,
+                      help="new retrievals per minute; 0 for the default (EVIDENCEKIT_RETRIEVE_PER_MINUTE)")
     user = commands.add_parser("user", help="create a user")
     user.add_argument("name")
     user.add_argument("--oauth-subject", default=None, help="the `sub` of this user's OAuth access tokens")

@@ -19,9 +19,10 @@ from starlette.routing import Route
 from server.access_log import AccessLog
 from server.auth_middleware import METADATA_PATH, BearerAuth
 from server.body_limit import BodyLimit
+from server.errors import NotFound
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
-from server.http_errors import HANDLERS
+from server.http_errors import HANDLERS, answer
 from server.mcp_server import build_server
 from server.oauth import OAuthSettings
 from server.retrieval.lifecycle import open_engine
@@ -36,10 +37,10 @@ async def openapi(_: Request) -> Response:
     return Response(OPENAPI.read_bytes(), media_type="application/json")
 
 
-async def resource_metadata(_: Request) -> Response:
+async def resource_metadata(request: Request) -> Response:
     settings = OAuthSettings.from_env()
     if settings is None:
-        return JSONResponse({"error": "not_found", "message": "OAuth is not configured"}, status_code=404)
+        return answer(request, NotFound("OAuth is not configured on this server"))
     return JSONResponse(settings.resource_metadata())
 
 

@@ -27,18 +27,18 @@ def error_response(error: ApiError, request_id: str, path: str) -> Response:
     return JSONResponse(error.to_json(request_id), status_code=error.status, headers=headers)
 
 
-def _answer(request: Request, error: ApiError) -> Response:
+def answer(request: Request, error: ApiError) -> Response:
     return error_response(error, request_id_for(request.headers.get(REQUEST_ID_HEADER, "")), request.url.path)
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
-    return _answer(request, NotFound(f"nothing is served at {request.url.path}; the API is described at /openapi.json"))
+    return answer(request, NotFound(f"nothing is served at {request.url.path}; the API is described at /openapi.json"))
 
 
 async def method_not_allowed(request: Request, exc: Exception) -> Response:
     headers = exc.headers if isinstance(exc, HTTPException) else None
     allow = (headers or {}).get("Allow", "")
-    return _answer(request, MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}; "
+    return answer(request, MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}; "
                                              f"allowed: {allow}", allow=allow))
 
 

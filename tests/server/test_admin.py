@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from server.store.db import open_store
-from server.store.models import Membership
+from server.store.models import Membership, Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,23 @@ def test_bootstrap_again_keeps_a_role_the_admin_changed(tmp_path: Path) -> None:
             return (await Membership.get(workspace_id=workspace, user__name="editor")).role
 
     assert asyncio.run(role()) == "viewer"
+
+
+def test_a_workspace_rate_can_be_changed_and_reset(tmp_path: Path) -> None:
+    workspace = json.loads(admin(tmp_path, "workspace", "lab", "--rate-per-minute", "5").stdout)["workspace_id"]
+    changed = admin(tmp_path, "rate", workspace, "2")
+    assert json.loads(changed.stdout)["retrieve_rate_per_minute"] == 2, changed.stderr
+
+    async def rate() -> int | None:
+        async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+            return (await Workspace.get(id=workspace)).retrieve_rate_per_minute
+
+    assert asyncio.run(rate()) == 2
+    assert json.loads(admin(tmp_path, "rate", workspace, "0").stdout)["retrieve_rate_per_minute"] is None
+    assert asyncio.run(rate()) is None
+    unknown = admin(tmp_path, "rate", "40000000-0000-4000-8000-000000000009", "3")
+    assert unknown.returncode == 1 and "no workspace 40000000-0000-4000-8000-000000000009" in unknown.stderr
+    assert admin(tmp_path, "rate", workspace, "-1").returncode == 2
 
 
 def test_admin_commands_and_clear_errors(tmp_path: Path) -> None:

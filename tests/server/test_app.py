@@ -127,10 +127,11 @@ def test_unknown_paths_and_wrong_methods_are_json_errors(service: dict[str, str]
                                    "message": "GET is not allowed on /research-api/evidence/status; allowed: POST"}
     assert wrong_method.headers["x-request-id"] == "trace-7"
     assert wrong_method.headers["x-contract-hash"] == STATUS.contract_hash
-    for path in ("/research-api/evidence/nope", "/nope"):
-        unknown = httpx.post(service["base"] + path, headers=auth, json={})
+    for path in ("/research-api/evidence/nope", "/nope", "/.well-known/oauth-protected-resource"):
+        unknown = httpx.request("GET" if "well-known" in path else "POST", service["base"] + path, headers=auth, json={})
         assert unknown.status_code == 404 and unknown.headers["content-type"] == "application/json"
-        assert unknown.json()["code"] == "not_found" and path in unknown.json()["message"]
+        assert unknown.json()["code"] == "not_found"
+        assert (path in unknown.json()["message"]) or "OAuth is not configured" in unknown.json()["message"]
         assert unknown.headers["x-request-id"] == unknown.json()["request_id"] == "trace-7"
         assert "x-contract-hash" not in unknown.headers  # no operation lives there
 
