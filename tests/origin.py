@@ -41,6 +41,8 @@ class Origin:
         self.hits: list[str] = []
         self.headers: dict[str, dict[str, str]] = {}  # request headers, by path
         self.url = ""
+        self.in_flight = 0
+        self.most_in_flight = 0  # the most requests it answered at once
 
     def reply(self, path: str, reply: Reply) -> str:
         self.replies[path] = reply
@@ -51,6 +53,14 @@ class Origin:
         self.hits.append(request.url.path)
         self.headers[request.url.path] = dict(request.headers)
         reply = self.replies.get(request.url.path, Reply(b"not here", 404, "text/plain"))
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await self._answer(reply, scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, reply: Reply, scope: Scope, receive: Receive, send: Send) -> None:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         headers = dict(reply.headers)

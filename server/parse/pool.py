@@ -73,7 +73,7 @@ def _start_child(parent: int) -> None:
 
 
 def parse_within(body: bytes, text_limit: int | None, *, http_charset: str | None = None,
-                 content_language: str | None = None) -> HtmlExtract:
+                 content_language: str | None = None, markdown_limit: int | None = None) -> HtmlExtract:
     """parse_html, with the text cut after text_limit + 1 characters when the caller will clip it
     to text_limit anyway: one character past the limit still tells it that the text was longer,
     and where a character ends (limits.clip reads no further). In a parse process this halves the
@@ -81,6 +81,8 @@ def parse_within(body: bytes, text_limit: int | None, *, http_charset: str | Non
     page = parse_html(body, http_charset=http_charset, content_language=content_language)
     if text_limit is not None and len(page.text) > text_limit + 1 and page.text[:text_limit + 1].strip():
         page = dataclasses.replace(page, text=page.text[:text_limit + 1])
+    if markdown_limit is not None and len(page.markdown) > markdown_limit + 1:  # the same for the markdown
+        page = dataclasses.replace(page, markdown=page.markdown[:markdown_limit + 1])
     return page
 
 
@@ -105,10 +107,11 @@ class HtmlParser:
         return self._pool
 
     async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,
-                    text_limit: int | None = None) -> HtmlExtract:
+                    text_limit: int | None = None, markdown_limit: int | None = None) -> HtmlExtract:
         """parse_html's result; with `text_limit`, its text may come back cut after text_limit + 1
         characters (see parse_within)."""
-        call = partial(parse_within, body, text_limit, http_charset=http_charset, content_language=content_language)
+        call = partial(parse_within, body, text_limit, http_charset=http_charset, content_language=content_language,
+                       markdown_limit=markdown_limit)
         if self.processes == 0:
             return call()
         loop = asyncio.get_running_loop()

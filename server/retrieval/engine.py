@@ -7,6 +7,7 @@ published output schema; nothing here raises for anything a remote origin can se
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -131,14 +132,25 @@ class Retrieved:
         return self.result["status"] in ("ready", "partial")
 
 
+# The bytes of bodies one engine holds at once, each counted at the byte cap: a body waits for its
+# parse, and with many worker slots on pages past the cap those bodies were most of the server's memory.
+BODIES_IN_FLIGHT_BYTES = 16 * 1024 * 1024
+
+
 class RetrievalEngine:
     def __init__(self, fetcher: Fetcher, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  parser: HtmlParser | None = None) -> None:
         self.fetcher = fetcher
         self.clock = clock
         self.parser = parser or HtmlParser(0)
+        self._in_flight = asyncio.Semaphore(max(1, BODIES_IN_FLIGHT_BYTES // fetcher.limits.max_bytes))
 
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
+        """The result of retrieving `url`; the deadline counts from when the retrieval may start."""
+        async with self._in_flight:
+            return await self._retrieve(url, kind, language)
+
+    async def _retrieve(self, url: str, kind: str, language: str | None) -> Retrieved:
         draft = Draft(kind, language)
         budget = self.fetcher.budget()  # the page and its caption track share one deadline and redirect count
         try:
@@ -192,7 +204,7 @@ class RetrievalEngine:
         declared = first_language(response.content_language)
         if media in HTML_TYPES:
             page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
-                                           text_limit=limits.MAX_TEXT)
+                                           text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN)
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
             if page.nodes_limited:
@@ -369,7 +381,8 @@ class RetrievalEngine:
                 content_hash = hashlib.sha256(rfc8785.dumps(content)).hexdigest()
             except rfc8785.CanonicalizationError:  # a number JSON cannot carry: `finish`'s contract check refuses it
                 content_hash = None
-        return Retrieved(result, draft.markdown if succeeded else None, content_hash)
+        markdown = limits.clip(draft.markdown, limits.MAX_MARKDOWN, at_word=True)[0] if draft.markdown else None
+        return Retrieved(result, markdown if succeeded else None, content_hash)
 
 
 def cancelled_result(kind: str, language: str | None = None) -> dict[str, Any]:

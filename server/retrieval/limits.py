@@ -5,6 +5,9 @@ from __future__ import annotations
 import unicodedata
 
 MAX_TEXT = 20_000
+# The markdown get_documents serves: the same content as the text with its links and structure, so
+# room for the syntax; bounded like every other part of a retrieval (a 2 MB page gave 2 MB of it).
+MAX_MARKDOWN = 100_000
 MAX_TITLE = 200
 MAX_DESCRIPTION = 2_000
 MAX_SEGMENTS = 1_000

@@ -84,13 +84,18 @@ def _git(folder: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
+def _commit_published(contracts: Path) -> None:
+    """The contracts as committed: where the change report finds the locked versions."""
+    _git(contracts, "init", "-q")
+    _git(contracts, "add", "-A")
+    _git(contracts, "commit", "-qm", "published contracts")
+
+
 def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
     tmp_path: Path, contracts_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """DESIGN.md: regeneration reports what changed, classified breaking or not, direction-aware."""
-    _git(contracts_copy, "init", "-q")
-    _git(contracts_copy, "add", "-A")
-    _git(contracts_copy, "commit", "-qm", "published contracts")
+    _commit_published(contracts_copy)
     _change_retrieve_output(contracts_copy)  # a new enum value in a response: breaking
     path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
     schema = json.loads(path.read_text())
@@ -115,9 +120,7 @@ def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
 def test_renamed_tools_and_routes_and_removed_operations_are_breaking(
     tmp_path: Path, contracts_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _git(contracts_copy, "init", "-q")
-    _git(contracts_copy, "add", "-A")
-    _git(contracts_copy, "commit", "-qm", "published contracts")
+    _commit_published(contracts_copy)
     path = contracts_copy / "sosoapi_research_evidence_retrieve" / "manifest.json"
     manifest = json.loads(path.read_text())
     manifest["mcp"]["tool_name"] = "evidence_retrieve"

@@ -145,6 +145,17 @@ def test_openapi_and_health(service: dict[str, str]) -> None:
 
 
 
+def access_line(caplog: pytest.LogCaptureFixture, request_id: str) -> str:
+    """The access-log line of one request (written by the server's thread, so waited for)."""
+    deadline = time.monotonic() + 5
+    while True:
+        found = [r.getMessage() for r in caplog.records if f"request_id={request_id}" in r.getMessage()]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, f"no access-log line for {request_id}"
+        time.sleep(0.05)
+
+
 def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str, str],
                                                                caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("INFO", logger="evidencekit.access")
@@ -152,11 +163,7 @@ def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str
                           json={"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())},
                           headers={"Authorization": f"Bearer {service['token']}", "X-Request-Id": "trace-42"})
     assert response.status_code == 200 and response.headers["x-request-id"] == "trace-42"
-    deadline = time.monotonic() + 5
-    while not any("request_id=trace-42" in r.getMessage() for r in caplog.records):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    line = next(r.getMessage() for r in caplog.records if "request_id=trace-42" in r.getMessage())
+    line = access_line(caplog, "trace-42")
     assert line.startswith("POST /research-api/evidence/status 200")
     assert all(service["token"] not in r.getMessage() for r in caplog.records)
 
@@ -167,11 +174,7 @@ def test_a_path_cannot_forge_access_log_lines(service: dict[str, str], caplog: p
     forged = "/healthz%0aGET%20/admin%20200%200.1ms%20request_id=forged%0d%1b[2J?token=secret"
     response = httpx.get(service["base"] + forged, headers={"X-Request-Id": "forge-1"})
     assert response.status_code == 404
-    deadline = time.monotonic() + 5
-    while not any("request_id=forge-1" in r.getMessage() for r in caplog.records):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    line = next(r.getMessage() for r in caplog.records if "request_id=forge-1" in r.getMessage())
+    line = access_line(caplog, "forge-1")
     assert line.startswith("GET /healthz%0aGET%20/admin%20200%200.1ms%20request_id=forged%0d%1b[2J 404 ")
     assert line.isprintable() and "secret" not in line
 

@@ -5,6 +5,7 @@ Each result must also be valid against every published output schema of retrieve
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from server.retrieval.engine import RetrievalEngine
-from tests.origin import Origin, Reply, gzip_bomb
+from tests.origin import LocalCA, Origin, Reply, gzip_bomb
 from tests.server.retrieval.conftest import contract_errors
 
 pytestmark = pytest.mark.anyio
@@ -298,3 +299,33 @@ async def test_caption_files_served_as_generic_binary_are_read(engine: Retrieval
     for kind in ("published_captions", "url_text"):
         result = (await engine.retrieve(binary, kind)).result
         assert (result["status"], result["reason"]) == ("unsupported", "unsupported_media")
+
+
+async def test_an_engine_holds_a_bounded_number_of_bodies_at_once(site: Origin, tls: LocalCA) -> None:
+    """Memory stays bounded whatever the worker's concurrency: past BODIES_IN_FLIGHT_BYTES (counted at
+    the byte cap) a retrieval waits for one in flight to finish."""
+    from server.fetch.fetcher import Fetcher, FetchLimits
+    from server.fetch.policy import EgressPolicy, parse_allowlist
+    from server.retrieval.engine import BODIES_IN_FLIGHT_BYTES
+    from tests.server.conftest import fake_resolver
+
+    limits = FetchLimits(max_bytes=BODIES_IN_FLIGHT_BYTES // 2, connect_timeout=2, read_timeout=2, deadline=10)
+    fetcher = Fetcher(EgressPolicy(parse_allowlist(f"127.0.0.1:{site.url.rsplit(':', 1)[1]}")), limits,
+                      ssl_context=tls.client_context(), resolver=fake_resolver)
+    engine = RetrievalEngine(fetcher)
+    urls = [site.reply(f"/held-{n}", Reply(ARTICLE, delay=0.3)) for n in range(6)]
+    site.most_in_flight = 0
+    results = await asyncio.gather(*(engine.retrieve(url, "url_text") for url in urls))
+    await fetcher.aclose()
+    assert all(r.result["status"] == "ready" for r in results)
+    assert site.most_in_flight == 2
+
+
+async def test_the_markdown_kept_for_documents_is_bounded(engine: RetrievalEngine, site: Origin) -> None:
+    from server.retrieval import limits
+
+    links = "".join(f"<a href='/note/{n}'>note {n}</a> " for n in range(12_000))  # markdown far past the text
+    retrieved = await engine.retrieve(site.reply("/many-links", Reply(f"<html><body><p>{links}</p></body></html>"
+                                                                      .encode())), "url_text")
+    assert retrieved.markdown is not None and len(retrieved.markdown) <= limits.MAX_MARKDOWN
+    assert retrieved.markdown.startswith("[note 0](/note/0) [note 1](/note/1)")
