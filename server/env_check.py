@@ -42,6 +42,12 @@ _NUMBERS: dict[str, tuple[str, Callable[[str], bool]]] = {
 }
 
 
+def setting(name: str, default: str, environ: Mapping[str, str] | None = None) -> str:
+    """A setting as `problems` reads it: surrounding spaces dropped, empty the same as unset."""
+    env = os.environ if environ is None else environ
+    return env.get(name, "").strip() or default
+
+
 def problems(environ: Mapping[str, str] | None = None) -> list[str]:
     """What is wrong with the settings in `environ` (empty when nothing is)."""
     env = os.environ if environ is None else environ

@@ -6,7 +6,6 @@ up, so a workspace the caller is not in never reveals whether a receipt exists.
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -14,6 +13,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
+from server.env_check import setting
 from server.store import access, ratelimit, receipt_reads, receipts
 from server.store.access import Principal
 from server.store.models import Receipt, Workspace
@@ -36,7 +36,7 @@ class ServiceSettings:
 
     @classmethod
     def from_env(cls) -> ServiceSettings:
-        return cls(retrieve_per_minute=int(os.environ.get(RATE_ENV, "60")))
+        return cls(retrieve_per_minute=int(setting(RATE_ENV, "60")))
 
 
 # The workspace's own retrieve rate, 0 for the server default; cached like roles (ttl_cache).

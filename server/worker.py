@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
+from server.env_check import setting
 from server.retrieval.engine import RetrievalEngine, Retrieved
 from server.store import jobs, receipts
 from server.store.evidence import Content
@@ -36,12 +37,14 @@ class WorkerSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
         """The settings `evidencekit serve` and `evidencekit worker` both read (README.md)."""
-        env = os.environ if environ is None else environ
-        return cls(lease=timedelta(seconds=float(env.get("EVIDENCEKIT_LEASE_SECONDS", "60"))),
-                   poll_interval=float(env.get("EVIDENCEKIT_POLL_SECONDS", "0.5")),
-                   max_attempts=int(env.get("EVIDENCEKIT_MAX_ATTEMPTS", "3")),
-                   concurrency=int(env.get("EVIDENCEKIT_WORKER_CONCURRENCY", "4")),
-                   grace=float(env.get("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")))
+        def read(name: str, default: str) -> str:
+            return setting(name, default, environ)
+
+        return cls(lease=timedelta(seconds=float(read("EVIDENCEKIT_LEASE_SECONDS", "60"))),
+                   poll_interval=float(read("EVIDENCEKIT_POLL_SECONDS", "0.5")),
+                   max_attempts=int(read("EVIDENCEKIT_MAX_ATTEMPTS", "3")),
+                   concurrency=int(read("EVIDENCEKIT_WORKER_CONCURRENCY", "4")),
+                   grace=float(read("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")))
 
 
 def content_of(retrieved: Retrieved) -> Content | None:

@@ -352,7 +352,7 @@ def _web_href(raw: str) -> str:
     """The href when it leads to the web or to mail, or is relative; "" for javascript:, data:, file:...
 
     Control characters go first, as a browser's URL parser drops them (`java\tscript:` is javascript:)."""
-    href = _URL_CONTROLS.sub("", raw).strip(" ")
+    href = _URL_CONTROLS.sub("", raw).strip()  # and any Unicode space: the link target drops it too
     scheme = _SCHEME.match(href)
     return "" if scheme and scheme.group(1).lower() not in _LINK_SCHEMES else href
 

@@ -132,8 +132,9 @@ class Retrieved:
         return self.result["status"] in ("ready", "partial")
 
 
-# The bytes of bodies one engine holds at once, each counted at the byte cap: a body waits for its
-# parse, and with many worker slots on pages past the cap those bodies were most of the server's memory.
+# The bytes of bodies one engine holds at once, each counted at the byte cap (8 at the 2 MiB cap): a
+# body waits for its parse, and with many worker slots on pages past the cap those bodies, with their
+# markdown, were most of the server's memory (scripts/bench.py retrieve).
 BODIES_IN_FLIGHT_BYTES = 16 * 1024 * 1024
 
 

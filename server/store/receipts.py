@@ -53,7 +53,7 @@ class RetrieveRequest:
 
 def retention_from_env(environ: dict[str, str] | None = None) -> timedelta:
     env = os.environ if environ is None else environ
-    value = env.get(RETENTION_ENV)
+    value = env.get(RETENTION_ENV, "").strip()  # empty: unset, as env_check reads it
     return timedelta(hours=float(value)) if value else DEFAULT_RETENTION
 
 

@@ -21,7 +21,7 @@ TTL_ENV = "EVIDENCEKIT_AUTH_CACHE_SECONDS"
 
 
 def ttl_from_env() -> float:
-    return float(os.environ.get(TTL_ENV, "5"))
+    return float(os.environ.get(TTL_ENV, "").strip() or "5")  # empty: unset, as env_check reads it
 
 
 class TTLCache(Generic[V]):

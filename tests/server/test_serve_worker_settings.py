@@ -66,3 +66,21 @@ def test_the_in_process_worker_reads_its_settings_and_grace_from_the_environment
 
     released = asyncio.run(receipt_after_stop())
     assert (released.state, released.lease_owner, released.result) == ("pending", None, None)
+
+
+def test_empty_settings_read_as_unset_like_the_settings_check() -> None:
+    """env_check lets an empty value through as unset; every reader must then take the default."""
+    from server.env_check import problems
+    from server.service import ServiceSettings
+    from server.store.receipts import DEFAULT_RETENTION, retention_from_env
+
+    names = ["EVIDENCEKIT_LEASE_SECONDS", "EVIDENCEKIT_POLL_SECONDS", "EVIDENCEKIT_MAX_ATTEMPTS",
+             "EVIDENCEKIT_WORKER_CONCURRENCY", "EVIDENCEKIT_WORKER_GRACE_SECONDS", "EVIDENCEKIT_RETRIEVE_PER_MINUTE",
+             "EVIDENCEKIT_RETENTION_HOURS"]
+    with pytest.MonkeyPatch.context() as patch:
+        for name in names:
+            patch.setenv(name, " ")
+        assert problems() == []
+        assert WorkerSettings.from_env() == WorkerSettings()
+        assert ServiceSettings.from_env().retrieve_per_minute == 60
+        assert retention_from_env() == DEFAULT_RETENTION

@@ -255,6 +255,8 @@ def test_markdown_link_targets_are_kept_as_written() -> None:
 
 
 @pytest.mark.parametrize("href", ["JavaScript:alert(1)", "java\tscript:alert(1)", "\x01 javascript:alert(1)",
+                                  "\u00a0javascript:alert(1)", "&#160;javascript:alert(1)", "\u3000javascript:x",
+                                  "\u2028javascript:x", "\x85javascript:x",
                                   "java&#10;script:alert(1)", "data:text/html,<b>x</b>", "vbscript:msgbox",
                                   "file:///etc/passwd", "blob:https://example.com/1"])
 def test_markdown_drops_links_that_are_not_web_or_mail(href: str) -> None:
