@@ -131,4 +131,7 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stop.wait(), self.settings.poll_interval)
 
-        await asyncio.gather(self.sweep(stop), *(slot() for _ in range(self.settings.concurrency)))
+        # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
+        # engine would spend an attempt and sit under this worker's lease while another worker is idle.
+        slots = min(self.settings.concurrency, getattr(self.engine, "capacity", self.settings.concurrency))
+        await asyncio.gather(self.sweep(stop), *(slot() for _ in range(slots)))

@@ -144,7 +144,8 @@ class RetrievalEngine:
         self.fetcher = fetcher
         self.clock = clock
         self.parser = parser or HtmlParser(0)
-        self._in_flight = asyncio.Semaphore(max(1, BODIES_IN_FLIGHT_BYTES // fetcher.limits.max_bytes))
+        self.capacity = max(1, BODIES_IN_FLIGHT_BYTES // fetcher.limits.max_bytes)  # retrievals at once
+        self._in_flight = asyncio.Semaphore(self.capacity)
 
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
         """The result of retrieving `url`; the deadline counts from when the retrieval may start."""

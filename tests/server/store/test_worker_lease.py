@@ -52,3 +52,18 @@ async def test_a_failed_renewal_is_logged_and_renewal_goes_on(
     assert "could not renew the lease" in caplog.text and "ConnectionResetError" in caplog.text
     settled = await Receipt.get(id=receipt.id)
     assert (settled.state, settled.result, settled.lease_owner) == ("completed", UNAVAILABLE, None)
+
+
+async def test_a_worker_claims_no_more_than_its_engine_runs_at_once(store: str) -> None:
+    """With more slots than the engine's capacity, the extra receipts stay pending for other workers."""
+    for _ in range(6):
+        await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"))
+    engine = SlowEngine(1.0)
+    engine.capacity = 2  # type: ignore[attr-defined]
+    worker = Worker(engine, WorkerSettings(concurrency=5, poll_interval=0.05))  # type: ignore[arg-type]
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    await asyncio.sleep(0.5)
+    assert await Receipt.filter(state="running").count() == 2
+    stop.set()
+    await running
