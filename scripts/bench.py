@@ -385,8 +385,8 @@ METHOD = """## How each row is measured
 - **response validation**: one status response checked against every published output variant
   (jsonschema-rs verdict), as a share of the server time per request of the first status row.
 - **retrieve end to end**: a local HTTPS origin (trustme CA) serves distinct ~200 KB pages.
-  `evidencekit serve` runs its in-process worker with 50 slots and its parse processes; the
-  harness submits every URL (50 requests in flight) over keep-alive connections, then waits as
+  `evidencekit serve` runs its in-process worker (EVIDENCEKIT_WORKER_CONCURRENCY=50, which the
+  engine caps at 8 retrievals at once) and its parse processes; the harness submits every URL (50 requests in flight) over keep-alive connections, then waits as
   `evidencekit retrieve --from-file` does: receipts in submission order, polling only the oldest
   unsettled one every 0.2 s. The peer fetches the same URLs with one httpx.AsyncClient, 50 in
   flight, and calls parse_html on each body, in one process.
