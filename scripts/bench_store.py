@@ -40,6 +40,7 @@ RESULT = {
 
 
 class StubEngine:
+    capacity = 64  # retrievals at once, as RetrievalEngine.capacity
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
         return Retrieved(RESULT, "stub", f"hash-{url}")
 

@@ -133,5 +133,5 @@ class Worker:
 
         # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
         # engine would spend an attempt and sit under this worker's lease while another worker is idle.
-        slots = min(self.settings.concurrency, getattr(self.engine, "capacity", self.settings.concurrency))
+        slots = min(self.settings.concurrency, self.engine.capacity)
         await asyncio.gather(self.sweep(stop), *(slot() for _ in range(slots)))

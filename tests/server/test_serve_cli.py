@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,17 @@ def test_an_unreachable_database_is_one_line_without_its_password(tmp_path: Path
     assert done.stderr.startswith("evidencekit: cannot open the database postgres://ana:***@127.0.0.1:9/nowhere: ")
 
 
+def wait_until_serving(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            assert time.monotonic() < deadline, "serve did not start listening"
+            time.sleep(0.1)
+
+
 def test_a_later_start_prints_a_curl_line_that_works_when_pasted(tmp_path: Path) -> None:
     token = json.loads(run(tmp_path, "admin", "bootstrap", "--json").stdout)["token"]
     with socket.socket() as probe:
@@ -66,9 +78,16 @@ def test_a_later_start_prints_a_curl_line_that_works_when_pasted(tmp_path: Path)
         try:
             assert server.stdout is not None
             banner = [server.stdout.readline() for _ in range(4)]
+            wait_until_serving(port)
+            set_token = banner[2].split("set it with: ", 1)[1].strip()
+            try_line = banner[3].split("try: ", 1)[1].strip()
+            pasted = subprocess.run(["bash", "-c", f"{set_token}\n{try_line}"], env=environment, cwd=tmp_path,
+                                    capture_output=True, text=True, timeout=60, check=False)
         finally:
             server.terminate()
             server.wait(timeout=30)
     assert token not in "".join(banner)  # a secret is shown once, on the first start only
-    assert "admin bootstrap --json" in banner[2]
     assert '-H "Authorization: Bearer $TOKEN"' in banner[3]  # double quotes: the shell expands it
+    assert pasted.returncode == 0, pasted.stderr
+    answer = json.loads(pasted.stdout)  # the two printed lines, pasted, made a receipt
+    assert answer["retrieval"]["state"] == "pending" and answer["retrieval"]["kind"] == "url_text"

@@ -53,3 +53,34 @@ async def test_an_expired_pending_receipt_is_never_fetched(store: str) -> None:
                                        retention=timedelta(seconds=-1))
     assert await jobs.claim("worker-1", timedelta(minutes=1), max_attempts=3) is None
     assert (await Receipt.get(id=receipt.id)).state == "pending"  # the sweeper marks it expired
+
+
+async def test_documents_are_read_only_by_members_of_their_workspace(store: str) -> None:
+    lab, other = await Workspace.create(name="lab"), await Workspace.create(name="other")
+    await settle_page(lab, "https://example.com/private", "https://example.com/private", "Lab only.")
+    outsider = await principal_in(other, "outsider", "owner")
+    with pytest.raises(UnknownDocument, match="no stored document with that name that you may read"):
+        await get_documents(outsider, ["documents/example.com/private"])
+    member = await principal_in(lab, "member", "viewer")
+    assert (await get_documents(member, ["documents/example.com/private"]))["documents"][0]["content"] == "# Lab only."
+
+
+async def test_a_token_without_the_research_capability_reads_no_documents(store: str) -> None:
+    from contracts.models import GetDocumentsInput
+    from server.context import RequestContext
+    from server.errors import Forbidden
+    from server.handlers import EvidenceHandlers
+    from server.store import access
+    from server.store.models import User
+
+    lab = await Workspace.create(name="lab")
+    await settle_page(lab, "https://example.com/notes", "https://example.com/notes", "Notes.")
+    user = await User.create(name="reader")
+    await access.add_member(lab, user, "owner")
+    _, secret = await access.create_token(user, capabilities=())
+    principal = await access.authenticate(secret)
+    assert principal is not None
+    payload = GetDocumentsInput.model_validate({"names": ["documents/example.com/notes"]})
+    with pytest.raises(Forbidden) as refused:
+        await EvidenceHandlers().get_documents(payload, RequestContext("r1", "rest", {}, {"principal": principal}))
+    assert refused.value.code == "missing_capability"

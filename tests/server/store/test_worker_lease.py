@@ -23,8 +23,9 @@ UNAVAILABLE: dict[str, Any] = {"status": "unavailable", "reason": "test"}
 class SlowEngine:
     """Takes several lease periods to answer, as a slow origin would."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, capacity: int = 8) -> None:
         self.seconds = seconds
+        self.capacity = capacity
 
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
         await asyncio.sleep(self.seconds)
@@ -58,8 +59,7 @@ async def test_a_worker_claims_no_more_than_its_engine_runs_at_once(store: str) 
     """With more slots than the engine's capacity, the extra receipts stay pending for other workers."""
     for _ in range(6):
         await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"))
-    engine = SlowEngine(1.0)
-    engine.capacity = 2  # type: ignore[attr-defined]
+    engine = SlowEngine(1.0, capacity=2)
     worker = Worker(engine, WorkerSettings(concurrency=5, poll_interval=0.05))  # type: ignore[arg-type]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
@@ -67,3 +67,26 @@ async def test_a_worker_claims_no_more_than_its_engine_runs_at_once(store: str) 
     assert await Receipt.filter(state="running").count() == 2
     stop.set()
     await running
+
+
+def test_a_real_engine_runs_eight_retrievals_at_once_at_the_default_cap() -> None:
+    """What the worker's slots are capped by (README: EVIDENCEKIT_WORKER_CONCURRENCY)."""
+    from server.fetch.fetcher import Fetcher
+    from server.retrieval.engine import RetrievalEngine
+
+    assert RetrievalEngine(Fetcher()).capacity == 8
+
+
+async def test_the_sweep_expires_and_purges_while_the_worker_runs(store: str) -> None:
+    receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"),
+                              retention=timedelta(seconds=-1))
+    worker = Worker(SlowEngine(0.01), WorkerSettings(poll_interval=0.05, sweep_interval=0.05))  # type: ignore[arg-type]
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    deadline = asyncio.get_running_loop().time() + 10
+    while (await Receipt.get(id=receipt.id)).purged_at is None:
+        assert asyncio.get_running_loop().time() < deadline, "the sweep never ran"
+        await asyncio.sleep(0.05)
+    stop.set()
+    await running
+    assert (await Receipt.get(id=receipt.id)).state == "expired"
