@@ -140,3 +140,22 @@ def test_a_batch_waits_out_the_rate_limit_instead_of_failing(tmp_path: Path,
     assert client.started == [f"https://example.com/{n}" for n in range(4)] and pauses == [7]
     err = capsys.readouterr().err
     assert "workspace rate limit reached after 2/4; waiting 7s" in err and "4/4 sent" in err
+
+
+def test_wait_gives_up_after_its_timeout_with_exit_5(service: dict[str, Any], origin: Origin) -> None:
+    slow = origin.reply("/cli-slow", Reply(PAGE, delay=5))
+    done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5")
+    assert done.returncode == 5, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.strip()
+
+
+def test_captions_with_a_language_from_the_command_line(service: dict[str, Any], origin: Origin) -> None:
+    vtt = b"WEBVTT\n\n00:00.000 --> 00:01.000\nBonjour.\n"
+    track = origin.reply("/cli-talk.vtt", Reply(vtt, content_type="text/vtt"))
+    page = origin.reply("/cli-talk", Reply(f"<html><body><video><track kind='captions' srclang='fr' src='{track}'>"
+                                           f"</video></body></html>".encode()))
+    done = cli(service, "retrieve", page, "--kind", "published_captions", "--language", "fr", "--wait", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["retrieval"]["result"]
+    assert result["segments"] == [{"start_ms": 0, "end_ms": 1000, "text": "Bonjour."}]
+    assert result["provenance"]["language"] == "fr"

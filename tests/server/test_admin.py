@@ -4,10 +4,11 @@ import asyncio
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from server.store.db import open_store
-from server.store.models import Membership, Workspace
+from server.store.models import Membership, Receipt, Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,3 +94,44 @@ def test_mistakes_are_named_in_one_line(tmp_path: Path) -> None:
         done = admin(tmp_path, *args)
         assert (done.returncode, message in done.stderr) == (code, True), (args, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_cancel_a_pending_receipt_and_only_once(tmp_path: Path) -> None:
+    workspace = json.loads(admin(tmp_path, "bootstrap", "--json").stdout)["workspace_id"]
+    mutation = "40000000-0000-4000-8000-000000000042"
+
+    async def submitted() -> None:
+        from server.store.receipts import RetrieveRequest, submit
+
+        async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+            await submit(RetrieveRequest(uuid.UUID(workspace), uuid.UUID(mutation), "https://example.com/", "url_text"))
+
+    async def state() -> tuple[str, str | None]:
+        async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+            receipt = await Receipt.get(mutation_id=mutation)
+            return receipt.state, (receipt.result or {}).get("status")
+
+    asyncio.run(submitted())
+    first = admin(tmp_path, "cancel", workspace, mutation)
+    assert json.loads(first.stdout)["cancelled"] is True, first.stderr
+    assert asyncio.run(state()) == ("cancelled", "cancelled")
+    assert json.loads(admin(tmp_path, "cancel", workspace, mutation).stdout)["cancelled"] is False
+    missing = admin(tmp_path, "cancel", workspace, "40000000-0000-4000-8000-000000000043")
+    assert missing.returncode == 1 and "no such receipt" in missing.stderr
+
+
+def test_tokens_with_a_label_and_expiry_are_listed_and_revoked(tmp_path: Path) -> None:
+    assert admin(tmp_path, "user", "ana").returncode == 0
+    made = json.loads(admin(tmp_path, "token", "ana", "--expires-days", "3", "--label", "ci").stdout)
+    listed = json.loads(admin(tmp_path, "tokens", "ana").stdout)["tokens"]
+    assert listed == [{"token_id": made["token_id"], "kind": "personal_access_token", "label": "ci", "revoked": False}]
+    assert json.loads(admin(tmp_path, "revoke", made["token_id"]).stdout)["revoked"] is True
+    assert json.loads(admin(tmp_path, "tokens", "ana").stdout)["tokens"][0]["revoked"] is True
+
+    async def authenticates() -> bool:
+        from server.store import access
+
+        async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+            return await access.authenticate(made["token"]) is not None
+
+    assert not asyncio.run(authenticates())
