@@ -55,6 +55,9 @@ def main(argv: list[str]) -> int:
           f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{first['workspace_id']}\", "
           f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
           f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)
+    from server.http_protocol import BoundedHeadHttpTools
+
+    http: Any = args.http if args.http == "h11" else BoundedHeadHttpTools  # h11 bounds the head itself
     uvicorn.run(create_app(url, in_process_worker=not args.no_worker), host=args.host, port=args.port,
-                log_level="info", access_log=False, http=args.http)
+                log_level="info", access_log=False, http=http)
     return 0

@@ -103,7 +103,7 @@ class _Renderer:
 
     def add(self, text: str, markdown: str | None = None) -> None:
         self.text.append(text)
-        self.markdown.append(text if markdown is None else markdown)
+        self.markdown.append(_escape(text) if markdown is None else markdown)
 
     def finish(self) -> list[Block]:
         self.end_block()
@@ -342,10 +342,18 @@ class _Renderer:
             markdown = collapse_text(raw_markdown)
             if wrap is not None:
                 markdown = f"{wrap}{markdown}{wrap}"
-        if href:
-            label = markdown.replace("[", "\\[").replace("]", "\\]")
-            markdown = f"[{label}]({_link_target(href)})"
+        if href:  # the label's brackets were escaped with the rest of the page's text
+            markdown = f"[{markdown}]({_link_target(href)})"
         self.add(lead + text + trail, lead + markdown + trail)
+
+
+# Page text that would read as markdown syntax for a link, an image or raw HTML ("[x](javascript:...)",
+# "<img onerror=...>") is written escaped, so only the links the page really has are live.
+_MARKDOWN_ACTIVE = re.compile(r"([\\\[\]<])")
+
+
+def _escape(text: str) -> str:
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", text) if _MARKDOWN_ACTIVE.search(text) else text
 
 
 def _web_href(raw: str) -> str:

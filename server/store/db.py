@@ -42,14 +42,21 @@ def database_url(environ: dict[str, str] | None = None) -> str:
 
 
 def shown_url(url: str) -> str:
-    """The database URL without its password (in the credentials or as a query parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = f"{parts.username or ''}:***@{netloc.rpartition('@')[2]}"
+    """The database URL without its password (in the credentials or as a query parameter).
+
+    The credentials end at the last "@" of the URL: a password written with a raw "/", "?", "#" or
+    "@" does not parse as one (urlsplit then sees no password) and must not be shown either."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, location = rest.rpartition("@")
+    if at and ":" in credentials:
+        user = credentials.split(":", 1)[0]
+        rest = f"{user}:***@{location}"
+    elif at:
+        rest = f"{credentials}@{location}"
+    parts = urlsplit(f"{scheme}{sep}{rest}")
     query = urlencode([(key, "***" if key == "password" else value) for key, value in parse_qsl(parts.query)],
                       safe="*")
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+    return urlunsplit(parts._replace(query=query))
 
 
 def sqlite_path(url: str) -> str:

@@ -91,3 +91,16 @@ def test_a_later_start_prints_a_curl_line_that_works_when_pasted(tmp_path: Path)
     assert pasted.returncode == 0, pasted.stderr
     answer = json.loads(pasted.stdout)  # the two printed lines, pasted, made a receipt
     assert answer["retrieval"]["state"] == "pending" and answer["retrieval"]["kind"] == "url_text"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgres://app:Zx9/Qm2pLr@db:5432/prod", "postgres://app:***@db:5432/prod"),  # a raw "/" in the password
+    ("postgres://app:a?b#c@db/x", "postgres://app:***@db/x"),
+    ("postgres://u:p@w@db:5432/x", "postgres://u:***@db:5432/x"),
+    ("postgres://app:p%40ss@db/x?password=zz&sslmode=require", "postgres://app:***@db/x?password=***&sslmode=require"),
+    ("postgres://app@db/x", "postgres://app@db/x"),
+])
+def test_a_database_url_is_shown_without_any_password(url: str, shown: str) -> None:
+    from server.store.db import shown_url
+
+    assert shown_url(url) == shown

@@ -275,6 +275,16 @@ def test_markdown_keeps_web_mail_and_relative_links(href: str, target: str) -> N
     assert parse_html(html(body)).markdown == f"Read [this]({target}) now."
 
 
+def test_page_text_that_looks_like_markdown_links_or_html_stays_text() -> None:
+    """Only the page's real links are live in the markdown get_documents serves."""
+    body = ("<p>Read [the report](javascript:alert(1)) or &lt;img src=x onerror=alert(1)&gt; here, "
+            "a <a href='/real'>real [link]</a> and <code>[x](y) &lt;b&gt;</code>.</p>")
+    markdown = parse_html(html(body)).markdown
+    assert markdown == ("Read \\[the report\\](javascript:alert(1)) or \\<img src=x onerror=alert(1)> here, "
+                        "a [real \\[link\\]](/real) and `[x](y) <b>`.")
+    assert parse_html(html(body)).text.startswith("Read [the report](javascript:alert(1)) or <img")
+
+
 # -- metadata -----------------------------------------------------------------------------------
 
 
