@@ -49,6 +49,7 @@ async def bootstrap() -> dict[str, Any]:
         _, secret = await access.create_token(user, label=BOOTSTRAP_LABEL)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch(mode=0o600)
+        path.chmod(0o600)  # touch's mode applies only to a file it creates
         path.write_text(secret + "\n")
     return {"workspace_id": str(workspace.id), "token": secret, "user_id": str(user.id), "created_token": created}
 

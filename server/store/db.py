@@ -6,6 +6,7 @@ processes starting at once do not race to create the tables.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from collections.abc import AsyncIterator
@@ -57,6 +58,13 @@ def shown_url(url: str) -> str:
     query = urlencode([(key, "***" if key == "password" else value) for key, value in parse_qsl(parts.query)],
                       safe="*")
     return urlunsplit(parts._replace(query=query))
+
+
+def _owner_only(path: str) -> None:
+    """The SQLite file holds retrieved content and token hashes: readable by its owner only (SQLite
+    gives its -wal and -shm files the same mode)."""
+    with contextlib.suppress(OSError):  # ":memory:", or a file someone else owns
+        os.chmod(path, 0o600)
 
 
 def sqlite_path(url: str) -> str:
@@ -118,6 +126,8 @@ async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIt
         async with _migration_lock(url):
             await migrate(config=config)
         await Tortoise.init(config=config, _enable_global_fallback=shared)  # migrate() left no connections
+        if not is_postgres(url):
+            _owner_only(sqlite_path(url))
         try:
             yield context
         finally:

@@ -27,6 +27,11 @@ def test_bootstrap_is_idempotent_and_prints_workspace_and_token(tmp_path: Path) 
     assert set(one) == {"workspace_id", "token"} and one == two
     assert (tmp_path / "evidencekit.sqlite3").exists()
     assert oct((tmp_path / "bootstrap-token").stat().st_mode & 0o777) == "0o600"
+    assert oct((tmp_path / "evidencekit.sqlite3").stat().st_mode & 0o777) == "0o600"  # content and token hashes
+    (tmp_path / "bootstrap-token").write_text("ek_stale\n")
+    (tmp_path / "bootstrap-token").chmod(0o644)  # a token file left readable: rewritten owner-only
+    assert admin(tmp_path, "bootstrap", "--json").returncode == 0
+    assert oct((tmp_path / "bootstrap-token").stat().st_mode & 0o777) == "0o600"
 
 
 def test_bootstrap_again_keeps_a_role_the_admin_changed(tmp_path: Path) -> None:
