@@ -53,10 +53,10 @@ def problems(environ: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if environ is None else environ
     found = []
     for name, (must_be, test) in _NUMBERS.items():
-        value = env.get(name, "").strip()
+        value = setting(name, "", env)
         if value and not test(value):
             found.append(f"{name} must be {must_be}, not {value!r}")
-    level = env.get(LOG_LEVEL_ENV, "").strip()
+    level = setting(LOG_LEVEL_ENV, "", env)
     if level and level.upper() not in LOG_LEVELS:
         found.append(f"{LOG_LEVEL_ENV} must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
     url = env.get("DATABASE_URL", "")
@@ -64,7 +64,7 @@ def problems(environ: Mapping[str, str] | None = None) -> list[str]:
         scheme = url.split("://", 1)[0] if "://" in url else "(none)"
         found.append(f"DATABASE_URL must start with postgres:// (or postgresql://), or sqlite://; its scheme "
                      f"is {scheme}")
-    profile = env.get("EVIDENCEKIT_MCP_PROFILE", "").strip()
+    profile = setting("EVIDENCEKIT_MCP_PROFILE", "", env)
     if profile and profile not in ("core", "full"):
         found.append(f"EVIDENCEKIT_MCP_PROFILE must be core or full, not {profile!r}")
     return found + _fetch_problems(env)
@@ -73,7 +73,7 @@ def problems(environ: Mapping[str, str] | None = None) -> list[str]:
 def _fetch_problems(env: Mapping[str, str]) -> list[str]:
     import ssl
 
-    from server.fetch.fetcher import CA_BUNDLE_ENV
+    from server.fetch.fetcher import CA_BUNDLE_ENV, default_ssl_context
     from server.fetch.policy import parse_allowlist
 
     found = []
@@ -81,13 +81,11 @@ def _fetch_problems(env: Mapping[str, str]) -> list[str]:
         parse_allowlist(env.get("EVIDENCEKIT_ALLOW_PRIVATE_HOSTS", ""))
     except ValueError as exc:
         found.append(str(exc))
-    bundle = env.get(CA_BUNDLE_ENV, "").strip()
-    if bundle:
-        try:
-            ssl.create_default_context().load_verify_locations(cafile=bundle)
-        except (OSError, ssl.SSLError) as exc:
-            found.append(f"{CA_BUNDLE_ENV} must be a readable PEM file of CA certificates: {bundle}: "
-                         f"{getattr(exc, 'strerror', None) or exc}")
+    try:
+        default_ssl_context(env)  # what the fetcher will build from the same setting
+    except (OSError, ssl.SSLError) as exc:
+        found.append(f"{CA_BUNDLE_ENV} must be a readable PEM file of CA certificates: {setting(CA_BUNDLE_ENV, '', env)}: "
+                     f"{getattr(exc, 'strerror', None) or exc}")
     return found
 
 

@@ -23,6 +23,7 @@ from contracts.spec import OperationSpec
 from contracts.validation import validator_for
 from contracts.wire import parse
 from server.context import RequestContext
+from server.env_check import setting
 from server.errors import ApiError
 from server.generated.mcp_tools import TOOLS
 from server.generated.operations import OPERATIONS
@@ -41,7 +42,7 @@ _SPECS = {spec.mcp_tool: spec for spec in OPERATIONS if spec.mcp_tool}
 
 def listed_tools(profile: str | None = None, output_schemas: bool | None = None) -> list[types.Tool]:
     """tools/list: the published descriptors of the profile; outputSchema only when asked for."""
-    profile = profile or os.environ.get(PROFILE_ENV, "").strip() or "full"  # as env_check reads it
+    profile = profile or setting(PROFILE_ENV, "full")
     if output_schemas is None:
         output_schemas = os.environ.get(OUTPUT_SCHEMAS_ENV) == "1"
     tools = []

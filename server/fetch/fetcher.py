@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import os
 import ssl
 import time
 import zlib
@@ -17,6 +16,8 @@ from dataclasses import dataclass, field
 
 import httpcore
 import httpx
+
+from server.env_check import setting
 
 from .backend import BlockedAddress, GuardedBackend, ResolutionFailed, Resolver, system_resolver
 from .body import UnsupportedEncoding, read_capped
@@ -116,7 +117,7 @@ def default_ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLCont
     Not create_default_context(cafile=...): given a file, it loads only that file, and every public
     site would then fail to verify."""
     context = ssl.create_default_context()
-    bundle = (os.environ if environ is None else environ).get(CA_BUNDLE_ENV, "").strip()
+    bundle = setting(CA_BUNDLE_ENV, "", environ)
     if bundle:
         context.load_verify_locations(cafile=bundle)
     return context

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ import rfc8785
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
+
+from server.env_check import setting
 
 from .models import Receipt
 from .receipt_reads import ReceiptView, find_view
@@ -52,8 +53,7 @@ class RetrieveRequest:
 
 
 def retention_from_env(environ: dict[str, str] | None = None) -> timedelta:
-    env = os.environ if environ is None else environ
-    value = env.get(RETENTION_ENV, "").strip()  # empty: unset, as env_check reads it
+    value = setting(RETENTION_ENV, "", environ)
     return timedelta(hours=float(value)) if value else DEFAULT_RETENTION
 
 

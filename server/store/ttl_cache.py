@@ -11,17 +11,18 @@ spikes of ~400 ms every `ttl` seconds in scripts/bench.py status).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
+
+from server.env_check import setting
 
 V = TypeVar("V")
 TTL_ENV = "EVIDENCEKIT_AUTH_CACHE_SECONDS"
 
 
 def ttl_from_env() -> float:
-    return float(os.environ.get(TTL_ENV, "").strip() or "5")  # empty: unset, as env_check reads it
+    return float(setting(TTL_ENV, "5"))
 
 
 class TTLCache(Generic[V]):
