@@ -20,7 +20,8 @@ import json
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
-from urllib.parse import unquote
+
+from contracts.loader import resolve_pointer
 
 Direction = Literal["request", "response"]
 Schema = dict[str, Any]
@@ -132,17 +133,6 @@ def _array_parts(schema: Schema) -> tuple[list[Any], Any]:
     return list(schema.get("prefixItems", [])), {} if items is None else items
 
 
-def _pointer(root: Schema, ref: str) -> Any:
-    node: Any = root
-    for token in filter(None, unquote(ref[1:]).split("/")):
-        token = token.replace("~1", "/").replace("~0", "~")
-        try:
-            node = node[int(token)] if isinstance(node, list) else node[token]
-        except (KeyError, IndexError, ValueError, TypeError):
-            raise ValueError(f"cannot resolve $ref {ref!r}") from None
-    return node
-
-
 class _Differ:
     def __init__(self, old_root: Schema, new_root: Schema, direction: Direction) -> None:
         self.roots = (old_root, new_root)
@@ -172,7 +162,7 @@ class _Differ:
                 raise ValueError(f"$ref cycle without content at {ref!r}")
             refs += (ref,)
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
-            schema = {**_pointer(self.roots[side], ref), **siblings}
+            schema = {**resolve_pointer(self.roots[side], ref), **siblings}
         return schema, refs
 
     def split_null(self, schema: Schema, side: int) -> tuple[bool, Schema]:

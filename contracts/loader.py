@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -130,14 +130,30 @@ def _where(path: Iterable[str | int]) -> str:
     return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
 
 
+def resolve_pointer(root: Any, ref: str) -> Any:
+    """What a local `$ref` ("#/$defs/Name") points at in `root`; ValueError when nothing."""
+    node: Any = root
+    for token in filter(None, unquote(ref[1:]).split("/")):
+        token = token.replace("~1", "/").replace("~0", "~")
+        try:
+            node = node[int(token)] if isinstance(node, list) else node[token]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise ValueError(f"cannot resolve $ref {ref!r}") from None
+    return node
+
+
+@cache
+def _manifest_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(read_json(MANIFEST_SCHEMA))
+
+
 def _check_manifest(manifest: Any, manifest_path: Path) -> None:
     if not isinstance(manifest, dict):
         raise ContractError(manifest_path, "manifest must be a JSON object")
-    validator = jsonschema.Draft202012Validator(read_json(MANIFEST_SCHEMA))
-    errors = sorted(validator.iter_errors(manifest), key=lambda error: list(map(str, error.absolute_path)))
+    errors = sorted(_manifest_validator().iter_errors(manifest), key=lambda error: error.json_path)
     if errors:
         raise ContractError(manifest_path, "; ".join(
-            f"{_where(error.absolute_path)}: {error.message}" for error in errors) + f" (see {MANIFEST_SCHEMA.name})")
+            f"{error.json_path}: {error.message}" for error in errors) + f" (see {MANIFEST_SCHEMA.name})")
 
 
 def _local_refs(node: Any, trail: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
@@ -159,19 +175,14 @@ def _check_schema(schema: Any, path: Path) -> None:
     try:
         jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator).check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise ContractError(path, f"not a valid JSON Schema at {_where(exc.absolute_path)}: {exc.message}") from None
+        raise ContractError(path, f"not a valid JSON Schema at {exc.json_path}: {exc.message}") from None
     for ref, trail in _local_refs(schema):
         if not ref.startswith("#"):
             raise ContractError(path, f"{_where(trail)}: $ref {ref!r} is not local; contracts must be self-contained")
-        target: Any = schema
-        for token in filter(None, ref[1:].split("/")):
-            token = unquote(token).replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and token in target:
-                target = target[token]
-            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
-                target = target[int(token)]
-            else:
-                raise ContractError(path, f"{_where(trail)}: $ref {ref!r} points at nothing in this schema")
+        try:
+            resolve_pointer(schema, ref)
+        except ValueError:
+            raise ContractError(path, f"{_where(trail)}: $ref {ref!r} points at nothing in this schema") from None
 
 
 def load_operation(folder: Path) -> Operation:
