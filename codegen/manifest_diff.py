@@ -37,17 +37,16 @@ def manifest_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[boo
             changes.append((False, f"{label} {now!r} added"))
         else:
             changes.append((True, f"{label} {was!r} -> {now!r}"))
-    named = {keys[0] for _, keys in _NAMES}
-    others = sorted(key for key in set(old) | set(new)
-                    if old.get(key) != new.get(key) and (key not in named or key in ("mcp", "rest")))
-    rest_of = [key for key in others if key not in ("mcp", "rest")
-               or _without_names(old.get(key)) != _without_names(new.get(key))]
-    if rest_of:
-        changes.append((False, f"also changed: {', '.join(rest_of)} (nothing clients call it by)"))
+    others = sorted(key for key in (set(old) | set(new)) - {"python_name"}
+                    if _without_names(old, key) != _without_names(new, key))
+    if others:
+        changes.append((False, f"also changed: {', '.join(others)} (nothing clients call it by)"))
     return changes
 
 
-def _without_names(surface: Any) -> Any:
-    if not isinstance(surface, dict):
-        return surface
-    return {key: value for key, value in surface.items() if key not in ("tool_name", "method", "path")}
+def _without_names(manifest: dict[str, Any], key: str) -> Any:
+    """manifest[key] less the names compared above (the MCP tool name, the REST method and path)."""
+    value = manifest.get(key)
+    if key not in ("mcp", "rest") or not isinstance(value, dict):
+        return value
+    return {name: part for name, part in value.items() if name not in ("tool_name", "method", "path")}
