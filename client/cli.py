@@ -8,7 +8,8 @@ for `status`, a receipt that succeeded or is still pending/running); 1 a retriev
 without success (blocked, unsupported, empty, unavailable, ...), or no such receipt; 2 bad usage
 or input (in a --from-file batch: some line was refused, the rest still ran); 3 the server refused
 (authentication, permission, conflict, rate limit, server error); 4 the server could not be
-reached; 5 --wait timed out before the receipt settled.
+reached; 5 --wait timed out before the receipt settled (in a batch: some receipt did); 130
+interrupted (Ctrl-C). A batch stopped early still prints its summary, with every mutation_id.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from . import errors
 from .evidence import EvidenceClient, WaitTimeout
+from .transport import valid_token
 
-OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT = 0, 1, 2, 3, 4, 5
+OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 
 
 def _fail(message: str, code: int) -> int:
@@ -83,13 +87,22 @@ def _progress(label: str) -> Any:
     return report
 
 
+def _resume_hint(mutation: str) -> str:
+    return f"the receipt, if the server made one, is mutation {mutation}: `evidencekit status {mutation}`"
+
+
 def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
-    mutation = str(uuid.uuid4())
-    answer = client.retrieve(args.url, args.kind, args.language, mutation_id=mutation).model_dump(mode="json")
-    if not args.wait:
-        _show(answer, args.json)
-        return OK
-    final = client.wait(mutation, timeout=args.timeout, on_poll=_progress(mutation)).model_dump(mode="json")
+    mutation = args.mutation_id or str(uuid.uuid4())
+    try:
+        answer = client.retrieve(args.url, args.kind, args.language, mutation_id=mutation).model_dump(mode="json")
+        if not args.wait:
+            _show(answer, args.json)
+            return OK
+        final = client.wait(mutation, timeout=args.timeout, on_poll=_progress(mutation)).model_dump(mode="json")
+    except (errors.ClientError, KeyboardInterrupt) as stopped:
+        if not isinstance(stopped, errors.BadRequest | errors.Conflict | errors.RequestNotSent):
+            print(f"evidencekit: {_resume_hint(mutation)}", file=sys.stderr)  # nothing is lost: ask again later
+        raise
     _show(final, args.json)
     return OK if _succeeded(final["retrieval"]) else UNSUCCESSFUL
 
@@ -100,14 +113,32 @@ class _Line:
     url: str
     mutation: str
     refused: str | None = None  # why the server refused to start it
+    sent: bool = False
+    retrieval: dict[str, Any] | None = None  # the last answer about its receipt
+    note: str | None = None  # "timed out", "not sent", "not settled": why `retrieval` is not final
+
+    def outcome(self) -> tuple[str, str]:
+        """(status, reason) for the summary."""
+        if self.refused is not None:
+            return "refused", self.refused
+        if self.note is not None and (self.retrieval is None or self.retrieval["state"] in ("pending", "running")):
+            return self.note, "—"
+        if self.retrieval is None:
+            return "no receipt", "—"
+        result = self.retrieval["result"] or {}
+        return result.get("status", self.retrieval["state"]), result.get("reason") or "—"
 
 
 def _read_batch(path: str) -> list[_Line]:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM is not part of line 1's URL
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     lines = []
-    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        text = raw.strip()
-        if text and not text.startswith("#"):
-            lines.append(_Line(number, text, str(uuid.uuid4())))
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if stripped and not stripped.startswith("#"):
+            lines.append(_Line(number, stripped, str(uuid.uuid4())))
     return lines
 
 
@@ -120,6 +151,11 @@ def _field_errors(exc: errors.ApiError) -> str:
     return "; ".join(f"{f.get('field', '$')} {f.get('message', '')}".strip() for f in exc.fields)
 
 
+# Refusals about one line; anything else (authentication, permission, contract, the server gone)
+# would refuse every line, so it stops the batch.
+_LINE_REFUSALS = (errors.BadRequest, errors.Conflict, errors.PayloadTooLarge, errors.ServerError)
+
+
 def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line],
                 sleep: Callable[[float], None]) -> None:
     """Start every line's retrieval, pacing to the workspace's rate; a refused line is noted, not fatal."""
@@ -127,62 +163,89 @@ def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_L
         while True:
             try:
                 client.retrieve(line.url, args.kind, args.language, mutation_id=line.mutation)
+                line.sent = True
                 break
             except errors.RateLimited as exc:  # the same mutation_id again later: safe, never a second fetch
                 pause = exc.retry_after or 5
                 print(f"\nworkspace rate limit reached after {done - 1}/{len(lines)}; waiting {pause}s",
                       file=sys.stderr, flush=True)
                 sleep(pause)
-            except errors.BadRequest as exc:
-                line.refused = _field_errors(exc) or exc.message
+            except _LINE_REFUSALS as exc:
+                line.refused = _field_errors(exc) or f"{exc.status} {exc.code}: {exc.message}"
                 print(f"\nline {line.number}: {line.url}: {line.refused}", file=sys.stderr, flush=True)
                 break
         _bar(done, len(lines), "sent")
     print(file=sys.stderr)
 
 
-def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
-                    sleep: Callable[[float], None] = time.sleep) -> int:
-    lines = _read_batch(args.from_file)
-    if not lines:
-        return _fail(f"{args.from_file} lists no URLs", USAGE)
-    _submit_all(client, args, lines, sleep)
-    started = [line for line in lines if line.refused is None]
-    outcomes: dict[str, dict[str, Any]] = {}
+def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line]) -> None:
+    started = [line for line in lines if line.sent]
     for done, line in enumerate(started, start=1):
         try:
-            outcomes[line.mutation] = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")[
-                "retrieval"]
-        except WaitTimeout:
-            outcomes[line.mutation] = {"state": "timed out", "result": None}
+            line.retrieval = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")["retrieval"]
+        except WaitTimeout as timeout:
+            line.note = "timed out"
+            line.retrieval = timeout.last.model_dump(mode="json")["retrieval"] if timeout.last else None
         _bar(done, len(started), "settled")
     if started:
         print(file=sys.stderr)
-    if args.json:
+
+
+def _print_summary(lines: list[_Line], as_json: bool) -> None:
+    if as_json:
         print(json.dumps([{"line": line.number, "url": line.url, "mutation_id": line.mutation,
-                           "retrieval": outcomes.get(line.mutation), "refused": line.refused} for line in lines]))
-    else:
-        def status_of(line: _Line) -> tuple[str, str]:
-            if line.refused is not None:
-                return "refused", line.refused
-            retrieval = outcomes[line.mutation]
-            result = retrieval["result"] or {}
-            return result.get("status", retrieval["state"]), result.get("reason") or "—"
-        shown = {line.number: status_of(line) for line in lines}
-        counts = Counter(status for status, _ in shown.values())
-        reasons = Counter(reason for status, reason in shown.values() if status != "refused")
-        print("| status | count |\n|---|---:|")
-        print("\n".join(f"| {status} | {n} |" for status, n in counts.most_common()))
-        print("\n| reason | count |\n|---|---:|")
-        print("\n".join(f"| {reason} | {n} |" for reason, n in reasons.most_common()))
-        failed = [line for line in lines if line.refused is not None or not _succeeded(outcomes[line.mutation])]
-        if failed:
-            print("\n| line | url | status | reason |\n|---:|---|---|---|")
-            print("\n".join(f"| {line.number} | {line.url} | {shown[line.number][0]} | {shown[line.number][1]} |"
-                            for line in failed))
+                           "retrieval": line.retrieval, "refused": line.refused, "note": line.note}
+                          for line in lines]))
+        return
+    shown = {line.number: line.outcome() for line in lines}
+    counts = Counter(status for status, _ in shown.values())
+    reasons = Counter(reason for status, reason in shown.values() if status != "refused")
+    print("| status | count |\n|---|---:|")
+    print("\n".join(f"| {status} | {n} |" for status, n in counts.most_common()))
+    print("\n| reason | count |\n|---|---:|")
+    print("\n".join(f"| {reason} | {n} |" for reason, n in reasons.most_common()))
+    failed = [line for line in lines if not _succeeded(line.retrieval)]
+    if failed:
+        print("\n| line | url | status | reason | mutation_id |\n|---:|---|---|---|---|")
+        print("\n".join(f"| {line.number} | {line.url} | {shown[line.number][0]} | {shown[line.number][1]} "
+                        f"| {line.mutation} |" for line in failed))
+
+
+def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
+                    sleep: Callable[[float], None] = time.sleep) -> int:
+    """Send every line, wait for every receipt, print a summary; stopped early (Ctrl-C, or an error
+    that would refuse every line), it still prints what it knows, mutation ids included."""
+    lines = _read_batch(args.from_file)
+    if not lines:
+        return _fail(f"{args.from_file} lists no URLs", USAGE)
+    stopped: tuple[str, int] | None = None
+    try:
+        _submit_all(client, args, lines, sleep)
+        _settle_all(client, args, lines)
+    except (errors.ClientError, KeyboardInterrupt) as exc:
+        print(file=sys.stderr)
+        stopped = _failure(exc)
+        for line in lines:
+            if line.refused is None and line.note is None and line.retrieval is None:
+                line.note = "not settled" if line.sent else "not sent"
+    _print_summary(lines, args.json)
+    if stopped is not None:
+        message, code = stopped
+        if any(line.sent for line in lines):
+            message += "; receipts already started keep running: `evidencekit status MUTATION_ID`"
+        return _fail(message, code)
     if any(line.refused is not None for line in lines):
         return USAGE
-    return OK if all(_succeeded(outcomes[line.mutation]) for line in lines) else UNSUCCESSFUL
+    if any(line.note == "timed out" for line in lines):
+        return TIMED_OUT
+    return OK if all(_succeeded(line.retrieval) for line in lines) else UNSUCCESSFUL
+
+
+def _uuid(text: str) -> str:
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a uuid") from None
 
 
 def _seconds(text: str) -> float:
@@ -209,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     retrieve.add_argument("--kind", choices=("url_text", "published_captions"), default="url_text")
     retrieve.add_argument("--language", help="wanted caption language, a tag such as en or de-DE")
     retrieve.add_argument("--wait", action="store_true", help="poll until the receipt settles")
+    retrieve.add_argument("--mutation-id", type=_uuid, metavar="UUID",
+                          help="the receipt's mutation_id (default: a new one); repeating a retrieve with the "
+                               "same one is safe and never fetches twice")
     retrieve.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                           help="how long to wait for one receipt to settle (default 120)")
     status = commands.add_parser("status", parents=[common], help="show a receipt")
@@ -222,6 +288,8 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
     if args.command == "retrieve":
         if bool(args.url) == bool(args.from_file):
             return _fail("retrieve takes a URL or --from-file FILE (one of them)", USAGE)
+        if args.from_file and args.mutation_id:
+            return _fail("--mutation-id names one receipt; a --from-file batch makes one per line", USAGE)
         return _retrieve_batch(client, args) if args.from_file else _retrieve_one(client, args)
     if args.command == "status":
         try:
@@ -242,25 +310,52 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
     return OK
 
 
+def _failure(exc: BaseException) -> tuple[str, int]:
+    """The one line, and the exit code, for an error that ends a command."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", INTERRUPTED
+    if isinstance(exc, errors.TransportError):
+        return f"cannot reach the server: {exc}", UNREACHABLE
+    if isinstance(exc, errors.RequestNotSent):
+        return str(exc), USAGE
+    if isinstance(exc, errors.BadRequest):
+        reasons = _field_errors(exc)
+        return (f"{exc.message.split(':')[0]}: {reasons}" if reasons else exc.message), USAGE
+    if isinstance(exc, WaitTimeout):
+        return str(exc), TIMED_OUT
+    return str(exc), REFUSED  # ApiError, ContractMismatch, MalformedAnswer
+
+
+def _server_url(text: str) -> str:
+    """EVIDENCEKIT_URL, checked: an http(s) URL with a host."""
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"EVIDENCEKIT_URL is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"EVIDENCEKIT_URL must be an http:// or https:// URL with a host, not {text!r}")
+    return text
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    token = os.environ.get("SOSOAPI_ACCESS_TOKEN", "")
+    token = os.environ.get("SOSOAPI_ACCESS_TOKEN", "").strip()  # a pasted token often brings a newline
     if not token:
         return _fail("set SOSOAPI_ACCESS_TOKEN (see `evidencekit admin bootstrap`)", USAGE)
+    if not valid_token(token):
+        return _fail("SOSOAPI_ACCESS_TOKEN is not a token: it holds spaces or characters outside printable ASCII",
+                     USAGE)
     if args.command in ("retrieve", "status") and not args.workspace:
         return _fail("set EVIDENCEKIT_WORKSPACE or pass --workspace", USAGE)
     base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
     try:
+        _server_url(base)
         with EvidenceClient(base, token, args.workspace) as client:
             return run(args, client)
-    except errors.TransportError as exc:
-        return _fail(f"cannot reach {base}: {exc}", UNREACHABLE)
-    except errors.BadRequest as exc:
-        reasons = _field_errors(exc)
-        return _fail(f"{exc.message.split(':')[0]}: {reasons}" if reasons else exc.message, USAGE)
-    except (errors.ApiError, errors.ContractMismatch) as exc:
-        return _fail(str(exc), REFUSED)
-    except WaitTimeout as exc:
-        return _fail(str(exc), TIMED_OUT)
-    except OSError as exc:
+    except (errors.ClientError, KeyboardInterrupt) as exc:
+        message, code = _failure(exc)
+        if code == UNREACHABLE:
+            message = f"cannot reach {base}: {exc}"
+        return _fail(message, code)
+    except (OSError, ValueError) as exc:
         return _fail(str(exc), USAGE)

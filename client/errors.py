@@ -2,6 +2,8 @@
 
     ClientError
     ├── TransportError             the server could not be reached
+    ├── RequestNotSent             the request could not be formed (a malformed token or server URL)
+    ├── MalformedAnswer            the server answered 2xx with a body its contract does not allow
     ├── ContractMismatch           the server speaks another contract version than this client
     └── ApiError                   the server answered with an error body
         ├── BadRequest (400)  ├── Unauthorized (401)  ├── Forbidden (403)  ├── NotFound (404)
@@ -19,6 +21,14 @@ class ClientError(Exception):
 
 
 class TransportError(ClientError):
+    pass
+
+
+class RequestNotSent(ClientError):
+    """Nothing was sent, and sending it again cannot help; the message never repeats a header value."""
+
+
+class MalformedAnswer(ClientError):
     pass
 
 

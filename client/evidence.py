@@ -4,6 +4,7 @@ with backoff, and `wait` to poll a receipt until it settles. Built on the genera
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -15,16 +16,36 @@ from contracts.models import GetDocumentsOutput, RetrieveOutput, StatusOutput
 
 from .errors import ClientError
 from .generated.client import AsyncClient, Client
-from .retry import RetryPolicy, call_with_retries, call_with_retries_async
+from .retry import RetryPolicy, call_with_retries, call_with_retries_async, retryable
 
 SETTLED = ("completed", "cancelled", "unconfirmed", "expired")
 
 
 class WaitTimeout(ClientError):
-    def __init__(self, mutation_id: str, last: StatusOutput) -> None:
-        state = last.retrieval.state if last.retrieval else "unknown"
+    """The receipt did not settle in time; `last` is the last answer (None when none came in time)."""
+
+    def __init__(self, mutation_id: str, last: StatusOutput | None) -> None:
+        state = last.retrieval.state if last is not None and last.retrieval else "unknown"
         super().__init__(f"receipt {mutation_id} has not settled (state {state}); ask again later")
         self.mutation_id, self.last = mutation_id, last
+
+
+class _Deadline:
+    """What one poll of `wait` may spend: the time left, for the request and for its retries."""
+
+    def __init__(self, seconds: float, policy: RetryPolicy) -> None:
+        self.at, self.policy = time.monotonic() + seconds, policy
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def poll_policy(self) -> RetryPolicy:
+        return dataclasses.replace(self.policy, total_time=max(0.0, min(self.policy.total_time, self.left())))
+
+    def cut_short(self, error: ClientError, budget: RetryPolicy) -> bool:
+        """A retryable failure (unreachable, timed out, 5xx) that the deadline, not the retry policy,
+        stopped retrying: the wait timed out."""
+        return retryable(error) and budget.total_time < self.policy.total_time
 
 
 def retrieve_body(workspace_id: str, url: str, kind: str, language: str | None,
@@ -54,6 +75,7 @@ class EvidenceClient:
                  http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.workspace_id = workspace_id
         self.retry = retry or RetryPolicy()
+        self.api_timeout = timeout
         self.sleep = sleep
         self.api = Client(base_url, token=token, timeout=timeout, http_client=http_client,
                           on_contract_mismatch=on_contract_mismatch)
@@ -76,25 +98,34 @@ class EvidenceClient:
         body = retrieve_body(self._workspace(workspace_id), url, kind, language, mutation_id)
         return call_with_retries(lambda: self.api.retrieve(body), self.retry, self.sleep)
 
-    def status(self, mutation_id: str, *, workspace_id: str | None = None) -> StatusOutput:
+    def status(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float | None = None,
+               retry: RetryPolicy | None = None) -> StatusOutput:
         body = {"workspace_id": self._workspace(workspace_id), "mutation_id": mutation_id}
-        return call_with_retries(lambda: self.api.status(body), self.retry, self.sleep)
+        return call_with_retries(lambda: self.api.status(body, timeout=timeout), retry or self.retry, self.sleep)
 
     def documents(self, names: list[str]) -> GetDocumentsOutput:
         return call_with_retries(lambda: self.api.get_documents({"names": names}), self.retry, self.sleep)
 
     def wait(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float = 120.0,
              interval: float = 0.5, on_poll: Callable[[StatusOutput], None] | None = None) -> StatusOutput:
-        """Poll status until the receipt settles; WaitTimeout after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        pause = interval
+        """Poll status until the receipt settles; WaitTimeout after `timeout` seconds, also when the
+        server stops answering (each poll, and its retries, get only the time left)."""
+        deadline = _Deadline(timeout, self.retry)
+        pause, current = interval, None
         while True:
-            current = self.status(mutation_id, workspace_id=workspace_id)
+            budget = deadline.poll_policy()
+            try:
+                current = self.status(mutation_id, workspace_id=workspace_id, retry=budget,
+                                      timeout=max(0.1, min(self.api_timeout, deadline.left())))
+            except ClientError as error:
+                if deadline.cut_short(error, budget):
+                    raise WaitTimeout(mutation_id, current) from error
+                raise
             if on_poll is not None:
                 on_poll(current)
             if settled(current):
                 return current
-            if time.monotonic() + pause > deadline:
+            if deadline.left() < pause:
                 raise WaitTimeout(mutation_id, current)
             self.sleep(pause)
             pause = min(pause * 1.5, 5.0)
@@ -109,6 +140,7 @@ class AsyncEvidenceClient:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.workspace_id = workspace_id
         self.retry = retry or RetryPolicy()
+        self.api_timeout = timeout
         self.sleep = sleep
         self.api = AsyncClient(base_url, token=token, timeout=timeout, http_client=http_client,
                                on_contract_mismatch=on_contract_mismatch)
@@ -127,9 +159,11 @@ class AsyncEvidenceClient:
         body = retrieve_body(choose_workspace(workspace_id, self.workspace_id), url, kind, language, mutation_id)
         return await call_with_retries_async(lambda: self.api.retrieve(body), self.retry, self.sleep)
 
-    async def status(self, mutation_id: str, *, workspace_id: str | None = None) -> StatusOutput:
+    async def status(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float | None = None,
+                     retry: RetryPolicy | None = None) -> StatusOutput:
         body = {"workspace_id": choose_workspace(workspace_id, self.workspace_id), "mutation_id": mutation_id}
-        return await call_with_retries_async(lambda: self.api.status(body), self.retry, self.sleep)
+        return await call_with_retries_async(lambda: self.api.status(body, timeout=timeout), retry or self.retry,
+                                             self.sleep)
 
     async def documents(self, names: list[str]) -> GetDocumentsOutput:
         return await call_with_retries_async(lambda: self.api.get_documents({"names": names}), self.retry,
@@ -137,13 +171,20 @@ class AsyncEvidenceClient:
 
     async def wait(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float = 120.0,
                    interval: float = 0.5) -> StatusOutput:
-        deadline = time.monotonic() + timeout
-        pause = interval
+        deadline = _Deadline(timeout, self.retry)
+        pause, current = interval, None
         while True:
-            current = await self.status(mutation_id, workspace_id=workspace_id)
+            budget = deadline.poll_policy()
+            try:
+                current = await self.status(mutation_id, workspace_id=workspace_id, retry=budget,
+                                            timeout=max(0.1, min(self.api_timeout, deadline.left())))
+            except ClientError as error:
+                if deadline.cut_short(error, budget):
+                    raise WaitTimeout(mutation_id, current) from error
+                raise
             if settled(current):
                 return current
-            if time.monotonic() + pause > deadline:
+            if deadline.left() < pause:
                 raise WaitTimeout(mutation_id, current)
             await self.sleep(pause)
             pause = min(pause * 1.5, 5.0)

@@ -5,12 +5,21 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from .errors import ContractMismatch, ContractMismatchWarning, TransportError, error_for
+from contracts.wire import parse
+
+from .errors import (
+    ContractMismatch,
+    ContractMismatchWarning,
+    MalformedAnswer,
+    RequestNotSent,
+    TransportError,
+    error_for,
+)
 
 CONTRACT_HASH_HEADER = "X-Contract-Hash"
 USER_AGENT = "evidencekit-client/0.1"
@@ -30,11 +39,50 @@ def _payload(body: BaseModel | Mapping[str, Any]) -> Any:
     return dict(body)
 
 
-def _headers(operation: OperationRef, token: str | None) -> dict[str, str]:
-    headers = {CONTRACT_HASH_HEADER: operation.contract_hash, "User-Agent": USER_AGENT}
+def valid_token(token: str) -> bool:
+    """A bearer credential as RFC 6750 spells one: visible ASCII, no spaces."""
+    return token.isascii() and token.isprintable() and " " not in token
+
+
+def _checked_token(token: str | None) -> str | None:
+    if token is not None and token and not valid_token(token):
+        raise ValueError("the token must be printable ASCII with no spaces or line breaks")  # never echoed
+    return token
+
+
+def _headers(operation: OperationRef, token: str | None, strict: bool) -> dict[str, str]:
+    """Strict (on_contract_mismatch="raise") clients send their contract hash, and a server serving
+    another one refuses the call (412) before doing anything."""
+    headers = {"User-Agent": USER_AGENT}
+    if strict:
+        headers[CONTRACT_HASH_HEADER] = operation.contract_hash
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers
+
+
+def _not_sent(operation: OperationRef, exc: httpx.TransportError) -> RequestNotSent | TransportError:
+    """Errors raised before anything reached the wire. httpx's text for a bad header repeats the
+    header's value, which is the token, so it is not passed on."""
+    if isinstance(exc, httpx.LocalProtocolError):
+        return RequestNotSent(f"{operation.name}: the request could not be formed (a malformed header)")
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return RequestNotSent(f"{operation.name}: {exc}")
+    return TransportError(f"{operation.name}: {exc}")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def answer(model: type[M], operation: OperationRef, raw: bytes) -> M:
+    """A successful answer's body read as the contract's output; MalformedAnswer when it is not one."""
+    try:
+        return parse(model, raw)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.error_count() else {"loc": (), "msg": "not JSON"}
+        where = ".".join(str(part) for part in first["loc"]) or "the body"
+        raise MalformedAnswer(f"{operation.name}: the server's answer does not match contract "
+                              f"{operation.contract_hash} ({where}: {first['msg']})") from None
 
 
 def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str = "raise") -> bytes:
@@ -57,16 +105,19 @@ def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str 
 class SyncTransport:
     def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
                  http_client: httpx.Client | None = None, on_contract_mismatch: str = "raise") -> None:
-        self.token = token
+        self.token = _checked_token(token)
         self.on_contract_mismatch = on_contract_mismatch
         self._http = http_client or httpx.Client(base_url=base_url, timeout=timeout)
 
-    def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> bytes:
+    def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any],
+              timeout: float | None = None) -> bytes:
         try:
-            response = self._http.request(operation.method, operation.path, json=_payload(body),
-                                          headers=_headers(operation, self.token))
+            response = self._http.request(
+                operation.method, operation.path, json=_payload(body),
+                headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
+                timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
-            raise TransportError(f"{operation.name}: {exc}") from exc
+            raise _not_sent(operation, exc) from None
         return _answer(operation, response, self.on_contract_mismatch)
 
     def close(self) -> None:
@@ -82,16 +133,19 @@ class SyncTransport:
 class AsyncTransport:
     def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
                  http_client: httpx.AsyncClient | None = None, on_contract_mismatch: str = "raise") -> None:
-        self.token = token
+        self.token = _checked_token(token)
         self.on_contract_mismatch = on_contract_mismatch
         self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout)
 
-    async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> bytes:
+    async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any],
+                    timeout: float | None = None) -> bytes:
         try:
-            response = await self._http.request(operation.method, operation.path, json=_payload(body),
-                                                headers=_headers(operation, self.token))
+            response = await self._http.request(
+                operation.method, operation.path, json=_payload(body),
+                headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
+                timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
-            raise TransportError(f"{operation.name}: {exc}") from exc
+            raise _not_sent(operation, exc) from None
         return _answer(operation, response, self.on_contract_mismatch)
 
     async def aclose(self) -> None:

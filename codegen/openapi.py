@@ -36,6 +36,8 @@ ERROR_RESPONSES = {
     "403": ("Forbidden", "The token lacks the capability, or its owner the workspace role."),
     "409": ("Conflict", "The mutation_id was used with a different input (code `mutation_conflict`)."),
     "405": ("MethodNotAllowed", "The path exists, the method does not (`Allow` lists the one that does)."),
+    "412": ("ContractMismatch", "`X-Contract-Hash` was sent and is not this operation's contract hash "
+                                "(code `contract_mismatch`); nothing was done."),
     "413": ("PayloadTooLarge", "The request body is too large."),
     "429": ("RateLimited", "Too many requests; honour `Retry-After`."),
     "500": ("InternalError", "Server error, including `contract_violation`: read the result again before retrying."),
@@ -96,6 +98,9 @@ def _path_item(op: Operation, examples: dict[str, Any]) -> dict[str, Any]:
             "parameters": [
                 {"name": "X-Request-Id", "in": "header", "required": False, "schema": {"type": "string"},
                  "description": "Echoed when it is 1-128 characters of [A-Za-z0-9._:-]; generated otherwise."},
+                {"name": "X-Contract-Hash", "in": "header", "required": False, "schema": {"type": "string"},
+                 "description": "The contract hash the caller was built from; when it is not "
+                                f"{op.contract_hash}, the call is refused with 412 before anything is done."},
             ],
             "requestBody": {"required": True, "content": {"application/json": request_body}},
             "responses": responses,

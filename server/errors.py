@@ -7,6 +7,7 @@
     ├── NotFound (404 not_found)
     ├── MethodNotAllowed (405 method_not_allowed)  adds Allow
     ├── Conflict (409 conflict)                 e.g. code mutation_conflict
+    ├── PreconditionFailed (412 contract_mismatch)  the caller's X-Contract-Hash is not ours
     ├── PayloadTooLarge (413 payload_too_large)
     ├── RateLimited (429 rate_limited)          adds Retry-After
     ├── ContractViolation (500 contract_violation)
@@ -80,6 +81,10 @@ class MethodNotAllowed(ApiError):
 
 class Conflict(ApiError):
     status, error, default_code = 409, "conflict", "conflict"
+
+
+class PreconditionFailed(ApiError):
+    status, error, default_code = 412, "precondition_failed", "contract_mismatch"
 
 
 class PayloadTooLarge(ApiError):

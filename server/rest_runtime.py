@@ -29,7 +29,7 @@ from contracts.validation import FieldError, validator_for
 from contracts.wire import parse
 
 from .context import RequestContext
-from .errors import ApiError, BadRequest, ContractViolation, PayloadTooLarge
+from .errors import ApiError, BadRequest, ContractViolation, PayloadTooLarge, PreconditionFailed
 
 log = logging.getLogger("evidencekit.rest")
 
@@ -65,7 +65,8 @@ def request_id_for(given: str) -> str:
 
 
 REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
-_READ_HEADERS = frozenset({b"content-length", b"content-type", REQUEST_ID_KEY})
+CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
+_READ_HEADERS = frozenset({b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
 
 
 def header_values(scope: Scope, names: frozenset[bytes] = _READ_HEADERS) -> dict[bytes, str]:
@@ -167,6 +168,10 @@ class OperationEndpoint:
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
         spec, validators = self.spec, self.validators
+        expected = headers.get(CONTRACT_HASH_KEY, "").strip()
+        if expected and expected != spec.contract_hash:  # refused before anything is read or done
+            raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
+                                     f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
         try:
             raw, body = await read_json_body(receive, headers)
             try:

@@ -17,8 +17,7 @@ from contracts.models import (
     StatusInput,
     StatusOutput,
 )
-from client.transport import AsyncTransport, OperationRef, SyncTransport
-from contracts.wire import parse
+from client.transport import AsyncTransport, OperationRef, SyncTransport, answer
 
 GET_DOCUMENTS = OperationRef(
     "get_documents", "POST", "/research-api/documents", "sha256:1efdc01ee2209b16"
@@ -38,30 +37,44 @@ STATUS = OperationRef(
 
 
 class Client(SyncTransport):
-    def get_documents(self, payload: GetDocumentsInput | Mapping[str, Any]) -> GetDocumentsOutput:
-        """Get documents: `POST /research-api/documents`."""
-        return parse(GetDocumentsOutput, self._call(GET_DOCUMENTS, payload))
+    def get_documents(
+        self, payload: GetDocumentsInput | Mapping[str, Any], *, timeout: float | None = None
+    ) -> GetDocumentsOutput:
+        """Get documents: `POST /research-api/documents` (timeout: seconds, this call only)."""
+        return answer(
+            GetDocumentsOutput, GET_DOCUMENTS, self._call(GET_DOCUMENTS, payload, timeout)
+        )
 
-    def retrieve(self, payload: RetrieveInput | Mapping[str, Any]) -> RetrieveOutput:
-        """Read a public research source: `POST /research-api/evidence/retrieve`."""
-        return parse(RetrieveOutput, self._call(RETRIEVE, payload))
+    def retrieve(
+        self, payload: RetrieveInput | Mapping[str, Any], *, timeout: float | None = None
+    ) -> RetrieveOutput:
+        """Read a public research source: `POST /research-api/evidence/retrieve` (timeout: seconds, this call only)."""
+        return answer(RetrieveOutput, RETRIEVE, self._call(RETRIEVE, payload, timeout))
 
-    def status(self, payload: StatusInput | Mapping[str, Any]) -> StatusOutput:
-        """Read the retrieval status of a public source: `POST /research-api/evidence/status`."""
-        return parse(StatusOutput, self._call(STATUS, payload))
+    def status(
+        self, payload: StatusInput | Mapping[str, Any], *, timeout: float | None = None
+    ) -> StatusOutput:
+        """Read the retrieval status of a public source: `POST /research-api/evidence/status` (timeout: seconds, this call only)."""
+        return answer(StatusOutput, STATUS, self._call(STATUS, payload, timeout))
 
 
 class AsyncClient(AsyncTransport):
     async def get_documents(
-        self, payload: GetDocumentsInput | Mapping[str, Any]
+        self, payload: GetDocumentsInput | Mapping[str, Any], *, timeout: float | None = None
     ) -> GetDocumentsOutput:
-        """Get documents: `POST /research-api/documents`."""
-        return parse(GetDocumentsOutput, await self._call(GET_DOCUMENTS, payload))
+        """Get documents: `POST /research-api/documents` (timeout: seconds, this call only)."""
+        return answer(
+            GetDocumentsOutput, GET_DOCUMENTS, await self._call(GET_DOCUMENTS, payload, timeout)
+        )
 
-    async def retrieve(self, payload: RetrieveInput | Mapping[str, Any]) -> RetrieveOutput:
-        """Read a public research source: `POST /research-api/evidence/retrieve`."""
-        return parse(RetrieveOutput, await self._call(RETRIEVE, payload))
+    async def retrieve(
+        self, payload: RetrieveInput | Mapping[str, Any], *, timeout: float | None = None
+    ) -> RetrieveOutput:
+        """Read a public research source: `POST /research-api/evidence/retrieve` (timeout: seconds, this call only)."""
+        return answer(RetrieveOutput, RETRIEVE, await self._call(RETRIEVE, payload, timeout))
 
-    async def status(self, payload: StatusInput | Mapping[str, Any]) -> StatusOutput:
-        """Read the retrieval status of a public source: `POST /research-api/evidence/status`."""
-        return parse(StatusOutput, await self._call(STATUS, payload))
+    async def status(
+        self, payload: StatusInput | Mapping[str, Any], *, timeout: float | None = None
+    ) -> StatusOutput:
+        """Read the retrieval status of a public source: `POST /research-api/evidence/status` (timeout: seconds, this call only)."""
+        return answer(StatusOutput, STATUS, await self._call(STATUS, payload, timeout))

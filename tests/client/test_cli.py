@@ -76,7 +76,7 @@ def test_a_bad_line_is_named_and_the_rest_still_runs(service: dict[str, Any], or
     first, second = json.loads(done.stdout)
     assert first["retrieval"]["result"]["status"] == "ready" and first["refused"] is None
     assert second == {"line": 2, "url": "not a url", "mutation_id": second["mutation_id"], "retrieval": None,
-                      "refused": "$.url is not a valid uri"}
+                      "refused": "$.url is not a valid uri", "note": None}
 
 
 def test_workspace_flag_after_the_command_and_status_exit_codes(service: dict[str, Any], origin: Origin) -> None:
@@ -144,9 +144,78 @@ def test_a_batch_waits_out_the_rate_limit_instead_of_failing(tmp_path: Path,
 
 def test_wait_gives_up_after_its_timeout_with_exit_5(service: dict[str, Any], origin: Origin) -> None:
     slow = origin.reply("/cli-slow", Reply(PAGE, delay=5))
-    done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5")
+    mutation = "40000000-0000-4000-8000-00000000c11e"
+    done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5", "--mutation-id", mutation)
     assert done.returncode == 5, done.stderr
-    assert "Traceback" not in done.stderr and done.stderr.strip()
+    assert "Traceback" not in done.stderr and f"`evidencekit status {mutation}`" in done.stderr  # how to go on
+    again = cli(service, "retrieve", slow, "--wait", "--mutation-id", mutation, "--json")  # resumes, no second fetch
+    assert again.returncode == 0 and json.loads(again.stdout)["retrieval"]["mutation_id"] == mutation, again.stderr
+
+
+def test_a_token_pasted_with_a_newline_works_and_a_malformed_one_is_never_printed(service: dict[str, Any]) -> None:
+    missing = "40000000-0000-4000-8000-000000000002"
+    pasted = cli(service, "status", missing, SOSOAPI_ACCESS_TOKEN=service["token"] + "\n")
+    assert pasted.returncode == 1 and "no receipt" in pasted.stdout, pasted.stderr
+    for bad in (service["token"][:8] + " " + service["token"][8:], service["token"] + "é"):
+        done = cli(service, "status", missing, SOSOAPI_ACCESS_TOKEN=bad)
+        assert done.returncode == 2 and "not a token" in done.stderr
+        assert service["token"][8:] not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    for url in ("http://[::1", "127.0.0.1:8000", "ftp://127.0.0.1"):
+        done = cli(service, "status", missing, EVIDENCEKIT_URL=url)
+        assert done.returncode == 2 and "EVIDENCEKIT_URL" in done.stderr and "Traceback" not in done.stderr, url
+
+
+def test_a_batch_reads_a_bom_refuses_undecodable_files_and_names_any_refused_line(
+        service: dict[str, Any], origin: Origin, tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    huge = origin.url + "/" + "x" * 70_000  # the request body passes the server's 64 KiB limit: 413
+    urls.write_text(f"{origin.reply('/bom-ok', Reply(PAGE))}\n{huge}\n{origin.url}/bom-ok\n", encoding="utf-8-sig")
+    done = cli(service, "retrieve", "--from-file", str(urls), "--json")
+    assert done.returncode == 2, done.stderr
+    first, second, third = json.loads(done.stdout)
+    assert first["retrieval"]["result"]["status"] == "ready" and third["retrieval"]["result"]["status"] == "ready"
+    assert second["refused"].startswith("413 payload_too_large") and second["retrieval"] is None
+    urls.write_bytes(b"https://example.com/\xff\n")
+    undecodable = cli(service, "retrieve", "--from-file", str(urls))
+    assert undecodable.returncode == 2 and "is not UTF-8 text" in undecodable.stderr
+    assert "Traceback" not in undecodable.stderr
+
+
+class StoppingClient(RateLimitedClient):
+    """The server goes away while the third line is sent, or the user presses Ctrl-C while waiting."""
+
+    def __init__(self, stop: BaseException, when: str) -> None:
+        super().__init__()
+        self.stop, self.when = stop, when
+
+    def retrieve(self, url: str, kind: str, language: str | None, *, mutation_id: str) -> None:
+        if self.when == "sending" and len(self.started) == 2:
+            raise self.stop
+        self.started.append(url)
+
+    def wait(self, mutation_id: str, *, timeout: float) -> Any:
+        if self.when == "waiting":
+            raise self.stop
+        return super().wait(mutation_id, timeout=timeout)
+
+
+@pytest.mark.parametrize(("stop", "when", "code", "message"), [
+    (errors.TransportError("status: connection refused"), "sending", 4, "cannot reach the server"),
+    (KeyboardInterrupt(), "waiting", 130, "interrupted"),
+])
+def test_a_stopped_batch_still_prints_every_mutation_id(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        stop: BaseException, when: str, code: int,
+                                                        message: str) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"https://example.com/{n}\n" for n in range(4)))
+    args = build_parser().parse_args(["retrieve", "--from-file", str(urls), "--json"])
+    assert _retrieve_batch(StoppingClient(stop, when), args, sleep=lambda _: None) == code  # type: ignore[arg-type]
+    out, err = capsys.readouterr()
+    lines = json.loads(out)
+    sent = 2 if when == "sending" else 4
+    assert [line["note"] for line in lines] == ["not settled"] * sent + ["not sent"] * (4 - sent)
+    assert all(line["mutation_id"] for line in lines)
+    assert message in err and "`evidencekit status MUTATION_ID`" in err
 
 
 def test_captions_with_a_language_from_the_command_line(service: dict[str, Any], origin: Origin) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from client import errors
@@ -29,10 +30,19 @@ class Script:
         self.bodies: list[dict[str, Any]] = []
         self.state = "completed"
         self.hash = RETRIEVE.contract_hash
+        self.sent_hashes: list[str | None] = []
+        self.hang = 0.0  # seconds status takes to answer
+        self.html = False  # answer 200 with a page instead of the contract's JSON
 
-    async def endpoint(self, request: Request) -> JSONResponse:
+    async def endpoint(self, request: Request) -> Response:
         self.bodies.append(await request.json())
+        self.sent_hashes.append(request.headers.get("x-contract-hash"))
         hash_header = self.hash if request.url.path.endswith("retrieve") else STATUS.contract_hash
+        if self.html:
+            return Response("<html><body>Sign in</body></html>", media_type="text/html",
+                            headers={"X-Contract-Hash": hash_header})
+        if self.hang and request.url.path.endswith("status"):
+            await asyncio.sleep(self.hang)
         if self.steps:
             status, headers = self.steps.pop(0)
             return JSONResponse({"error": "x", "message": "scripted", "code": "scripted", "request_id": "r"},
@@ -112,6 +122,36 @@ def test_a_contract_mismatch_can_warn_instead_of_raise(script: tuple[Script, str
         evidence.retrieve("https://example.com/a")
     assert any(issubclass(w.category, errors.ContractMismatchWarning) for w in caught)
     assert len(scripted.bodies) == 2 and scripted.bodies[-1]["url"] == "https://example.com/a"  # and went out
+    # A strict client states its contract (a server of another one refuses before acting); one told
+    # to warn does not, or the server would refuse what it agreed to risk.
+    assert scripted.sent_hashes == [RETRIEVE.contract_hash, None]
+
+
+def test_wait_ends_at_its_timeout_when_the_server_stops_answering(script: tuple[Script, str]) -> None:
+    """Each poll, and its retries, get only the time left: the status call hangs past the deadline,
+    and the wait ends as a timeout instead of taking the request's own 30 s timeout and retries."""
+    scripted, url = script
+    scripted.hang = 4
+    with client(url, []) as evidence, pytest.raises(WaitTimeout) as caught:
+        evidence.wait("40000000-0000-4000-8000-000000000001", timeout=0.5)
+    assert caught.value.last is None and "state unknown" in str(caught.value)
+    assert isinstance(caught.value.__cause__, errors.TransportError)
+
+
+def test_an_answer_outside_the_contract_is_a_client_error(script: tuple[Script, str]) -> None:
+    scripted, url = script
+    scripted.html = True
+    with client(url, []) as evidence, pytest.raises(errors.MalformedAnswer) as caught:
+        evidence.status("40000000-0000-4000-8000-000000000001")
+    assert STATUS.contract_hash in str(caught.value) and "Sign in" not in str(caught.value)
+
+
+def test_a_malformed_token_is_refused_without_being_repeated(script: tuple[Script, str]) -> None:
+    _, url = script
+    for token in ("ek_secret value", "ek_secret\n", "ek_sécret"):
+        with pytest.raises(ValueError) as caught:
+            EvidenceClient(url, token, WORKSPACE)
+        assert "secret" not in str(caught.value) and "sécret" not in str(caught.value)
 
 
 @pytest.mark.anyio

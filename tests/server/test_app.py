@@ -118,6 +118,23 @@ def test_conflict_is_409(service: dict[str, str], origin: Origin) -> None:
     assert caught.value.code == "mutation_conflict"
 
 
+def test_a_client_of_another_contract_is_refused_before_anything_is_done(service: dict[str, str],
+                                                                         origin: Origin) -> None:
+    """A client generated from another contract version sends its hash; the server refuses the call
+    (412 contract_mismatch) instead of acting on a request it may read differently."""
+    mutation = str(uuid.uuid4())
+    body = {"workspace_id": service["workspace_id"], "mutation_id": mutation, "url": origin.url + "/old-client",
+            "kind": "url_text"}
+    headers = {"Authorization": f"Bearer {service['token']}", "X-Contract-Hash": "sha256:0000000000000000"}
+    refused = httpx.post(service["base"] + RETRIEVE.rest_path, json=body, headers=headers)
+    assert refused.status_code == 412 and refused.json()["code"] == "contract_mismatch"
+    assert RETRIEVE.contract_hash in refused.json()["message"]
+    assert refused.headers["x-contract-hash"] == RETRIEVE.contract_hash
+    with Client(service["base"], token=service["token"]) as client:  # sends the right hash: accepted
+        assert client.status({"workspace_id": service["workspace_id"], "mutation_id": mutation}).retrieval is None
+        assert client.retrieve(body).retrieval.mutation_id == uuid.UUID(mutation)
+
+
 def test_unknown_paths_and_wrong_methods_are_json_errors(service: dict[str, str]) -> None:
     """Starlette's own 404 and 405 take the shape of every other error."""
     auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "trace-7"}
