@@ -41,6 +41,7 @@ ERROR_RESPONSES = {
     "413": ("PayloadTooLarge", "The request body is too large."),
     "429": ("RateLimited", "Too many requests; honour `Retry-After`."),
     "500": ("InternalError", "Server error, including `contract_violation`: read the result again before retrying."),
+    "503": ("Unavailable", "The database cannot be reached (code `unavailable`); retrying later is safe."),
 }
 
 _HEADER = {"schema": {"type": "string"}}

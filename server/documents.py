@@ -13,22 +13,27 @@ PREFIX = "documents/"
 
 
 class UnknownDocument(LookupError):
-    def __init__(self, name: str, why: str) -> None:
-        super().__init__(f"{name}: {why}")
-        self.name = name
+    """Every name that was malformed or found nothing, each with why, so one answer names them all."""
+
+    def __init__(self, unknown: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{name}: {why}" for name, why in unknown))
+        self.names = [name for name, _ in unknown]
 
 
 async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any]:
-    """One document per name, in request order; the first unknown or unreadable name is an error.
+    """One document per name, in request order; any unknown or unreadable name is an error naming
+    every such name.
 
     A revision is served only while an unexpired receipt refers to it, the rule the sweeper purges
     by, so content is hidden from the moment it expires rather than from the next sweep."""
     now = datetime.now(UTC)
     workspaces = [m.workspace_id for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
     documents = []
+    unknown: list[tuple[str, str]] = []
     for name in names:
         if not name.startswith(PREFIX) or len(name) <= len(PREFIX):
-            raise UnknownDocument(name, "names have the form documents/{uri_without_scheme}")
+            unknown.append((name, "names have the form documents/{uri_without_scheme}"))
+            continue
         rest = name[len(PREFIX):]
         keys = [source_key(f"{scheme}://{rest}") for scheme in ("https", "http")]
         evidence = await Evidence.filter(workspace_id__in=workspaces, source_key__in=keys, kind="url_text",
@@ -39,7 +44,8 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
             revision = await EvidenceRevision.get_or_none(evidence_id=evidence.id, revision=evidence.revision,
                                                           purged_at=None)
         if evidence is None or revision is None:
-            raise UnknownDocument(name, "no stored document with that name that you may read")
+            unknown.append((name, "no stored document with that name that you may read"))
+            continue
         documents.append({
             "name": name,
             "uri": evidence.source_key,  # the URL the name maps to, also when the page was redirected
@@ -47,4 +53,6 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
             "description": revision.description or "",
             "title": revision.title or "",
         })
+    if unknown:
+        raise UnknownDocument(list(dict.fromkeys(unknown)))  # a name asked for twice is named once
     return {"documents": documents}

@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from server.errors import ApiError, MethodNotAllowed, NotFound
 from server.generated.operations import OPERATIONS
 
-from .rest_runtime import CONTRACT_HASH_HEADER, REQUEST_ID_HEADER, request_id_for
+from .rest_runtime import CONTRACT_HASH_HEADER, REQUEST_ID_HEADER, request_id_for, unexpected
 
 _HASH_BY_PATH = {spec.rest_path: spec.contract_hash for spec in OPERATIONS if spec.rest_path}
 
@@ -42,5 +42,10 @@ async def method_not_allowed(request: Request, exc: Exception) -> Response:
                                              f"allowed: {allow}", allow=allow))
 
 
-# Starlette's exception_handlers, by status
-HANDLERS = {404: not_found, 405: method_not_allowed}
+async def server_error(request: Request, exc: Exception) -> Response:
+    """An exception outside any operation's own handling (the bearer check reading the database, say)."""
+    return answer(request, unexpected(exc, f"{request.method} {request.url.path}"))
+
+
+# Starlette's exception_handlers, by status (500: ServerErrorMiddleware, for any unhandled exception)
+HANDLERS = {404: not_found, 405: method_not_allowed, 500: server_error}

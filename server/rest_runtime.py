@@ -29,7 +29,15 @@ from contracts.validation import FieldError, validator_for
 from contracts.wire import parse
 
 from .context import RequestContext
-from .errors import ApiError, BadRequest, ContractViolation, PayloadTooLarge, PreconditionFailed
+from .errors import (
+    ApiError,
+    BadRequest,
+    ContractViolation,
+    PayloadTooLarge,
+    PreconditionFailed,
+    ServiceUnavailable,
+)
+from .store.outage import is_store_outage
 
 log = logging.getLogger("evidencekit.rest")
 
@@ -135,6 +143,19 @@ async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[by
     await send({"type": "http.response.body", "body": body})
 
 
+STORE_OUTAGE = "the database is unavailable; retry later (every operation is safe to repeat)"
+
+
+def unexpected(exc: Exception, where: str) -> ApiError:
+    """The error to answer for an exception no handler expected, logged: 503 when the database
+    could not be reached (with the cause in one line, no traceback), else 500."""
+    if is_store_outage(exc):
+        log.error("database unavailable in %s: %s: %s", where, type(exc).__name__, exc)
+        return ServiceUnavailable(STORE_OUTAGE)
+    log.error("unhandled error in %s", where, exc_info=exc)
+    return ApiError("internal server error")
+
+
 def error_headers(error: ApiError, request_id: str) -> list[tuple[bytes, bytes]]:
     return [(REQUEST_ID_KEY, request_id.encode()),
             *((name.lower().encode(), value.encode("latin-1")) for name, value in error.headers().items())]
@@ -199,9 +220,8 @@ class OperationEndpoint:
             return to_json(data)
         except (ApiError, ClientDisconnect):
             raise
-        except Exception:
-            log.exception("unhandled error in %s (request %s)", spec.name, request_id)
-            raise ApiError("internal server error") from None
+        except Exception as exc:
+            raise unexpected(exc, f"{spec.name} (request {request_id})") from None
 
 
 def operation_endpoint(spec: OperationSpec, handler: Handler) -> OperationEndpoint:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -84,9 +85,13 @@ def check(name: str, result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     data = result.structured_content
     assert json.loads(result.content[0].text) == data
-    assert "untrusted" in result.content[1].text
     assert validator_for(name).output_errors(data) == []
     return data  # type: ignore[no-any-return]
+
+
+def notes(result: Any) -> str:
+    """The text blocks after the JSON: what the answer means, and the untrusted-content note."""
+    return "\n".join(block.text for block in result.content[1:])
 
 
 async def settle(session: ClientSession, workspace: str, mutation: str) -> dict[str, Any]:
@@ -102,20 +107,32 @@ async def settle(session: ClientSession, workspace: str, mutation: str) -> dict[
 
 async def exercise(session: ClientSession, origin: Origin, workspace: str, tag: str) -> None:
     """retrieve a page and a caption file, poll status, read the page back with get_documents."""
-    await session.initialize()
+    started = await session.initialize()
+    assert started.instructions and "sosoapi_research_evidence_status" in started.instructions
     page = origin.reply(f"/{tag}/log", Reply(PAGE))
     captions = origin.reply(f"/{tag}/talk.vtt", Reply(VTT, content_type="text/vtt"))
     page_mutation, caption_mutation = str(uuid.uuid4()), str(uuid.uuid4())
-    check("sosoapi_research_evidence_retrieve", await call(session, "sosoapi_research_evidence_retrieve", {
-        "workspace_id": workspace, "mutation_id": page_mutation, "url": page, "kind": "url_text"}))
+    accepted = await call(session, "sosoapi_research_evidence_retrieve", {
+        "workspace_id": workspace, "mutation_id": page_mutation, "url": page, "kind": "url_text"})
+    assert check("sosoapi_research_evidence_retrieve", accepted)["retrieval"]["result"] is None
+    assert "Not settled (state pending)" in notes(accepted) and "untrusted" not in notes(accepted)
     check("sosoapi_research_evidence_retrieve", await call(session, "sosoapi_research_evidence_retrieve", {
         "workspace_id": workspace, "mutation_id": caption_mutation, "url": captions, "kind": "published_captions"}))
     done = (await settle(session, workspace, page_mutation))["retrieval"]
     assert done["state"] == "completed" and "twelve herons" in done["result"]["text"]
+    read_back = await call(session, "sosoapi_research_evidence_status",
+                           {"workspace_id": workspace, "mutation_id": page_mutation})
+    assert "untrusted" in notes(read_back) and "settled" not in notes(read_back).lower()
+    missing = await call(session, "sosoapi_research_evidence_status",
+                         {"workspace_id": workspace, "mutation_id": str(uuid.uuid4())})
+    assert check("sosoapi_research_evidence_status", missing)["retrieval"] is None
+    assert notes(missing) == "No receipt for this workspace_id and mutation_id: nothing was started under it."
     cues = (await settle(session, workspace, caption_mutation))["retrieval"]["result"]["segments"]
     assert [c["text"] for c in cues] == ["Welcome to the lake.", "Herons ahead."]
     name = "documents/" + page.split("://", 1)[1]
-    documents = check("get_documents", await call(session, "get_documents", {"names": [name]}))["documents"]
+    read = await call(session, "get_documents", {"names": [name]})
+    documents = check("get_documents", read)["documents"]
+    assert "untrusted" in notes(read)
     assert documents[0]["uri"] == page and documents[0]["title"] == "Field log"
     assert "**twelve**" in documents[0]["content"] and "- north shore" in documents[0]["content"]
     unknown = await call(session, "get_documents", {"names": ["documents/nowhere.test/x"]})
@@ -216,6 +233,28 @@ async def test_stdio_worker_takes_the_worker_settings(stdio_params: StdioServerP
     assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 
+async def test_a_client_that_stops_waiting_gets_the_receipts_released(stdio_params: StdioServerParameters,
+                                                                       origin: Origin, tmp_path: Path) -> None:
+    """With the default 30 s grace the worker is still fetching when the SDK client, 2 s after closing
+    stdin, sends SIGTERM: the receipt is released for any worker to take up, not left running under
+    a lease that nobody renews."""
+    assert stdio_params.env is not None
+    url = origin.reply("/slower-for-stdio", Reply(b"<html><body><p>Slow.</p></body></html>", delay=8))
+    mutation = str(uuid.uuid4())
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await call(session, "sosoapi_research_evidence_retrieve", {
+                "workspace_id": stdio_params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
+            deadline = time.monotonic() + 10
+            while "/slower-for-stdio" not in origin.hits:
+                assert time.monotonic() < deadline, "the worker never fetched"
+                await asyncio.sleep(0.05)
+    async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
+        receipt = await Receipt.get(mutation_id=mutation)
+    assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
+
+
 @pytest.mark.parametrize(("profile", "output_schemas"), [("core", "1"), ("full", "1"), ("core", "0")])
 async def test_tools_list_over_the_wire_follows_the_settings(http_service: dict[str, Any], profile: str,
                                                              output_schemas: str,
@@ -281,5 +320,18 @@ async def test_an_unexpected_failure_is_an_error_result_not_a_protocol_error(
             result = await client.call_tool("sosoapi_research_evidence_status", {
                 "workspace_id": who["workspace_id"], "mutation_id": str(uuid.uuid4())})
     assert result.is_error
-    assert json.loads(result.content[0].text) == {"error": "internal_error", "message": "internal server error"}
-    assert "boom" in caplog.text  # the cause goes to the log, not to the caller
+    body = json.loads(result.content[0].text)
+    assert body == {"error": "internal_error", "message": "internal server error", "code": "internal_error",
+                    "request_id": body["request_id"]}
+    assert "boom" in caplog.text and body["request_id"] in caplog.text  # the cause goes to the log, with the id
+
+
+def test_stdio_with_an_unreachable_database_says_so_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SOSOAPI_ACCESS_TOKEN": "ek_x",
+           "DATABASE_URL": "postgres://bob:S3cretPW@127.0.0.1:1/gone"}
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "mcp"], env=env, cwd=tmp_path, input="",
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "evidencekit mcp: cannot open the database postgres://bob:***@127.0.0.1:1/gone: ConnectionRefusedError: "
+        "[Errno 111] Connect call failed ('127.0.0.1', 1)"]

@@ -34,6 +34,10 @@ class MisbehavingHandlers(ExampleHandlers):
             raise RateLimited("slow down", retry_after=7)
         if payload.url.endswith("/crash"):
             raise RuntimeError("secret internal detail")
+        if payload.url.endswith("/database-down"):  # what the store meets when PostgreSQL is unreachable
+            import asyncpg
+
+            await asyncpg.connect("postgresql://postgres@127.0.0.1:1/gone", timeout=5)
         data = example_output("sosoapi_research_evidence_retrieve")
         data["retrieval"]["id"] = "30000000-0000-0000-8000-000000000007"  # a uuid, not the REST pattern
         return RetrieveOutput.model_validate(data)
@@ -193,3 +197,11 @@ def test_request_ids_differ_in_a_forked_worker() -> None:
     os.waitpid(pid, 0)
     child = os.read(read, 64).decode()
     assert child[:16] != parent[:16]
+
+
+def test_an_unreachable_database_is_503_unavailable_not_a_bare_500(bad_url: str) -> None:
+    response = post(bad_url, RETRIEVE.rest_path, json={**REQUEST, "url": "https://example.com/database-down"})
+    assert response.status_code == 503
+    body = response.json()
+    assert body["code"] == "unavailable" and "retry later" in body["message"]
+    assert body["request_id"] == response.headers["x-request-id"]

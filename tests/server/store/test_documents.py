@@ -37,6 +37,18 @@ async def test_a_redirected_page_answers_to_the_url_asked_for(store: str) -> Non
         await get_documents(reader, ["documents/example.com/final"])
 
 
+async def test_every_unknown_name_is_named_in_one_answer(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    await settle_page(lab, "https://example.com/known", "https://example.com/known", "Here.")
+    asked = ["documents/a.test/x", "documents/example.com/known", "not-a-name", "documents/b.test/y",
+             "documents/a.test/x"]
+    with pytest.raises(UnknownDocument) as caught:
+        await get_documents(reader, asked)
+    assert caught.value.names == ["documents/a.test/x", "not-a-name", "documents/b.test/y"]
+    assert "not-a-name: names have the form documents/{uri_without_scheme}" in str(caught.value)
+
+
 async def test_content_is_hidden_the_moment_its_receipts_expire(store: str) -> None:
     lab = await Workspace.create(name="lab")
     reader = await principal_in(lab, "reader", "viewer")
