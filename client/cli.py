@@ -135,10 +135,11 @@ def _read_batch(path: str) -> list[_Line]:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     lines = []
+    mutations: dict[str, str] = {}  # a URL listed twice is one receipt: the repeat is free, never a second fetch
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
         if stripped and not stripped.startswith("#"):
-            lines.append(_Line(number, stripped, str(uuid.uuid4())))
+            lines.append(_Line(number, stripped, mutations.setdefault(stripped, str(uuid.uuid4()))))
     return lines
 
 
@@ -310,6 +311,15 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
     return OK
 
 
+def _sleep_saying_why(seconds: float) -> None:
+    """The client's pause before a retry (a rate limit's Retry-After, a server error's backoff), said
+    when it is long enough to look like a hang."""
+    if seconds >= 2:
+        print(f"\nthe server asked to wait or did not answer; trying again in {seconds:.0f}s", file=sys.stderr,
+              flush=True)
+    time.sleep(seconds)
+
+
 def _failure(exc: BaseException) -> tuple[str, int]:
     """The one line, and the exit code, for an error that ends a command."""
     if isinstance(exc, KeyboardInterrupt):
@@ -350,7 +360,7 @@ def main(argv: list[str]) -> int:
     base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
     try:
         _server_url(base)
-        with EvidenceClient(base, token, args.workspace) as client:
+        with EvidenceClient(base, token, args.workspace, sleep=_sleep_saying_why) as client:
             return run(args, client)
     except (errors.ClientError, KeyboardInterrupt) as exc:
         message, code = _failure(exc)

@@ -228,3 +228,14 @@ def test_captions_with_a_language_from_the_command_line(service: dict[str, Any],
     result = json.loads(done.stdout)["retrieval"]["result"]
     assert result["segments"] == [{"start_ms": 0, "end_ms": 1000, "text": "Bonjour."}]
     assert result["provenance"]["language"] == "fr"
+
+
+def test_a_url_listed_twice_is_fetched_once(service: dict[str, Any], origin: Origin, tmp_path: Path) -> None:
+    page = origin.reply("/listed-twice", Reply(PAGE))
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{page}\n{page}\n")
+    done = cli(service, "retrieve", "--from-file", str(urls), "--json")
+    assert done.returncode == 0, done.stderr
+    first, second = json.loads(done.stdout)
+    assert first["mutation_id"] == second["mutation_id"] and second["retrieval"]["result"]["status"] == "ready"
+    assert origin.hits.count("/listed-twice") == 1
