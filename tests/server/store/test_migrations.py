@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from tortoise.context import TortoiseContext
 from tortoise.migrations.autodetector import MigrationAutodetector
 
-from server.store.db import tortoise_config
+from server.store.db import sqlite_path, tortoise_config
 
 
 @pytest.mark.anyio
@@ -16,3 +18,41 @@ async def test_models_need_no_new_migration(tmp_path) -> None:  # type: ignore[n
         await context.init(config=config, init_connections=False)
         pending = await MigrationAutodetector(context.apps, config["apps"]).changes()
     assert pending == [], "models changed: run scripts/makemigrations and commit the migration"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("made_at", "dies_after"), [("0002_user_oauth_subject", "0003_receipt_evidence_index"),
+                                                     (None, "0001_initial")])
+async def test_a_crash_between_a_migration_and_its_record_is_redone_on_the_next_start(
+        database_url: str, monkeypatch: pytest.MonkeyPatch, made_at: str | None, dies_after: str) -> None:
+    """Upgrading a store made at 0002 (or creating one): the process dies right after a migration's
+    schema change, before tortoise records it. The next start must apply it again cleanly, not fail
+    on "already exists"."""
+    from tortoise.migrations.api import migrate as tortoise_migrate
+    from tortoise.migrations.recorder import MigrationRecorder
+
+    from server.store.db import APP, open_store
+
+    if made_at is not None:
+        async with TortoiseContext():
+            await tortoise_migrate(config=tortoise_config(database_url), target=f"{APP}.{made_at}")
+    record_applied = MigrationRecorder.record_applied
+
+    async def dies_before_recording(self: MigrationRecorder, app: str, name: str) -> None:
+        if name == dies_after:
+            raise SystemExit("killed")  # what kill -9 leaves: nothing after this point runs
+        await record_applied(self, app, name)
+
+    monkeypatch.setattr(MigrationRecorder, "record_applied", dies_before_recording)
+    with pytest.raises(SystemExit):
+        async with open_store(database_url):
+            pass
+    monkeypatch.setattr(MigrationRecorder, "record_applied", record_applied)
+    async with open_store(database_url):
+        from tortoise.connection import get_connection
+
+        _, rows = await get_connection("default").execute_query(
+            f"SELECT name FROM tortoise_migrations WHERE name = '{dies_after}'")
+    assert len(rows) == 1
+    if database_url.startswith("sqlite"):  # the copy kept during the upgrade is gone once it is recorded
+        assert not list(Path(sqlite_path(database_url)).parent.glob("*.pre-upgrade*"))
