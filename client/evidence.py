@@ -40,7 +40,10 @@ class _Deadline:
         return self.at - time.monotonic()
 
     def poll_policy(self) -> RetryPolicy:
-        return dataclasses.replace(self.policy, total_time=max(0.0, min(self.policy.total_time, self.left())))
+        """The policy's time budget, cut to the time left; attempts bounded by that time alone, so a
+        server restarting while we wait (a few seconds of refused connections) is waited out."""
+        return dataclasses.replace(self.policy, total_time=max(0.0, min(self.policy.total_time, self.left())),
+                                   max_attempts=max(self.policy.max_attempts, 1000))
 
     def cut_short(self, error: ClientError, budget: RetryPolicy) -> bool:
         """A retryable failure (unreachable, timed out, 5xx) that the deadline, not the retry policy,

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from datetime import timedelta
 
 from server.env_check import setting
 from server.retrieval.engine import RetrievalEngine, Retrieved
-from server.store import jobs, receipts
+from server.store import jobs, ratelimit, receipts
 from server.store.evidence import Content
 from server.store.models import Receipt
+from server.store.outage import is_store_outage
 
 log = logging.getLogger("evidencekit.worker")
 
@@ -53,6 +55,29 @@ def content_of(retrieved: Retrieved) -> Content | None:
     result = retrieved.result
     return Content(retrieved.content_hash, result["provenance"]["source_url"], result["title"],
                    result["description"], result["text"], retrieved.markdown, result["segments"])
+
+
+class _StoreBackoff:
+    """One pause for all of a worker's slots while the database is unavailable (down, or a SQLite
+    file another process holds locked), doubling up to the sweep interval. On SQLite every claim
+    waits out the busy timeout on the one connection status and token reads also queue on; claiming
+    again at the poll interval would leave them no turn."""
+
+    def __init__(self, shortest: float, longest: float) -> None:
+        self.shortest, self.longest = shortest, max(shortest, longest)
+        self.current = 0.0
+        self.until = 0.0  # time.monotonic() before which no slot claims
+
+    def failed(self) -> float:
+        self.current = min(self.longest, max(self.shortest, self.current * 2 or 1.0))
+        self.until = time.monotonic() + self.current
+        return self.current
+
+    def left(self) -> float:
+        return self.until - time.monotonic()
+
+    def reset(self) -> None:
+        self.current = self.until = 0.0
 
 
 class Worker:
@@ -104,9 +129,14 @@ class Worker:
         while not stop.is_set():
             try:
                 await receipts.purge_expired()
+                await ratelimit.forget_old_windows()
                 await jobs.settle_abandoned(self.settings.max_attempts)
-            except Exception:
-                log.exception("worker %s: sweep failed; retrying", self.worker_id)
+            except Exception as exc:
+                if is_store_outage(exc):
+                    log.warning("worker %s: sweep skipped, database unavailable (%s: %s)", self.worker_id,
+                                type(exc).__name__, exc)
+                else:
+                    log.exception("worker %s: sweep failed; retrying", self.worker_id)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.settings.sweep_interval)
 
@@ -120,16 +150,29 @@ class Worker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work with `concurrency` slots until `stop` is set; then finish what is in hand."""
+        backoff = _StoreBackoff(self.settings.poll_interval, self.settings.sweep_interval)
+
         async def slot() -> None:
             while not stop.is_set():
+                if backoff.left() > 0:  # another slot found the database unavailable: no claim till then
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), backoff.left())
+                    continue
+                pause = self.settings.poll_interval
                 try:
                     worked = await self.run_once()
-                except Exception:
-                    log.exception("worker %s: claim or settle failed; retrying", self.worker_id)
+                    backoff.reset()
+                except Exception as exc:
                     worked = False
+                    if is_store_outage(exc):
+                        pause = backoff.failed()
+                        log.warning("worker %s: database unavailable (%s: %s); trying again in %.0fs",
+                                    self.worker_id, type(exc).__name__, exc, pause)
+                    else:
+                        log.exception("worker %s: claim or settle failed; retrying", self.worker_id)
                 if not worked:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), self.settings.poll_interval)
+                        await asyncio.wait_for(stop.wait(), pause)
 
         # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
         # engine would spend an attempt and sit under this worker's lease while another worker is idle.

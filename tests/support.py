@@ -26,10 +26,10 @@ from server.context import RequestContext
 
 
 @contextmanager
-def live_server(app: ASGIApp, host: str = "127.0.0.1", **options: Any) -> Iterator[str]:
-    """Serve `app` on a free loopback port (HTTPS when ssl_certfile is given); yields the base URL."""
+def live_server(app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Iterator[str]:
+    """Serve `app` on a loopback port (free unless given; HTTPS when ssl_certfile is given); yields the base URL."""
     options.setdefault("lifespan", "off")
-    config = uvicorn.Config(app, host=host, port=0, log_level="warning", **options)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
@@ -33,3 +33,17 @@ async def take(workspace_id: uuid.UUID, limit_per_minute: int, *, now: datetime 
     if rows[0]["count"] <= limit_per_minute:
         return None
     return max(1, 60 - now.second)
+
+
+_FORGET = "DELETE FROM rate_window WHERE window_start < {p1}"
+
+
+async def forget_old_windows(*, now: datetime | None = None) -> int:
+    """Delete the counts of minutes that are over (one row per workspace per busy minute would
+    otherwise pile up for ever); the sweep calls it. Returns the rows deleted."""
+    now = now or datetime.now(UTC)
+    connection = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    before = now.replace(second=0, microsecond=0) - timedelta(minutes=1)
+    deleted, _ = await connection.execute_query(dialect_params(_FORGET, postgres), [sql_time(before, postgres)])
+    return int(deleted)

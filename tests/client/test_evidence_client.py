@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +22,12 @@ from server.generated.operations import RETRIEVE, STATUS
 from tests.support import example_output, live_server
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 class Script:
@@ -175,3 +183,29 @@ async def test_the_async_layer_retries_with_one_mutation_id_and_waits(script: tu
     async with AsyncEvidenceClient(url, "ek_x", WORKSPACE, sleep=record) as evidence:
         with pytest.raises(errors.BadRequest):
             await evidence.status("m")
+
+
+def test_wait_rides_out_a_server_restart(script: tuple[Script, str]) -> None:
+    """Refused connections while the server restarts are retried for as long as the wait may last,
+    not only the policy's few attempts (4 here): the receipt is read once the server is back."""
+    scripted, _ = script
+    port = free_port()
+    app = Starlette(routes=[Route(STATUS.rest_path, scripted.endpoint, methods=["POST"])])  # type: ignore[arg-type]
+    sleeps: list[float] = []
+    back: list[contextlib.ExitStack] = []
+
+    def sleep_then_restart(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 6:  # the server comes back after six refused attempts
+            stack = contextlib.ExitStack()
+            stack.enter_context(live_server(app, port=port))
+            back.append(stack)
+
+    try:
+        with client(f"http://127.0.0.1:{port}", []) as evidence:
+            evidence.sleep = sleep_then_restart
+            final = evidence.wait("40000000-0000-4000-8000-000000000001", timeout=60)
+        assert final.retrieval is not None and final.retrieval.state == "completed" and len(sleeps) == 6
+    finally:
+        for stack in back:
+            stack.close()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from server.retrieval.engine import Retrieved
-from server.store import jobs
-from server.store.models import Receipt
+from server.store import jobs, ratelimit
+from server.store.models import RateWindow, Receipt
 from server.store.receipts import RetrieveRequest, submit
 from server.worker import Worker, WorkerSettings
 
@@ -80,6 +80,7 @@ def test_a_real_engine_runs_eight_retrievals_at_once_at_the_default_cap() -> Non
 async def test_the_sweep_expires_and_purges_while_the_worker_runs(store: str) -> None:
     receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"),
                               retention=timedelta(seconds=-1))
+    await ratelimit.take(uuid.uuid4(), 5, now=datetime.now(UTC) - timedelta(hours=1))  # a minute long over
     worker = Worker(SlowEngine(0.01), WorkerSettings(poll_interval=0.05, sweep_interval=0.05))  # type: ignore[arg-type]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
@@ -90,3 +91,4 @@ async def test_the_sweep_expires_and_purges_while_the_worker_runs(store: str) ->
     stop.set()
     await running
     assert (await Receipt.get(id=receipt.id)).state == "expired"
+    assert await RateWindow.all().count() == 0
