@@ -18,13 +18,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from tortoise import Tortoise
 from tortoise.backends.base import executor
 from tortoise.backends.base.config_generator import expand_db_url
-from tortoise.connection import get_connection
 from tortoise.context import TortoiseContext
-from tortoise.migrations.executor import MigrationExecutor
-from tortoise.transactions import in_transaction
 
 from . import receipt_reads
-from .sqlite_upgrade import upgrade_guard
+from .migrate import migrate
 
 DATA_DIR_ENV = "EVIDENCEKIT_DATA_DIR"
 DATABASE_URL_ENV = "DATABASE_URL"
@@ -115,24 +112,6 @@ async def _migration_lock(url: str) -> AsyncIterator[None]:
             yield
 
 
-async def migrate(config: dict[str, Any]) -> None:
-    """tortoise's `migrate()`, in one transaction: its executor applies each migration in a
-    transaction but records it after that commits, so a crash in between left a schema change
-    without its record, and every later start failed on it ("index ... already exists"). Here the
-    changes and their records commit together on PostgreSQL (the executor's own per-migration
-    transactions become savepoints). SQLite's DDL goes through `executescript`, which commits on
-    its own, so there sqlite_upgrade.upgrade_guard keeps a copy instead."""
-    await Tortoise.init(config=config, init_connections=False)
-    connection = get_connection("default")
-    # The records' table first, outside: reading it while it is missing would abort a PostgreSQL
-    # transaction (the executor reads it before it creates it).
-    outside = MigrationExecutor(connection, config["apps"])
-    await outside.recorder.ensure_schema(outside._schema_editor(atomic=False))
-    async with in_transaction("default") as transaction:
-        await MigrationExecutor(transaction, config["apps"]).migrate()
-    await connection.close()
-
-
 @asynccontextmanager
 async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIterator[TortoiseContext]:
     """Migrate (idempotently) and connect; connections are closed on exit.
@@ -145,9 +124,7 @@ async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIt
     executor.EXECUTOR_CACHE.clear()  # statements cached for another dialect must not be reused
     async with TortoiseContext() as context:
         async with _migration_lock(url):
-            on_disk = not is_postgres(url) and sqlite_path(url) != ":memory:" and not sqlite_path(url).startswith("file:")
-            with upgrade_guard(Path(sqlite_path(url))) if on_disk else contextlib.nullcontext():
-                await migrate(config)
+            await migrate(config)
         await Tortoise.init(config=config, _enable_global_fallback=shared)  # migrate() left no connections
         if not is_postgres(url):
             _owner_only(sqlite_path(url))

@@ -56,3 +56,10 @@ async def test_a_crash_between_a_migration_and_its_record_is_redone_on_the_next_
     assert len(rows) == 1
     if database_url.startswith("sqlite"):  # the copy kept during the upgrade is gone once it is recorded
         assert not list(Path(sqlite_path(database_url)).parent.glob("*.pre-upgrade*"))
+
+
+def test_a_script_splits_where_sqlite_says_a_statement_ends() -> None:
+    from server.store.sqlite_scripts import statements
+
+    script = "CREATE TABLE t (a TEXT DEFAULT 'x;y');\nCREATE INDEX i ON t (a);\n-- done\n"
+    assert list(statements(script)) == ["CREATE TABLE t (a TEXT DEFAULT 'x;y');", "CREATE INDEX i ON t (a);"]
