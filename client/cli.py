@@ -152,9 +152,13 @@ def _field_errors(exc: errors.ApiError) -> str:
     return "; ".join(f"{f.get('field', '$')} {f.get('message', '')}".strip() for f in exc.fields)
 
 
-# Refusals about one line; anything else (authentication, permission, contract, the server gone)
-# would refuse every line, so it stops the batch.
+# Refusals about one line; anything else (authentication, permission, contract, the server gone or
+# its database unavailable: 503) would refuse every line, so it stops the batch.
 _LINE_REFUSALS = (errors.BadRequest, errors.Conflict, errors.PayloadTooLarge, errors.ServerError)
+
+
+def _refuses_every_line(exc: errors.ApiError) -> bool:
+    return exc.status == 503
 
 
 def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line],
@@ -172,6 +176,8 @@ def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_L
                       file=sys.stderr, flush=True)
                 sleep(pause)
             except _LINE_REFUSALS as exc:
+                if _refuses_every_line(exc):
+                    raise
                 line.refused = _field_errors(exc) or f"{exc.status} {exc.code}: {exc.message}"
                 print(f"\nline {line.number}: {line.url}: {line.refused}", file=sys.stderr, flush=True)
                 break
@@ -360,7 +366,7 @@ def main(argv: list[str]) -> int:
     base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
     try:
         _server_url(base)
-        with EvidenceClient(base, token, args.workspace, sleep=_sleep_saying_why) as client:
+        with EvidenceClient(base, token, args.workspace, retry_sleep=_sleep_saying_why) as client:
             return run(args, client)
     except (errors.ClientError, KeyboardInterrupt) as exc:
         message, code = _failure(exc)

@@ -40,15 +40,11 @@ class _Deadline:
         return self.at - time.monotonic()
 
     def poll_policy(self) -> RetryPolicy:
-        """The policy's time budget, cut to the time left; attempts bounded by that time alone, so a
-        server restarting while we wait (a few seconds of refused connections) is waited out."""
-        return dataclasses.replace(self.policy, total_time=max(0.0, min(self.policy.total_time, self.left())),
+        """All the time left, attempts bounded by that time alone: a server restarting while we wait
+        (a few seconds of refused connections) is waited out, one that stays away ends the wait."""
+        return dataclasses.replace(self.policy, total_time=max(0.0, self.left()),
                                    max_attempts=max(self.policy.max_attempts, 1000))
 
-    def cut_short(self, error: ClientError, budget: RetryPolicy) -> bool:
-        """A retryable failure (unreachable, timed out, 5xx) that the deadline, not the retry policy,
-        stopped retrying: the wait timed out."""
-        return retryable(error) and budget.total_time < self.policy.total_time
 
 
 def retrieve_body(workspace_id: str, url: str, kind: str, language: str | None,
@@ -75,11 +71,14 @@ def choose_workspace(given: str | None, default: str | None) -> str:
 class EvidenceClient:
     def __init__(self, base_url: str, token: str, workspace_id: str | None = None, *,
                  retry: RetryPolicy | None = None, timeout: float = 30.0, on_contract_mismatch: str = "raise",
-                 http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep,
+                 retry_sleep: Callable[[float], None] | None = None) -> None:
+        """`sleep` paces `wait`'s polls and, unless `retry_sleep` is given, the pauses before retries."""
         self.workspace_id = workspace_id
         self.retry = retry or RetryPolicy()
         self.api_timeout = timeout
         self.sleep = sleep
+        self.retry_sleep = retry_sleep or sleep
         self.api = Client(base_url, token=token, timeout=timeout, http_client=http_client,
                           on_contract_mismatch=on_contract_mismatch)
 
@@ -99,15 +98,16 @@ class EvidenceClient:
                  workspace_id: str | None = None, mutation_id: str | None = None) -> RetrieveOutput:
         """Start (or repeat) one retrieval; every retry of this call uses the same mutation_id."""
         body = retrieve_body(self._workspace(workspace_id), url, kind, language, mutation_id)
-        return call_with_retries(lambda: self.api.retrieve(body), self.retry, self.sleep)
+        return call_with_retries(lambda: self.api.retrieve(body), self.retry, self.retry_sleep)
 
     def status(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float | None = None,
                retry: RetryPolicy | None = None) -> StatusOutput:
         body = {"workspace_id": self._workspace(workspace_id), "mutation_id": mutation_id}
-        return call_with_retries(lambda: self.api.status(body, timeout=timeout), retry or self.retry, self.sleep)
+        return call_with_retries(lambda: self.api.status(body, timeout=timeout), retry or self.retry,
+                                 self.retry_sleep)
 
     def documents(self, names: list[str]) -> GetDocumentsOutput:
-        return call_with_retries(lambda: self.api.get_documents({"names": names}), self.retry, self.sleep)
+        return call_with_retries(lambda: self.api.get_documents({"names": names}), self.retry, self.retry_sleep)
 
     def wait(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float = 120.0,
              interval: float = 0.5, on_poll: Callable[[StatusOutput], None] | None = None) -> StatusOutput:
@@ -121,7 +121,7 @@ class EvidenceClient:
                 current = self.status(mutation_id, workspace_id=workspace_id, retry=budget,
                                       timeout=max(0.1, min(self.api_timeout, deadline.left())))
             except ClientError as error:
-                if deadline.cut_short(error, budget):
+                if retryable(error):  # still failing when the time ran out: the wait timed out
                     raise WaitTimeout(mutation_id, current) from error
                 raise
             if on_poll is not None:
@@ -182,7 +182,7 @@ class AsyncEvidenceClient:
                 current = await self.status(mutation_id, workspace_id=workspace_id, retry=budget,
                                             timeout=max(0.1, min(self.api_timeout, deadline.left())))
             except ClientError as error:
-                if deadline.cut_short(error, budget):
+                if retryable(error):  # still failing when the time ran out: the wait timed out
                     raise WaitTimeout(mutation_id, current) from error
                 raise
             if settled(current):

@@ -11,7 +11,9 @@ import sqlite3
 import asyncpg
 from tortoise.exceptions import DBConnectionError, OperationalError
 
-_POSTGRES_GONE = (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError)
+# AdminShutdown / CrashShutdown: what queries in flight get when PostgreSQL restarts or fails over.
+_POSTGRES_GONE = (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError,
+                  asyncpg.AdminShutdownError, asyncpg.CrashShutdownError)
 _SQLITE_GONE = ("database is locked", "unable to open database file", "disk i/o error", "database or disk is full")
 
 

@@ -208,6 +208,8 @@ class StoppingClient(RateLimitedClient):
 @pytest.mark.parametrize(("stop", "when", "code", "message"), [
     (errors.TransportError("status: connection refused"), "sending", 4, "cannot reach the server"),
     (KeyboardInterrupt(), "waiting", 130, "interrupted"),
+    (errors.ServerError(503, {"code": "unavailable", "message": "the database is unavailable"}, {}), "sending", 3,
+     "503 unavailable"),
 ])
 def test_a_stopped_batch_still_prints_every_mutation_id(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         stop: BaseException, when: str, code: int,

@@ -203,9 +203,29 @@ def test_wait_rides_out_a_server_restart(script: tuple[Script, str]) -> None:
 
     try:
         with client(f"http://127.0.0.1:{port}", []) as evidence:
-            evidence.sleep = sleep_then_restart
+            evidence.retry_sleep = sleep_then_restart
             final = evidence.wait("40000000-0000-4000-8000-000000000001", timeout=60)
         assert final.retrieval is not None and final.retrieval.state == "completed" and len(sleeps) == 6
     finally:
         for stack in back:
             stack.close()
+
+
+def test_wait_ends_as_a_timeout_when_the_server_stays_away_past_the_retry_budget() -> None:
+    """The wait's own timeout, not the retry policy's shorter time budget, decides when to give up."""
+    evidence = EvidenceClient(f"http://127.0.0.1:{free_port()}", "ek_x", WORKSPACE,
+                              retry=RetryPolicy(max_attempts=3, base_delay=0.05, max_delay=0.2, total_time=0.3))
+    with evidence, pytest.raises(WaitTimeout) as caught:
+        evidence.wait("40000000-0000-4000-8000-000000000001", timeout=1.5)
+    assert isinstance(caught.value.__cause__, errors.TransportError)
+
+
+def test_polling_pauses_are_not_retry_pauses(script: tuple[Script, str]) -> None:
+    scripted, url = script
+    scripted.state = "running"
+    polls: list[float] = []
+    retries: list[float] = []
+    with EvidenceClient(url, "ek_x", WORKSPACE, sleep=polls.append, retry_sleep=retries.append) as evidence, \
+            pytest.raises(WaitTimeout):
+        evidence.wait("m", timeout=0.3, interval=0.1)
+    assert polls and retries == []  # the CLI says "trying again" only for the second kind

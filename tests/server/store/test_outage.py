@@ -31,6 +31,9 @@ def test_bugs_and_refusals_are_not_outages() -> None:
     assert not is_store_outage(ValueError("bad value"))
     assert not is_store_outage(IntegrityError("UNIQUE constraint failed: receipt.mutation_id"))
     assert not is_store_outage(sqlite3.OperationalError("no such table: receipt"))
+    import asyncpg
+
+    assert is_store_outage(asyncpg.AdminShutdownError("terminating connection due to administrator command"))
     wrapped = RuntimeError("while settling")
     wrapped.__cause__ = ConnectionRefusedError(111, "Connection refused")
     assert is_store_outage(wrapped)
