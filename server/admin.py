@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -115,20 +116,16 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     raise AssertionError(args.command)
 
 
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text}")
-    return value
-
-
-def _at_least_zero(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {text}")
-    return int(text)
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}, not {text}")
+        return value
+    return read
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,11 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--json", action="store_true", help="print only the JSON")
     ws = commands.add_parser("workspace", help="create a workspace")
     ws.add_argument("name")
-    ws.add_argument("--rate-per-minute", type=_at_least_one, default=None,
+    ws.add_argument("--rate-per-minute", type=_whole_number(1), default=None,
                     help="new retrievals per minute (default: EVIDENCEKIT_RETRIEVE_PER_MINUTE)")
     rate = commands.add_parser("rate", help="change a workspace's retrieve rate (within the auth cache time)")
     rate.add_argument("workspace_id", type=uuid.UUID)
-    rate.add_argument("per_minute", type=_at_least_zero,
+    rate.add_argument("per_minute", type=_whole_number(0),
                       help="new retrievals per minute; 0 for the default (EVIDENCEKIT_RETRIEVE_PER_MINUTE)")
     user = commands.add_parser("user", help="create a user")
     user.add_argument("name")
@@ -156,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     token.add_argument("--kind", choices=TOKEN_KINDS, default="personal_access_token")
     token.add_argument("--capability", action="append", default=None, choices=(access.RESEARCH,),
                        help=f"what the token may do (default {access.RESEARCH})")
-    token.add_argument("--expires-days", type=_at_least_one, default=None, help="days until it expires (default: never)")
+    token.add_argument("--expires-days", type=_whole_number(1), default=None, help="days until it expires (default: never)")
     token.add_argument("--label", default="")
     revoke = commands.add_parser("revoke", help="revoke a token by its id")
     revoke.add_argument("token_id", type=uuid.UUID)

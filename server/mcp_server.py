@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from contracts.spec import OperationSpec
-from contracts.validation import validator_for
+from contracts.validation import FieldError, validator_for
 from contracts.wire import parse
 from server.context import RequestContext
 from server.env_check import setting
@@ -76,6 +76,11 @@ def _error(error: ApiError, request_id: str) -> types.CallToolResult:
     if isinstance(error, RateLimited):
         body["retry_after_seconds"] = error.retry_after
     return types.CallToolResult(content=[types.TextContent(text=json.dumps(body))], is_error=True)
+
+
+def _validation_failed(errors: list[FieldError]) -> BadRequest:
+    fields = "; ".join(f"{e.path} {e.message}" for e in errors)
+    return BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed", fields=errors)
 
 
 def _progress_note(data: dict[str, Any]) -> str | None:
@@ -140,9 +145,7 @@ class ToolCaller:
         validator = validator_for(spec.name, spec.contract_hash)
         errors = validator.input_errors(arguments)  # every variant: see OperationValidator.input_errors
         if errors:
-            fields = "; ".join(f"{e.path} {e.message}" for e in errors)
-            raise BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed",
-                             fields=errors)
+            raise _validation_failed(errors)
         principal = await self.principal(ctx)
         if principal is None:
             raise Unauthorized("not authenticated: a valid bearer token (HTTP) or SOSOAPI_ACCESS_TOKEN (stdio) "
@@ -150,10 +153,7 @@ class ToolCaller:
         try:
             payload = parse(spec.input_model, json.dumps(arguments))
         except ValidationError as exc:  # the contract accepted it; the model must too
-            found = model_errors(exc)
-            fields = "; ".join(f"{e.path} {e.message}" for e in found)
-            raise BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed",
-                             fields=found) from None
+            raise _validation_failed(model_errors(exc)) from None
         context = RequestContext(request_id, "mcp", {}, {"principal": principal})
         handler = getattr(self.handlers, spec.python_name)
         result: BaseModel = await handler(payload, context)
@@ -194,7 +194,7 @@ async def run_stdio() -> None:
     from mcp.server.stdio import stdio_server
 
     from server.retrieval.lifecycle import open_engine
-    from server.store.db import open_store
+    from server.store.db import database_url, open_store, shown_url
     from server.worker import Worker, WorkerSettings
 
     loop = asyncio.get_running_loop()
@@ -207,7 +207,12 @@ async def run_stdio() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, int(sig))
     async with contextlib.AsyncExitStack() as resources:
-        await resources.enter_async_context(open_store())
+        url = None
+        try:
+            url = database_url()
+            await resources.enter_async_context(open_store(url))
+        except Exception as exc:
+            raise StoreNotOpened(f" {shown_url(url)}" if url else "") from exc
         engine = await resources.enter_async_context(open_engine())
         server = build_server(ToolCaller(stdio_token=os.environ.get(TOKEN_ENV, "")))
         stop = asyncio.Event()
@@ -251,22 +256,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evidencekit mcp: {TOKEN_ENV} is not set; every tool call will be refused "
               "(`evidencekit admin bootstrap --json` prints a token)", file=sys.stderr)
     configure_logging("WARNING")  # stderr
-    from server.store.db import database_url, shown_url
-
-    url = None
-    try:  # as `serve` does: a store that cannot be opened is one line, not a traceback an MCP client hides
-        url = database_url()
-        anyio.run(_open_and_close, url)
-    except Exception as exc:  # noqa: BLE001
-        where = f" {shown_url(url)}" if url else ""
-        print(f"evidencekit mcp: cannot open the database{where}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    try:
+        anyio.run(run_stdio)
+    except StoreNotOpened as failed:  # as `serve` does: one line, not a traceback an MCP client hides
+        cause = failed.__cause__
+        print(f"evidencekit mcp: cannot open the database{failed.shown}: {type(cause).__name__}: {cause}",
+              file=sys.stderr)
         return 1
-    anyio.run(run_stdio)
     return 0
 
 
-async def _open_and_close(url: str) -> None:
-    from server.store.db import open_store
-
-    async with open_store(url):
-        pass
+class StoreNotOpened(Exception):
+    def __init__(self, shown: str) -> None:
+        super().__init__(shown)
+        self.shown = shown  # " <url without its password>", or "" when there is no URL yet
