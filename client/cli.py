@@ -326,12 +326,12 @@ def _sleep_saying_why(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def _failure(exc: BaseException) -> tuple[str, int]:
+def _failure(exc: BaseException, server: str = "the server") -> tuple[str, int]:
     """The one line, and the exit code, for an error that ends a command."""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", INTERRUPTED
     if isinstance(exc, errors.TransportError):
-        return f"cannot reach the server: {exc}", UNREACHABLE
+        return f"cannot reach {server}: {exc}", UNREACHABLE
     if isinstance(exc, errors.RequestNotSent):
         return str(exc), USAGE
     if isinstance(exc, errors.BadRequest):
@@ -342,15 +342,14 @@ def _failure(exc: BaseException) -> tuple[str, int]:
     return str(exc), REFUSED  # ApiError, ContractMismatch, MalformedAnswer
 
 
-def _server_url(text: str) -> str:
-    """EVIDENCEKIT_URL, checked: an http(s) URL with a host."""
+def _check_server_url(text: str) -> None:
+    """EVIDENCEKIT_URL must be an http(s) URL with a host (ValueError otherwise)."""
     try:
         url = httpx.URL(text)
     except httpx.InvalidURL as exc:
         raise ValueError(f"EVIDENCEKIT_URL is not a URL: {exc}") from None
     if url.scheme not in ("http", "https") or not url.host:
         raise ValueError(f"EVIDENCEKIT_URL must be an http:// or https:// URL with a host, not {text!r}")
-    return text
 
 
 def main(argv: list[str]) -> int:
@@ -365,13 +364,10 @@ def main(argv: list[str]) -> int:
         return _fail("set EVIDENCEKIT_WORKSPACE or pass --workspace", USAGE)
     base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
     try:
-        _server_url(base)
+        _check_server_url(base)
         with EvidenceClient(base, token, args.workspace, retry_sleep=_sleep_saying_why) as client:
             return run(args, client)
     except (errors.ClientError, KeyboardInterrupt) as exc:
-        message, code = _failure(exc)
-        if code == UNREACHABLE:
-            message = f"cannot reach {base}: {exc}"
-        return _fail(message, code)
+        return _fail(*_failure(exc, base))
     except (OSError, ValueError) as exc:
         return _fail(str(exc), USAGE)

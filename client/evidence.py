@@ -46,7 +46,6 @@ class _Deadline:
                                    max_attempts=max(self.policy.max_attempts, 1000))
 
 
-
 def retrieve_body(workspace_id: str, url: str, kind: str, language: str | None,
                   mutation_id: str | None) -> dict[str, Any]:
     """One logical retrieve: its mutation_id is chosen here, once, and reused on every retry."""

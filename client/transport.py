@@ -45,7 +45,7 @@ def valid_token(token: str) -> bool:
 
 
 def _checked_token(token: str | None) -> str | None:
-    if token is not None and token and not valid_token(token):
+    if token and not valid_token(token):
         raise ValueError("the token must be printable ASCII with no spaces or line breaks")  # never echoed
     return token
 
@@ -61,9 +61,9 @@ def _headers(operation: OperationRef, token: str | None, strict: bool) -> dict[s
     return headers
 
 
-def _not_sent(operation: OperationRef, exc: httpx.TransportError) -> RequestNotSent | TransportError:
-    """Errors raised before anything reached the wire. httpx's text for a bad header repeats the
-    header's value, which is the token, so it is not passed on."""
+def _transport_error(operation: OperationRef, exc: httpx.TransportError) -> RequestNotSent | TransportError:
+    """httpx's error as ours: RequestNotSent when nothing could reach the wire (httpx's text for a
+    bad header repeats the header's value, which is the token, so it is not passed on)."""
     if isinstance(exc, httpx.LocalProtocolError):
         return RequestNotSent(f"{operation.name}: the request could not be formed (a malformed header)")
     if isinstance(exc, httpx.UnsupportedProtocol):
@@ -117,7 +117,7 @@ class SyncTransport:
                 headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
                 timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
-            raise _not_sent(operation, exc) from None
+            raise _transport_error(operation, exc) from None
         return _answer(operation, response, self.on_contract_mismatch)
 
     def close(self) -> None:
@@ -145,7 +145,7 @@ class AsyncTransport:
                 headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
                 timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
-            raise _not_sent(operation, exc) from None
+            raise _transport_error(operation, exc) from None
         return _answer(operation, response, self.on_contract_mismatch)
 
     async def aclose(self) -> None:
