@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from . import errors
-from .evidence import EvidenceClient, WaitTimeout
+from .evidence import SETTLED, EvidenceClient, WaitTimeout
 from .transport import valid_token
 
 OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
@@ -121,7 +121,7 @@ class _Line:
         """(status, reason) for the summary."""
         if self.refused is not None:
             return "refused", self.refused
-        if self.note is not None and (self.retrieval is None or self.retrieval["state"] in ("pending", "running")):
+        if self.note is not None and (self.retrieval is None or self.retrieval["state"] not in SETTLED):
             return self.note, "—"
         if self.retrieval is None:
             return "no receipt", "—"

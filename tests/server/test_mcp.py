@@ -212,24 +212,32 @@ async def test_stdio_end_to_end(stdio_params: StdioServerParameters, origin: Ori
             await exercise(session, origin, stdio_params.env["WORKSPACE"], "stdio")
 
 
+async def receipt_after_closing_mid_fetch(params: StdioServerParameters, origin: Origin, data: Path,
+                                          path: str, delay: float) -> Receipt:
+    """Start a retrieval of a page that takes `delay` s, close the session while it is being fetched,
+    and read the receipt back once the server has gone."""
+    assert params.env is not None
+    url = origin.reply(path, Reply(b"<html><body><p>Slow.</p></body></html>", delay=delay))
+    mutation = str(uuid.uuid4())
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await call(session, "sosoapi_research_evidence_retrieve", {
+                "workspace_id": params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
+            deadline = time.monotonic() + 10
+            while path not in origin.hits:
+                assert time.monotonic() < deadline, "the worker never fetched"
+                await asyncio.sleep(0.05)
+    async with open_store(f"sqlite:///{data / 'evidencekit.sqlite3'}"):
+        return await Receipt.get(mutation_id=mutation)
+
+
 async def test_stdio_worker_takes_the_worker_settings(stdio_params: StdioServerParameters, origin: Origin,
                                                       tmp_path: Path) -> None:
     """With a short EVIDENCEKIT_WORKER_GRACE_SECONDS, closing the session releases a slow retrieval."""
     assert stdio_params.env is not None
     stdio_params.env["EVIDENCEKIT_WORKER_GRACE_SECONDS"] = "0.2"
-    url = origin.reply("/slow-for-stdio", Reply(b"<html><body><p>Slow.</p></body></html>", delay=4))
-    mutation = str(uuid.uuid4())
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await call(session, "sosoapi_research_evidence_retrieve", {
-                "workspace_id": stdio_params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
-            deadline = time.monotonic() + 10
-            while "/slow-for-stdio" not in origin.hits:
-                assert time.monotonic() < deadline, "the worker never fetched"
-                await asyncio.sleep(0.05)
-    async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
-        receipt = await Receipt.get(mutation_id=mutation)
+    receipt = await receipt_after_closing_mid_fetch(stdio_params, origin, tmp_path, "/slow-for-stdio", 4)
     assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 
@@ -238,20 +246,7 @@ async def test_a_client_that_stops_waiting_gets_the_receipts_released(stdio_para
     """With the default 30 s grace the worker is still fetching when the SDK client, 2 s after closing
     stdin, sends SIGTERM: the receipt is released for any worker to take up, not left running under
     a lease that nobody renews."""
-    assert stdio_params.env is not None
-    url = origin.reply("/slower-for-stdio", Reply(b"<html><body><p>Slow.</p></body></html>", delay=8))
-    mutation = str(uuid.uuid4())
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await call(session, "sosoapi_research_evidence_retrieve", {
-                "workspace_id": stdio_params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
-            deadline = time.monotonic() + 10
-            while "/slower-for-stdio" not in origin.hits:
-                assert time.monotonic() < deadline, "the worker never fetched"
-                await asyncio.sleep(0.05)
-    async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
-        receipt = await Receipt.get(mutation_id=mutation)
+    receipt = await receipt_after_closing_mid_fetch(stdio_params, origin, tmp_path, "/slower-for-stdio", 8)
     assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 
