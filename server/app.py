@@ -19,6 +19,7 @@ from starlette.routing import Route
 from server.access_log import AccessLog
 from server.auth_middleware import METADATA_PATH, BearerAuth
 from server.body_limit import BodyLimit
+from server.direct_dispatch import DirectDispatch
 from server.errors import NotFound
 from server.generated.rest import build_rest_routes
 from server.handlers import EvidenceHandlers
@@ -68,7 +69,7 @@ def mcp_security(environ: dict[str, str] | None = None) -> TransportSecuritySett
 
 
 def create_app(url: str | None = None, *, in_process_worker: bool = True,
-               worker_settings: WorkerSettings | None = None) -> Starlette:
+               worker_settings: WorkerSettings | None = None) -> DirectDispatch:
     store_url = url or database_url()
     sessions = StreamableHTTPSessionManager(app=build_server(), stateless=True, security_settings=mcp_security())
 
@@ -88,8 +89,10 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                     stop.set()
                     await worker.finish(task)
 
-    routes = [*build_rest_routes(EvidenceHandlers()), Route("/openapi.json", openapi),
+    operations = build_rest_routes(EvidenceHandlers())
+    routes = [*operations, Route("/openapi.json", openapi),
               Route("/healthz", healthz), Route("/mcp", BodyLimit(StreamableHTTPASGIApp(sessions))),
               Route(METADATA_PATH, resource_metadata), Route(METADATA_PATH + "/mcp", resource_metadata)]
-    return Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)],
-                     exception_handlers=HANDLERS, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=[Middleware(AccessLog), Middleware(BearerAuth)],
+                    exception_handlers=HANDLERS, lifespan=lifespan)
+    return DirectDispatch(app, operations)

@@ -14,7 +14,7 @@ from server.oauth import OAuthSettings
 from server.store.access import authenticate_bearer
 
 from .http_errors import error_response
-from .rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
+from .rest_runtime import REQUEST_ID_KEY, header_values, request_id_for, unexpected
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
@@ -42,7 +42,13 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         headers = header_values(scope, _AUTH_HEADERS)
-        principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
+        try:
+            principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
+        except Exception as exc:  # the token lookup met a database outage (503), or a bug (500)
+            error = unexpected(exc, f"the bearer check of {scope['method']} {scope['path']}")
+            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            await error_response(error, request_id, scope["path"])(scope, receive, send)
+            return
         if principal is None:
             request = Request(scope)
             request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))

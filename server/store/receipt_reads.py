@@ -1,13 +1,14 @@
-"""The status read without the ORM: one indexed SELECT, decoded by hand.
+"""The status read without the ORM: indexed SELECTs, decoded by hand, batched per loop turn.
 
 Status is the call agents poll, so it is the hot path. Through tortoise one lookup cost ~0.8 ms
 (query building, model construction, timestamp parsing) plus, on SQLite, a hop to aiosqlite's
-thread that convoys with the event loop on the GIL; the statement below costs ~0.15 ms through
-the tortoise connection and ~0.03 ms on SQLite's direct path (scripts/bench.py status).
+thread that convoys with the event loop on the GIL. Here the lookups asked for in one turn of the
+event loop are answered by one statement (turn_batch): a join of the asked keys with the receipt
+table's (workspace_id, mutation_id) index (scripts/bench.py status).
 
 SQLite's direct path is a per-thread `sqlite3` connection used on the event loop thread. In WAL
 mode (tortoise's default) a reader takes no lock a writer holds, and each SELECT sees the latest
-commit, so an indexed point read neither waits nor goes stale. If SQLite ever reports the database
+commit, so an indexed read neither waits nor goes stale. If SQLite ever reports the database
 busy, the read goes through the async connection instead.
 """
 
@@ -21,15 +22,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tortoise.connection import get_connection
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.context import require_context
 
-from .sql import dialect_params, is_postgres_connection, sql_uuid
+from .sql import is_postgres_connection
+from .turn_batch import TurnBatch
 
-_COLUMNS = ("id, workspace_id, mutation_id, state, kind, created_at, settled_at, valid_until, result, "
-            "evidence_id, evidence_revision, input_hash")
-_SELECT = f"SELECT {_COLUMNS} FROM receipt WHERE workspace_id = {{p1}} AND mutation_id = {{p2}}"
-_SQLITE_SELECT = dialect_params(_SELECT, postgres=False)
-_POSTGRES_SELECT = dialect_params(_SELECT, postgres=True)
+_COLUMN_NAMES = ("id", "workspace_id", "mutation_id", "state", "kind", "created_at", "settled_at",
+                 "valid_until", "result", "evidence_id", "evidence_revision", "input_hash")
+_COLUMNS = ", ".join(f"r.{name}" for name in _COLUMN_NAMES)
+_SQLITE_ONE = f"SELECT {_COLUMNS} FROM receipt AS r WHERE r.workspace_id = ? AND r.mutation_id = ?"
+_POSTGRES_ONE = f"SELECT {_COLUMNS} FROM receipt AS r WHERE r.workspace_id = $1 AND r.mutation_id = $2"
+# The asked keys, then the receipt table through its unique index: CROSS JOIN keeps SQLite from
+# choosing another order (a VALUES list inside `IN (...)` made it scan the table).
+_SQLITE_SIZES = (2, 4, 8, 16, 32, 64)  # padded to these, so that a few statements stay cached
+_SQLITE_MANY = {size: f"SELECT {_COLUMNS} FROM (VALUES {', '.join(['(?, ?)'] * size)}) AS k "
+                      "CROSS JOIN receipt AS r ON r.workspace_id = k.column1 AND r.mutation_id = k.column2"
+                for size in _SQLITE_SIZES}
+_POSTGRES_MANY = (f"SELECT {_COLUMNS} FROM unnest($1::uuid[], $2::uuid[]) AS k(w, m) "
+                  "JOIN receipt AS r ON r.workspace_id = k.w AND r.mutation_id = k.m")
+
+Key = tuple[str, str]  # (workspace_id, mutation_id) in canonical text
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +113,64 @@ def _direct_filename(client: Any) -> str | None:
     return None if filename == ":memory:" or filename.startswith("file:") else filename
 
 
-async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptView | None:
-    """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None."""
-    client = get_connection("default")
+def _sqlite_statements(keys: list[Key]) -> list[tuple[str, list[str]]]:
+    """Statements (and their values) that read `keys`, at most 64 keys each."""
+    statements = []
+    for start in range(0, len(keys), _SQLITE_SIZES[-1]):
+        part = keys[start:start + _SQLITE_SIZES[-1]]
+        if len(part) == 1:
+            statements.append((_SQLITE_ONE, list(part[0])))
+            continue
+        size = next(size for size in _SQLITE_SIZES if size >= len(part))
+        padded = part + [part[-1]] * (size - len(part))  # a repeated key matches the same row again
+        statements.append((_SQLITE_MANY[size], [value for key in padded for value in key]))
+    return statements
+
+
+def _views(rows: list[Any]) -> dict[Key, ReceiptView]:
+    views = {}
+    for row in rows:
+        view = ReceiptView.from_row(row)
+        views[(str(view.workspace_id), str(view.mutation_id))] = view
+    return views
+
+
+def _read_now(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptView] | None:
+    """The receipts of `keys` through SQLite's direct path; None when that path cannot answer
+    at once (PostgreSQL, an in-memory database, or SQLite busy)."""
     filename = _direct_filename(client)
-    if filename is not None:
-        try:
-            row = _direct_connection(filename).execute(
-                _SQLITE_SELECT, (str(workspace_id), str(mutation_id))).fetchone()
-            return None if row is None else ReceiptView.from_row(row)
-        except sqlite3.OperationalError:
-            pass  # busy or locked: ask through the async connection, which may wait
-    postgres = is_postgres_connection(client)
-    values = [sql_uuid(workspace_id, postgres), sql_uuid(mutation_id, postgres)]
-    rows = await client.execute_query_dict(_POSTGRES_SELECT if postgres else _SQLITE_SELECT, values)
-    return ReceiptView.from_row(rows[0]) if rows else None
+    if filename is None:
+        return None
+    try:
+        connection = _direct_connection(filename)
+        rows = [row for statement, values in _sqlite_statements(keys)
+                for row in connection.execute(statement, values).fetchall()]
+    except sqlite3.OperationalError:
+        return None  # busy or locked: ask through the async connection, which may wait
+    return _views(rows)
+
+
+async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptView]:
+    if is_postgres_connection(client):
+        if len(keys) == 1:
+            rows = await client.execute_query_dict(_POSTGRES_ONE, [uuid.UUID(value) for value in keys[0]])
+        else:
+            rows = await client.execute_query_dict(
+                _POSTGRES_MANY, [[uuid.UUID(key[0]) for key in keys], [uuid.UUID(key[1]) for key in keys]])
+        return _views(rows)
+    rows = []
+    for statement, values in _sqlite_statements(keys):
+        rows += await client.execute_query_dict(statement, values)
+    return _views(rows)
+
+
+# Batched per connection: a lookup inside a transaction (none is today) reads through it.
+_reads: TurnBatch[BaseDBAsyncClient, Key, ReceiptView] = TurnBatch(_read_now, _read_later)
+
+
+async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptView | None:
+    """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None.
+
+    Read together with the other lookups of this event-loop turn on the same store (turn_batch)."""
+    client = require_context().connections.get("default")
+    return await _reads.get(client, (str(workspace_id), str(mutation_id)))

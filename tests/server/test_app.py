@@ -153,6 +153,22 @@ def test_unknown_paths_and_wrong_methods_are_json_errors(service: dict[str, str]
         assert "x-contract-hash" not in unknown.headers  # no operation lives there
 
 
+def test_a_token_lookup_that_meets_a_database_outage_is_a_json_503(service: dict[str, str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    async def database_down(secret: str) -> None:
+        raise ConnectionRefusedError(111, "Connection refused")  # what asyncpg meets when PostgreSQL is down
+
+    monkeypatch.setattr("server.auth_middleware.authenticate_bearer", database_down)
+    auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "outage-1"}
+    body = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}
+    for path in (STATUS.rest_path, "/mcp"):
+        answer = httpx.post(service["base"] + path, json=body, headers=auth)
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["code"] == "unavailable" and answer.json()["request_id"] == "outage-1"
+        assert answer.headers["x-request-id"] == "outage-1"
+    assert answer.headers.get("x-contract-hash") is None  # /mcp: no one operation's contract
+
+
 def test_openapi_and_health(service: dict[str, str]) -> None:
     document = httpx.get(service["base"] + "/openapi.json").json()
     assert document["openapi"] == "3.1.0" and "/research-api/evidence/retrieve" in document["paths"]

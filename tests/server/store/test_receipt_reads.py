@@ -3,6 +3,7 @@ because SQLite is busy."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -85,3 +86,30 @@ async def test_a_reader_closed_from_another_thread_is_replaced(tmp_path: Path) -
         for _ in range(2):  # closing forgot the reader: the next read opens a new one, and keeps it
             view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
             assert view is not None and view.state == "pending"
+
+
+async def test_reads_asked_together_each_get_their_own_receipt(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 70 receipts (more than one SQLite statement holds), asked all at once with keys that match
+    # nothing: one in another workspace, one never made.
+    made = [(await receipts.submit(request(f"https://example.com/{n}", mutation_id=uuid.uuid4())))[0]
+            for n in range(70)]
+    statements: list[str] = []
+    if not store.startswith("postgres"):
+        direct = receipt_reads._direct_connection
+        monkeypatch.setattr(receipt_reads, "_direct_connection", lambda filename: traced(direct(filename)))
+
+        def traced(connection: sqlite3.Connection) -> sqlite3.Connection:
+            connection.set_trace_callback(statements.append)
+            return connection
+
+    asked = [(WORKSPACE, receipt.mutation_id) for receipt in made]
+    asked += [(uuid.uuid4(), made[0].mutation_id), (WORKSPACE, uuid.uuid4()), asked[3]]
+    views = await asyncio.gather(*(receipt_reads.find_view(workspace, mutation) for workspace, mutation in asked))
+    for receipt, view in zip(made, views, strict=False):
+        assert view is not None and str(view.id) == str(receipt.id)
+        assert str(view.mutation_id) == str(receipt.mutation_id)
+        assert receipts.as_retrieval(view) == receipts.as_retrieval(await Receipt.get(id=receipt.id))
+    assert views[70:72] == [None, None]
+    assert views[72] == views[3]
+    if statements:  # SQLite: 64 keys in one statement, the other 8 in a second
+        assert len([statement for statement in statements if "receipt" in statement]) == 2

@@ -1,0 +1,87 @@
+"""Lookups of one event-loop turn are answered together, each waiter with its own answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from server.store.turn_batch import TurnBatch
+
+pytestmark = pytest.mark.anyio
+
+
+class Recorder:
+    """Answers from a table and records every call it gets."""
+
+    def __init__(self, table: dict[str, int], *, now: bool = True) -> None:
+        self.table, self.answers_now = table, now
+        self.now_calls: list[tuple[str, list[str]]] = []
+        self.later_calls: list[tuple[str, list[str]]] = []
+
+    def now(self, scope: str, keys: list[str]) -> dict[str, int] | None:
+        self.now_calls.append((scope, keys))
+        return {key: self.table[key] for key in keys if key in self.table} if self.answers_now else None
+
+    async def later(self, scope: str, keys: list[str]) -> dict[str, int]:
+        self.later_calls.append((scope, keys))
+        await asyncio.sleep(0)
+        return {key: self.table[key] for key in keys if key in self.table}
+
+
+async def test_lookups_of_one_turn_take_one_call_and_each_gets_its_own_answer() -> None:
+    recorder = Recorder({"a": 1, "b": 2})
+    batch = TurnBatch(recorder.now, recorder.later)
+    answers = await asyncio.gather(*(batch.get("store", key) for key in ["a", "b", "a", "missing"]))
+    assert answers == [1, 2, 1, None]
+    assert recorder.now_calls == [("store", ["a", "b", "missing"])]  # a key asked twice is read once
+    assert recorder.later_calls == []
+
+
+async def test_lookups_of_later_turns_are_read_again() -> None:
+    recorder = Recorder({"a": 1})
+    batch = TurnBatch(recorder.now, recorder.later)
+    assert await batch.get("store", "a") == 1
+    recorder.table["a"] = 5  # changed between the turns: the second lookup must see it
+    assert await batch.get("store", "a") == 5
+    assert len(recorder.now_calls) == 2
+
+
+async def test_each_scope_is_read_on_its_own() -> None:
+    recorder = Recorder({"a": 1})
+    batch = TurnBatch(recorder.now, recorder.later)
+    assert await asyncio.gather(batch.get("one", "a"), batch.get("two", "a")) == [1, 1]
+    assert sorted(recorder.now_calls) == [("one", ["a"]), ("two", ["a"])]
+
+
+async def test_what_cannot_be_answered_at_once_is_answered_later_in_one_call() -> None:
+    recorder = Recorder({"a": 1, "b": 2}, now=False)
+    batch = TurnBatch(recorder.now, recorder.later)
+    assert await asyncio.gather(batch.get("store", "a"), batch.get("store", "b")) == [1, 2]
+    assert recorder.later_calls == [("store", ["a", "b"])]
+
+
+@pytest.mark.parametrize("answers_now", [True, False])
+async def test_a_failed_read_fails_every_waiter_of_its_batch(answers_now: bool) -> None:
+    def now(scope: str, keys: list[str]) -> dict[str, int] | None:
+        if answers_now:
+            raise ConnectionError("database gone")
+        return None
+
+    async def later(scope: str, keys: list[str]) -> dict[str, int]:
+        raise ConnectionError("database gone")
+
+    batch: TurnBatch[str, str, int] = TurnBatch(now, later)
+    results = await asyncio.gather(batch.get("s", "a"), batch.get("s", "b"), return_exceptions=True)
+    assert [type(result) for result in results] == [ConnectionError, ConnectionError]
+
+
+async def test_a_waiter_that_goes_away_leaves_the_others_their_answer() -> None:
+    recorder = Recorder({"a": 1}, now=False)
+    batch = TurnBatch(recorder.now, recorder.later)
+    leaving = asyncio.ensure_future(batch.get("s", "a"))
+    staying = asyncio.ensure_future(batch.get("s", "a"))
+    await asyncio.sleep(0)
+    leaving.cancel()
+    assert await staying == 1
+    assert leaving.cancelled()
