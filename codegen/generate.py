@@ -62,11 +62,11 @@ def plan(contracts_root: Path | None = None) -> Plan:
     everything = python_header(operations)
 
     for op in operations:
-        for direction in ("input", "output"):
+        for direction in ("input", "output", "output_data"):
             source, notes = render_model(op, direction)
             python[f"contracts/models/{op.python_name}_{direction}.py"] = source
             result.notes += notes
-    exports = sorted(name for v in views for name in (v.input_class, v.output_class))
+    exports = sorted(name for v in views for name in (v.input_class, v.output_class, v.output_data_class))
     python["contracts/models/__init__.py"] = render(
         "models_init.py.jinja", header=everything, operations=views, exports=exports)
 

@@ -3,6 +3,10 @@
 The models are typed conveniences for handlers and clients; they are not the contract
 (datamodel-code-generator drops `pattern` on date-time fields). Responses are validated
 against the raw published schemas with jsonschema.
+
+Each output also gets a TypedDict (`<Prefix>OutputData`): the answer as the JSON data it is sent
+as. A handler may return it instead of the model: it is checked against the contract all the same,
+and the service skips building a model only to dump it again (scripts/bench.py status).
 """
 
 from __future__ import annotations
@@ -59,21 +63,31 @@ def _datamodel_options(class_name: str, header: str) -> dict[str, Any]:
     }
 
 
+def _typed_dict_options(class_name: str, header: str) -> dict[str, Any]:
+    from datamodel_code_generator import DataModelType  # type: ignore[attr-defined]
+
+    options = _datamodel_options(class_name, header)
+    # Constraints and the MISSING sentinel are pydantic's; a TypedDict states keys and types only.
+    for pydantic_only in ("use_annotated", "field_constraints", "use_missing_sentinel", "import_overrides"):
+        del options[pydantic_only]
+    return {**options, "output_model_type": DataModelType.TypingTypedDict}
+
+
 def render_model(operation: Operation, direction: str) -> tuple[str, list[ModelNote]]:
-    """Source of the module holding `<Prefix>Input` or `<Prefix>Output`, and what it leaves out."""
+    """Source of the module holding `<Prefix>Input`, `<Prefix>Output` (direction "output") or
+    `<Prefix>OutputData` (direction "output_data"), and what it leaves out."""
     import datamodel_code_generator
 
     variant = operation.model_variant
     # Patterns are ECMA-262; pydantic's regex engine reads \s and \S otherwise (U+0085, U+FEFF).
     schema = with_python_patterns(variant.input_schema if direction == "input" else variant.output_schema)
-    class_name = f"{operation.class_prefix}{direction.capitalize()}"
+    class_name = operation.class_prefix + "".join(word.capitalize() for word in direction.split("_"))
     module = f"contracts/models/{operation.python_name}_{direction}.py"
     header = python_header([operation]).rstrip("\n")
+    options = (_typed_dict_options if direction == "output_data" else _datamodel_options)(class_name, header)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        source = datamodel_code_generator.generate(
-            schema, **_datamodel_options(class_name, header)
-        )
+        source = datamodel_code_generator.generate(schema, **options)
     notes = [ModelNote(module, str(w.message)) for w in caught if issubclass(w.category, UserWarning)]
     assert isinstance(source, str)
     return source, notes

@@ -46,6 +46,7 @@ class OperationView:
     contract_hash: str
     input_class: str
     output_class: str
+    output_data_class: str
     variants: tuple[str, ...]
     rest_method: str | None
     rest_path: str | None
@@ -94,6 +95,7 @@ def operation_view(op: Operation) -> OperationView:
         contract_hash=op.contract_hash,
         input_class=f"{op.class_prefix}Input",
         output_class=f"{op.class_prefix}Output",
+        output_data_class=f"{op.class_prefix}OutputData",
         variants=tuple(op.variants),
         rest_method=rest.get("method"),
         rest_path=rest.get("path"),

@@ -7,7 +7,8 @@ still read from its string form.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,3 +17,11 @@ M = TypeVar("M", bound=BaseModel)
 
 def parse(model: type[M], raw: bytes | str) -> M:
     return model.model_validate_json(raw, strict=True)
+
+
+def wire_data(answer: BaseModel | Mapping[str, Any]) -> Any:
+    """A handler's answer as the JSON data it is sent as: JSON data (an `<Prefix>OutputData`) as it
+    is, a model dumped by its aliases. Either is then checked against the contract."""
+    if isinstance(answer, BaseModel):
+        return answer.model_dump(mode="json", by_alias=True)
+    return answer

@@ -1,14 +1,21 @@
-"""The hand-written implementation of the generated `Handlers` interface (both surfaces use it)."""
+"""The hand-written implementation of the generated `Handlers` interface (both surfaces use it).
+
+The answers are JSON data (`<Prefix>OutputData`) read from the store: their states and kinds are
+the database's strings, which no static type can vouch for; each answer is checked against every
+published output variant before it is sent (rest_runtime, mcp_server).
+"""
 
 from __future__ import annotations
 
+from typing import cast
+
 from contracts.models import (
     GetDocumentsInput,
-    GetDocumentsOutput,
+    GetDocumentsOutputData,
     RetrieveInput,
-    RetrieveOutput,
+    RetrieveOutputData,
     StatusInput,
-    StatusOutput,
+    StatusOutputData,
 )
 from server.context import RequestContext
 from server.documents import UnknownDocument, get_documents
@@ -30,7 +37,7 @@ class EvidenceHandlers:
     def __init__(self, service: EvidenceService | None = None) -> None:
         self.service = service or EvidenceService()
 
-    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutput:
+    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutputData:
         principal = principal_of(context)
         language = payload.language if isinstance(payload.language, str) else None
         try:
@@ -42,17 +49,17 @@ class EvidenceHandlers:
             raise Conflict(str(conflict), code="mutation_conflict") from None
         except ServiceRateLimited as limited:
             raise RateLimited(str(limited), retry_after=limited.retry_after) from None
-        return RetrieveOutput.model_validate(data)
+        return cast(RetrieveOutputData, data)
 
-    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutput:
+    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData:
         principal = principal_of(context)
         try:
             data = await self.service.status(principal, payload.workspace_id, payload.mutation_id)
         except AccessDenied as denied:
             raise Forbidden(denied.message, code=denied.code) from None
-        return StatusOutput.model_validate(data)
+        return cast(StatusOutputData, data)
 
-    async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
+    async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutputData:
         principal = principal_of(context)
         if "agent:research" not in principal.capabilities:
             raise Forbidden("this token was not granted agent:research", code="missing_capability")
@@ -60,4 +67,4 @@ class EvidenceHandlers:
             data = await get_documents(principal, [name.root for name in payload.names])
         except UnknownDocument as unknown:
             raise BadRequest(str(unknown), code="unknown_document") from None
-        return GetDocumentsOutput.model_validate(data)
+        return cast(GetDocumentsOutputData, data)

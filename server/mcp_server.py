@@ -17,11 +17,11 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from contracts.spec import OperationSpec
 from contracts.validation import FieldError, validator_for
-from contracts.wire import parse
+from contracts.wire import parse, wire_data
 from server.context import RequestContext
 from server.env_check import setting
 from server.errors import (
@@ -156,8 +156,7 @@ class ToolCaller:
             raise _validation_failed(model_errors(exc)) from None
         context = RequestContext(request_id, "mcp", {}, {"principal": principal})
         handler = getattr(self.handlers, spec.python_name)
-        result: BaseModel = await handler(payload, context)
-        data = result.model_dump(mode="json", by_alias=True)
+        data = wire_data(await handler(payload, context))
         violations = validator.output_errors(data)
         if violations:
             log.error("contract violation in %s (request %s): %s", spec.name, request_id,

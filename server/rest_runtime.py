@@ -10,7 +10,6 @@ Request, Response and exception wrappers cost more per call than the work they w
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import os
 import re
@@ -19,14 +18,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from contracts.spec import OperationSpec
 from contracts.validation import FieldError, validator_for
-from contracts.wire import parse
+from contracts.wire import parse, wire_data
 
 from .context import RequestContext
 from .errors import (
@@ -46,7 +45,7 @@ REQUEST_ID_HEADER = "X-Request-Id"
 MAX_BODY_BYTES = 64 * 1024
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
-Handler = Callable[[Any, RequestContext], Awaitable[BaseModel]]
+Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any]]]
 
 
 class _RequestIds:
@@ -119,11 +118,9 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
     content_type = headers.get(b"content-type", "").split(";")[0].strip().lower()
     if content_type not in ("application/json", ""):
         raise BadRequest("request body must be application/json", code="unsupported_media_type")
-    try:
-        return body, json.loads(body)
-    except RecursionError:
-        raise BadRequest("request body is not valid JSON: nested too deeply", code="invalid_json") from None
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past the digit limit
+    try:  # pydantic-core's parser: the one the typed model reads the body with, ~10x json.loads
+        return body, from_json(body, cache_strings=False)
+    except ValueError as exc:  # not UTF-8 JSON, too deep, a lone surrogate, an integer past 4300 digits
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
 
@@ -194,12 +191,8 @@ class OperationEndpoint:
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
         try:
-            raw, body = await read_json_body(receive, headers)
-            try:
-                errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
-            except UnicodeEncodeError:  # "\ud800": JSON can spell a lone surrogate, Unicode text cannot hold one
-                raise BadRequest("request body is not valid JSON text: a string holds a lone surrogate",
-                                 code="invalid_json") from None
+            raw, body = await read_json_body(receive, headers)  # refuses lone surrogates ("\ud800")
+            errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
             if errors:
                 names = ", ".join(dict.fromkeys(error.path for error in errors))
                 raise BadRequest(f"request does not match the contract: {names}",
@@ -210,8 +203,7 @@ class OperationEndpoint:
                 raise BadRequest("request does not match the contract", code="validation_failed",
                                  fields=model_errors(exc)) from None
             context = RequestContext(request_id, "rest", Headers(scope=scope), dict(scope.get("state", {})))
-            result = await self.handler(payload, context)
-            data = result.model_dump(mode="json", by_alias=True)
+            data = wire_data(await self.handler(payload, context))
             violations = validators.output_errors(data)
             if violations:
                 log.error("contract violation in %s response (request %s): %s", spec.name,

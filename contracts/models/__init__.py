@@ -4,20 +4,27 @@
 #   contracts/sosoapi_research_evidence_status (sha256:98be4d72ae1d401e)
 # Do not edit by hand: change the contract, then regenerate (`python -m codegen check` fails when stale).
 
-"""Typed models of every operation's input and output (from the `model_variant` of each contract)."""
+"""Typed models of every operation's input and output (from the `model_variant` of each contract),
+and each output as the JSON data it is sent as (a TypedDict)."""
 
 from .get_documents_input import GetDocumentsInput
 from .get_documents_output import GetDocumentsOutput
+from .get_documents_output_data import GetDocumentsOutputData
 from .retrieve_input import RetrieveInput
 from .retrieve_output import RetrieveOutput
+from .retrieve_output_data import RetrieveOutputData
 from .status_input import StatusInput
 from .status_output import StatusOutput
+from .status_output_data import StatusOutputData
 
 __all__ = [
     "GetDocumentsInput",
     "GetDocumentsOutput",
+    "GetDocumentsOutputData",
     "RetrieveInput",
     "RetrieveOutput",
+    "RetrieveOutputData",
     "StatusInput",
     "StatusOutput",
+    "StatusOutputData",
 ]

@@ -4,17 +4,23 @@
 #   contracts/sosoapi_research_evidence_status (sha256:98be4d72ae1d401e)
 # Do not edit by hand: change the contract, then regenerate (`python -m codegen check` fails when stale).
 
-"""The interface hand-written server logic implements: one async method per operation."""
+"""The interface hand-written server logic implements: one async method per operation.
+
+A handler answers with the output model or with the same answer as JSON data (its TypedDict);
+either way the answer is checked against every published output variant before it is sent."""
 
 from typing import Protocol
 
 from contracts.models import (
     GetDocumentsInput,
     GetDocumentsOutput,
+    GetDocumentsOutputData,
     RetrieveInput,
     RetrieveOutput,
+    RetrieveOutputData,
     StatusInput,
     StatusOutput,
+    StatusOutputData,
 )
 from server.context import RequestContext
 
@@ -22,14 +28,18 @@ from server.context import RequestContext
 class Handlers(Protocol):
     async def get_documents(
         self, payload: GetDocumentsInput, context: RequestContext
-    ) -> GetDocumentsOutput:
+    ) -> GetDocumentsOutput | GetDocumentsOutputData:
         """Get documents (`get_documents`, sha256:1efdc01ee2209b16)."""
         ...
 
-    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutput:
+    async def retrieve(
+        self, payload: RetrieveInput, context: RequestContext
+    ) -> RetrieveOutput | RetrieveOutputData:
         """Read a public research source (`sosoapi_research_evidence_retrieve`, sha256:e6a8eb28919d74d9)."""
         ...
 
-    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutput:
+    async def status(
+        self, payload: StatusInput, context: RequestContext
+    ) -> StatusOutput | StatusOutputData:
         """Read the retrieval status of a public source (`sosoapi_research_evidence_status`, sha256:98be4d72ae1d401e)."""
         ...

@@ -91,7 +91,8 @@ async def authenticate_bearer(secret: str) -> Principal | None:
     JWT; cached briefly (see ttl_cache) because every request asks."""
     if not secret:
         return None
-    return await _principals.get(hash_secret(secret), lambda: _verify_bearer(secret))
+    key = hash_secret(secret)
+    return _principals.peek(key) or await _principals.get(key, lambda: _verify_bearer(secret))
 
 
 async def revoke_token(token_id: uuid.UUID) -> bool:
@@ -102,7 +103,8 @@ async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability
     """The caller's role in the workspace, or AccessDenied. Never says whether a receipt exists."""
     if capability not in principal.capabilities:
         raise AccessDenied("missing_capability", f"this token was not granted {capability}")
-    role = await _roles.get((principal.user_id, workspace_id), lambda: _role_of(principal.user_id, workspace_id))
+    key = (principal.user_id, workspace_id)
+    role = _roles.peek(key) or await _roles.get(key, lambda: _role_of(principal.user_id, workspace_id))
     if role is None:
         raise AccessDenied("not_a_member", "you are not a member of this workspace")
     if ROLE_RANK[role] < ROLE_RANK[minimum_role]:

@@ -54,8 +54,8 @@ class ReceiptView:
     mutation_id: uuid.UUID | str
     state: str
     kind: str
-    created_at: datetime
-    settled_at: datetime | None
+    created_at: datetime | str  # as the column gives it: SQLite's ISO text, asyncpg's datetime
+    settled_at: datetime | str | None
     valid_until: datetime
     result: dict[str, Any] | None
     evidence_id: uuid.UUID | str | None
@@ -66,17 +66,13 @@ class ReceiptView:
     def from_row(cls, row: dict[str, Any] | sqlite3.Row) -> ReceiptView:
         result = row["result"]
         return cls(row["id"], row["workspace_id"], row["mutation_id"], row["state"], row["kind"],
-                   _datetime(row["created_at"]), _optional_datetime(row["settled_at"]),
+                   row["created_at"], row["settled_at"],
                    _datetime(row["valid_until"]), json.loads(result) if isinstance(result, str) else result,
                    row["evidence_id"], row["evidence_revision"], row["input_hash"])
 
 
 def _datetime(value: datetime | str) -> datetime:
     return datetime.fromisoformat(value) if isinstance(value, str) else value  # SQLite keeps ISO text
-
-
-def _optional_datetime(value: datetime | str | None) -> datetime | None:
-    return None if value is None else _datetime(value)
 
 
 # One reader per (database file, thread): a thread's event loop uses only its own.

@@ -25,6 +25,7 @@ from server.env_check import setting
 from .models import Receipt
 from .receipt_reads import ReceiptView, find_view
 from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
+from .timestamps import contract_time
 
 DEFAULT_RETENTION = timedelta(hours=24)
 RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
@@ -111,10 +112,6 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
     return found, False
 
 
-def _timestamp(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def as_retrieval(receipt: Receipt | ReceiptView, *, now: datetime | None = None) -> dict[str, Any]:
     """The receipt as the contract's `retrieval` object, with expiry applied at read time."""
     expired = (now or utcnow()) >= receipt.valid_until or receipt.state == "expired"
@@ -131,9 +128,9 @@ def as_retrieval(receipt: Receipt | ReceiptView, *, now: datetime | None = None)
         "mutation_id": str(receipt.mutation_id),
         "state": "expired" if expired else receipt.state,
         "kind": receipt.kind,
-        "created_at": _timestamp(receipt.created_at),
-        "settled_at": _timestamp(receipt.settled_at) if receipt.settled_at else None,
-        "valid_until": _timestamp(receipt.valid_until),
+        "created_at": contract_time(receipt.created_at),
+        "settled_at": None if receipt.settled_at is None else contract_time(receipt.settled_at),
+        "valid_until": contract_time(receipt.valid_until),
         "result": result,
         "evidence": evidence,
     }

@@ -33,6 +33,11 @@ class TTLCache(Generic[V]):
         self._loading: dict[Hashable, asyncio.Task[V | None]] = {}
         self._generation = 0  # bumped by clear(): a load started before it must not be stored
 
+    def peek(self, key: Hashable) -> V | None:
+        """The cached value when there is a fresh one, without waiting (every request asks)."""
+        hit = self._entries.get(key)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
     async def get(self, key: Hashable, load: Callable[[], Awaitable[V | None]]) -> V | None:
         """The cached value, or `load()`'s; misses (None) are not cached, so new grants work at once."""
         if self.ttl <= 0:

@@ -85,3 +85,18 @@ async def test_clear_drops_loads_already_running() -> None:
     stale.release.set()
     assert await first == "before"
     assert await cache.get("key", fresh) == "after" and fresh.calls == 1  # the earlier load was not stored
+
+
+async def test_peek_sees_only_fresh_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache: TTLCache[str] = TTLCache(ttl=5)
+    assert cache.peek("key") is None
+    load = CountingLoader()
+    load.release.set()
+    assert await cache.get("key", load) == "role"
+    assert cache.peek("key") == "role"
+    import time
+
+    later = time.monotonic() + 6
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    assert cache.peek("key") is None  # expired: the caller must load again
+    assert TTLCache[str](ttl=0).peek("key") is None
