@@ -54,9 +54,10 @@ class ReceiptView:
     mutation_id: uuid.UUID | str
     state: str
     kind: str
-    created_at: datetime | str  # as the column gives it: SQLite's ISO text, asyncpg's datetime
+    # Timestamps as the columns give them: SQLite's ISO text, asyncpg's datetimes (timestamps.py)
+    created_at: datetime | str
     settled_at: datetime | str | None
-    valid_until: datetime
+    valid_until: datetime | str
     result: dict[str, Any] | None
     evidence_id: uuid.UUID | str | None
     evidence_revision: int | None
@@ -66,13 +67,9 @@ class ReceiptView:
     def from_row(cls, row: dict[str, Any] | sqlite3.Row) -> ReceiptView:
         result = row["result"]
         return cls(row["id"], row["workspace_id"], row["mutation_id"], row["state"], row["kind"],
-                   row["created_at"], row["settled_at"],
-                   _datetime(row["valid_until"]), json.loads(result) if isinstance(result, str) else result,
+                   row["created_at"], row["settled_at"], row["valid_until"],
+                   json.loads(result) if isinstance(result, str) else result,
                    row["evidence_id"], row["evidence_revision"], row["input_hash"])
-
-
-def _datetime(value: datetime | str) -> datetime:
-    return datetime.fromisoformat(value) if isinstance(value, str) else value  # SQLite keeps ISO text
 
 
 # One reader per (database file, thread): a thread's event loop uses only its own.
@@ -168,5 +165,10 @@ async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptV
     """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None.
 
     Read together with the other lookups of this event-loop turn on the same store (turn_batch)."""
-    client = require_context().connections.get("default")
+    connections = require_context().connections
+    # This context's own connection (a transaction's, inside one), read without tortoise's check
+    # that it belongs to the running loop: that check makes a getpid() system call each time on
+    # Python 3.11 (asyncio.get_running_loop), and a loop switch would have warned (an error in
+    # the tests) where the connection was first taken.
+    client = connections._get_storage().get("default") or connections.get("default")
     return await _reads.get(client, (str(workspace_id), str(mutation_id)))

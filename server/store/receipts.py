@@ -25,7 +25,7 @@ from server.env_check import setting
 from .models import Receipt
 from .receipt_reads import ReceiptView, find_view
 from .sql import dialect_params, is_postgres_connection, sql_time, sql_uuid
-from .timestamps import contract_time
+from .timestamps import as_datetime, contract_time
 
 DEFAULT_RETENTION = timedelta(hours=24)
 RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
@@ -114,7 +114,7 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
 
 def as_retrieval(receipt: Receipt | ReceiptView, *, now: datetime | None = None) -> dict[str, Any]:
     """The receipt as the contract's `retrieval` object, with expiry applied at read time."""
-    expired = (now or utcnow()) >= receipt.valid_until or receipt.state == "expired"
+    expired = (now or utcnow()) >= as_datetime(receipt.valid_until) or receipt.state == "expired"
     result = receipt.result
     if expired and result is not None:
         result = {**result, **HIDDEN_WHEN_EXPIRED}

@@ -26,3 +26,8 @@ def contract_time(value: datetime | str) -> str:
     if value.utcoffset() != _ZERO:
         value = value.astimezone(UTC)
     return to_json(value)[1:-1].decode()
+
+
+def as_datetime(value: datetime | str) -> datetime:
+    """`value` as a datetime (SQLite's stored text parsed)."""
+    return datetime.fromisoformat(value) if isinstance(value, str) else value

@@ -11,6 +11,7 @@ fresh as a lookup of its own would have been.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
@@ -22,34 +23,46 @@ AnswerNow = Callable[[S, list[K]], "dict[K, V] | None"]  # None: cannot answer w
 AnswerLater = Callable[[S, list[K]], Awaitable["dict[K, V]"]]
 
 
+class _Batch(Generic[K, V]):
+    __slots__ = ("loop", "waiting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiting: dict[K, list[asyncio.Future[V | None]]] = {}
+
+
 class TurnBatch(Generic[S, K, V]):
     """`get(scope, key)` answers with `now(scope, keys)` (synchronous, on the event loop) or, when
     that returns None, `later(scope, keys)`, called once for all keys asked in the same turn.
-    A key either returns no value is answered None."""
+    A key that neither gives a value for is answered None."""
 
     def __init__(self, now: AnswerNow[S, K, V], later: AnswerLater[S, K, V]) -> None:
         self._now, self._later = now, later
-        self._open: dict[tuple[asyncio.AbstractEventLoop, S], dict[K, list[asyncio.Future[V | None]]]] = {}
+        self._open: dict[tuple[int, S], _Batch[K, V]] = {}
         self._running: set[asyncio.Task[None]] = set()
 
     def get(self, scope: S, key: K) -> asyncio.Future[V | None]:
-        loop = asyncio.get_running_loop()
-        slot = (loop, scope)
-        waiting = self._open.get(slot)
-        if waiting is None:
-            waiting = self._open[slot] = {}
-            loop.call_soon(self._close, slot)
-        future: asyncio.Future[V | None] = loop.create_future()
-        waiters = waiting.get(key)
+        # Keyed by thread, not by asyncio.get_running_loop(), which makes a getpid() system call
+        # on every call (Python 3.11): one per batch here. A thread runs one loop at a time, so a
+        # batch whose loop is no longer running was left by a loop that stopped before its turn
+        # ended, and is replaced.
+        slot = (threading.get_ident(), scope)
+        batch = self._open.get(slot)
+        if batch is None or not batch.loop.is_running():
+            batch = self._open[slot] = _Batch(asyncio.get_running_loop())
+            batch.loop.call_soon(self._close, slot, batch)
+        future: asyncio.Future[V | None] = batch.loop.create_future()
+        waiters = batch.waiting.get(key)
         if waiters is None:
-            waiting[key] = [future]
+            batch.waiting[key] = [future]
         else:
             waiters.append(future)
         return future
 
-    def _close(self, slot: tuple[asyncio.AbstractEventLoop, S]) -> None:
-        waiting = self._open.pop(slot)
-        loop, scope = slot
+    def _close(self, slot: tuple[int, S], batch: _Batch[K, V]) -> None:
+        if self._open.get(slot) is batch:
+            del self._open[slot]
+        waiting, scope = batch.waiting, slot[1]
         try:
             found = self._now(scope, list(waiting))
         except Exception as exc:  # noqa: BLE001 - every waiter gets it, as a lookup of its own would
@@ -58,7 +71,7 @@ class TurnBatch(Generic[S, K, V]):
         if found is not None:
             _resolve(waiting, found)
             return
-        task = loop.create_task(self._answer_later(scope, waiting))
+        task = batch.loop.create_task(self._answer_later(scope, waiting))
         self._running.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._running.discard)
 

@@ -85,3 +85,22 @@ async def test_a_waiter_that_goes_away_leaves_the_others_their_answer() -> None:
     leaving.cancel()
     assert await staying == 1
     assert leaving.cancelled()
+
+
+def test_a_batch_left_by_a_stopped_loop_does_not_hold_up_the_next_loop() -> None:
+    recorder = Recorder({"a": 1})
+    batch = TurnBatch(recorder.now, recorder.later)
+
+    async def ask_and_leave() -> None:
+        # asked in the loop's last turn: it stops before the turn that would answer it
+        asyncio.get_running_loop().call_soon(batch.get, "store", "a")
+
+    first = asyncio.new_event_loop()
+    first.run_until_complete(ask_and_leave())
+    first.close()
+    assert recorder.now_calls == []
+
+    async def ask() -> int | None:
+        return await asyncio.wait_for(batch.get("store", "a"), timeout=5)
+
+    assert asyncio.run(ask()) == 1
