@@ -145,11 +145,13 @@ def _read_now(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptVi
 
 async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptView]:
     if is_postgres_connection(client):
-        if len(keys) == 1:
-            rows = await client.execute_query_dict(_POSTGRES_ONE, [uuid.UUID(value) for value in keys[0]])
-        else:
-            rows = await client.execute_query_dict(
-                _POSTGRES_MANY, [[uuid.UUID(key[0]) for key in keys], [uuid.UUID(key[1]) for key in keys]])
+        # asyncpg itself, on a pooled connection: its records read by name like tortoise's dicts,
+        # and its uuid codec takes the keys' text as it is
+        async with client.acquire_connection() as connection:
+            if len(keys) == 1:
+                rows = await connection.fetch(_POSTGRES_ONE, *keys[0])
+            else:
+                rows = await connection.fetch(_POSTGRES_MANY, [key[0] for key in keys], [key[1] for key in keys])
         return _views(rows)
     rows = []
     for statement, values in _sqlite_statements(keys):
