@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from server import heap
 from server.env_check import check_or_exit, configure_logging
 from server.store.db import database_url, is_postgres, open_store, shown_url, sqlite_path
 
@@ -58,6 +59,8 @@ def main(argv: list[str]) -> int:
     from server.http_protocol import BoundedHeadHttpTools
 
     http: Any = args.http if args.http == "h11" else BoundedHeadHttpTools  # h11 bounds the head itself
-    uvicorn.run(create_app(url, in_process_worker=not args.no_worker), host=args.host, port=args.port,
+    app = create_app(url, in_process_worker=not args.no_worker)
+    heap.settle()
+    uvicorn.run(app, host=args.host, port=args.port,
                 log_level="info", access_log=False, http=http)
     return 0
