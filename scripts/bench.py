@@ -25,185 +25,16 @@ import datetime
 import json
 import os
 import platform
-import re
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
-PG_ADMIN = os.environ.get("EVIDENCEKIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-Row = tuple[str, str, str, str, str]  # benchmark, ours, peer, ratio, target
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60, verify: object = True) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"server exited with {process.returncode}")
-        try:
-            httpx.get(url, timeout=1, verify=verify)  # type: ignore[arg-type]
-            return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise SystemExit(f"{url} did not come up")
-
-
-def wrk(url: str, body: str, token: str, seconds: int) -> float:
-    if shutil.which("wrk") is None:
-        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, capture_output=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n'
-                     f'wrk.headers["Content-Type"] = "application/json"\n'
-                     f'wrk.headers["Authorization"] = "Bearer {token}"\n')
-    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{seconds}s", "-s", script.name, url],
-                         capture_output=True, text=True, check=True).stdout
-    os.unlink(script.name)
-    non_2xx = next((line for line in out.splitlines() if "Non-2xx" in line), None)
-    if non_2xx:
-        raise SystemExit(f"wrk saw errors: {non_2xx}\n{out}")
-    return float(next(line for line in out.splitlines() if line.startswith("Requests/sec")).split()[1])
-
-
-def serve(env: dict[str, str], port: int, http: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--no-worker", "--port", str(port), "--http", http],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-
-HTTP_SETTINGS = {"httptools": "httptools + uvloop (as shipped)", "h11": "h11 + uvloop"}
-
-
-def asgi_app(module: str, env: dict[str, str], http: str, port: int) -> subprocess.Popen[bytes]:
-    """scripts/<module>.py's `app` on the same uvicorn settings as the service."""
-    return subprocess.Popen([PYTHON, "-m", "uvicorn", f"{module}:app", "--host", "127.0.0.1", "--port", str(port),
-                             "--log-level", "warning", "--no-access-log", "--http", http],
-                            cwd=ROOT / "scripts", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-@dataclass
-class StatusRates:
-    """Requests/s of each side in each round; the ratios are taken within a round."""
-
-    ours: list[float]
-    floor: list[float]
-    peer: list[float]
-    body: str
-
-    def ratio(self, side: list[float]) -> tuple[float, float, float]:
-        """(median, lowest, highest) of side/peer over the rounds."""
-        ratios = [mine / peer for mine, peer in zip(side, self.peer, strict=True)]
-        return statistics.median(ratios), min(ratios), max(ratios)
-
-
-def status_bench(database: str, seconds: int, rounds: int, data: Path, http: str) -> StatusRates:
-    """The service, its floor and the bare peer, all up at once, measured in interleaved rounds.
-
-    A shared machine's speed drifts over a minute (other tenants, CPU boost): measuring each side
-    once, one after the other, would fold that drift into the ratio. Each round runs the three
-    back to back, in a rotating order, and the ratio is taken within the round.
-    """
-    import httpx
-
-    env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "EVIDENCEKIT_LOG_LEVEL": "WARNING",
-           "PYTHONPATH": str(ROOT)}
-    if database != "sqlite":
-        env["DATABASE_URL"] = database
-    ports = {"ours": free_port(), "floor": free_port(), "peer": free_port()}
-    processes = [serve(env, ports["ours"], http)]
-    try:
-        wait_ready(f"http://127.0.0.1:{ports['ours']}/healthz", processes[0])
-        boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"], cwd=ROOT,
-                                         env=env, capture_output=True, text=True, check=True).stdout)
-        headers = {"Authorization": f"Bearer {boot['token']}"}
-        mutation = str(uuid.uuid4())
-        base = f"http://127.0.0.1:{ports['ours']}/research-api/evidence"
-        httpx.post(f"{base}/retrieve", headers=headers, json={
-            "workspace_id": boot["workspace_id"], "mutation_id": mutation,
-            "url": "https://example.com/never-fetched", "kind": "url_text"}).raise_for_status()
-        body = json.dumps({"workspace_id": boot["workspace_id"], "mutation_id": mutation})
-        answer = httpx.post(f"{base}/status", headers=headers, content=body, timeout=5)
-        answer.raise_for_status()
-        body_file = data / "peer-body.json"
-        body_file.write_bytes(answer.content)
-        processes.append(asgi_app("bench_floor_app", env, http, ports["floor"]))
-        processes.append(asgi_app("bench_peer_app", {**env, "BENCH_PEER_BODY": str(body_file)}, http, ports["peer"]))
-        for process, side in zip(processes[1:], ("floor", "peer"), strict=True):
-            wait_ready(f"http://127.0.0.1:{ports[side]}/", process)
-        rates: dict[str, list[float]] = {side: [] for side in ports}
-        order = list(ports)
-        each = max(2, round(seconds / rounds))
-        for turn in range(rounds):
-            for side in order[turn % 3:] + order[:turn % 3]:
-                url = f"http://127.0.0.1:{ports[side]}/research-api/evidence/status"
-                rates[side].append(wrk(url, body, boot["token"], each))
-        return StatusRates(rates["ours"], rates["floor"], rates["peer"], answer.text)
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=30)
-
-
-async def pg_database(create: bool, name: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(PG_ADMIN)
-    try:
-        await connection.execute(f'CREATE DATABASE "{name}"' if create else f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await connection.close()
-
-
-def shown_ratio(ratio: tuple[float, float, float]) -> str:
-    median, low, high = ratio
-    return f"{median:.2f} ({low:.2f}-{high:.2f})"
-
-
-def run_status(seconds: int, rounds: int, rows: list[Row], bodies: list[str]) -> list[float]:
-    """Both sides on the same uvicorn settings, for each HTTP parser: httptools (what `serve` uses)
-    makes the bare peer ~2.5x faster and this service ~1.5x, so the ratio is lower there."""
-    request_seconds = []
-    name = f"evidencekit_bench_{uuid.uuid4().hex[:8]}"
-    try:
-        asyncio.run(pg_database(True, name))
-        postgres: str | None = PG_ADMIN.rsplit("/", 1)[0] + "/" + name
-    except OSError as exc:
-        rows.append(("status read, PostgreSQL", "skipped", f"PostgreSQL unreachable: {exc}", "", ">= 0.5"))
-        postgres = None
-    try:
-        for http, label in HTTP_SETTINGS.items():
-            for database, shown in (("sqlite", "SQLite"), (postgres, "PostgreSQL")):
-                if database is None:
-                    continue
-                with tempfile.TemporaryDirectory() as tmp:
-                    rates = status_bench(database, seconds, rounds, Path(tmp), http)
-                ours, floor, peer = (statistics.median(side) for side in (rates.ours, rates.floor, rates.peer))
-                rows.append((f"status read, {shown}, {label} (req/s, 32 conns)", f"{ours:.0f}",
-                             f"{peer:.0f} bare Starlette", shown_ratio(rates.ratio(rates.ours)), ">= 0.5"))
-                rows.append((f"  floor: the same steps with no framework, {shown}, {http}", f"{floor:.0f}",
-                             f"{peer:.0f} bare Starlette", shown_ratio(rates.ratio(rates.floor)),
-                             "(bound on the row above)"))
-                bodies.append(rates.body)
-                request_seconds.append(1 / ours)  # one process serves them all: its time per request
-    finally:
-        if postgres is not None:
-            asyncio.run(pg_database(False, name))
-    return request_seconds
+from bench_common import PYTHON, ROOT, LeanClient, Row, free_port, wait_ready
+from bench_status import run_status
 
 
 def run_validation(body: str, request_seconds: float, rows: list[Row]) -> None:
@@ -265,37 +96,6 @@ def peak_rss_mb(pid: int) -> list[float]:
             if line.startswith("VmHWM:"):
                 peaks.append(int(line.split()[1]) / 1024)
     return peaks
-
-
-_CONTENT_LENGTH = re.compile(rb"(?i)\r\ncontent-length:\s*(\d+)")
-
-
-class LeanClient:
-    """Keep-alive HTTP/1.1 JSON POSTs over raw asyncio streams: the harness's load generator.
-
-    httpx costs ~5 ms of CPU per call on these machines; 1,000 submits and their status reads
-    through it took ~13 s of CPU from the two cores the server under test needs."""
-
-    def __init__(self, port: int, token: str) -> None:
-        self.port = port
-        self.head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
-        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-
-    async def post(self, path: str, payload: dict[str, str]) -> tuple[int, dict]:  # type: ignore[type-arg]
-        body = json.dumps(payload).encode()
-        request = f"POST {path} HTTP/1.1\r\n{self.head}Content-Length: {len(body)}\r\n\r\n".encode() + body
-        reader, writer = self.idle.pop() if self.idle else await asyncio.open_connection("127.0.0.1", self.port)
-        writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = _CONTENT_LENGTH.search(head)
-        assert length is not None, head
-        data = await reader.readexactly(int(length.group(1)))
-        self.idle.append((reader, writer))
-        return int(head.split(b" ", 2)[1]), json.loads(data)
-
-    def close(self) -> None:
-        for _, writer in self.idle:
-            writer.close()
 
 
 async def submit_and_settle(port: int, token: str, workspace: str, urls: list[str], in_flight: int) -> None:
@@ -418,20 +218,25 @@ def run_retrieve(rows: list[Row], count: int, big: int, rounds: int) -> None:
 
 METHOD = """## How each row is measured
 
-- **status read**: `wrk -t2 -c32` POSTs one status body with a bearer token. The service, its
-  floor and the peer are all up at once and measured in `--rounds` interleaved rounds (each side
-  `--seconds` in all, the order rotating each round); the ratio is taken within each round and
-  shown as the median (lowest-highest), and the req/s columns are medians. Measured one after the
-  other, once each, a shared machine's drift went into the ratio: one such run put the PostgreSQL
-  service above its own floor. The receipt is pending, so every request reads it from the database; only token -> principal and
-  (user, workspace) -> role are cached (EVIDENCEKIT_AUTH_CACHE_SECONDS). The peer is a bare
-  Starlette endpoint returning the same bytes. Both run on the same uvicorn settings, once with
-  httptools (what `evidencekit serve` uses) and once with the pure-Python h11 parser: the faster
-  the HTTP layer, the larger the share of the service's own per-request work, so the ratio drops
-  while both absolute rates rise. The **floor** rows run the status call's own steps (bearer
-  lookup, JSON, every input and output variant, the typed models, role check, database read) in a
-  bare ASGI function with no framework (scripts/bench_floor_app.py), on the same database and
-  settings: no amount of framework work can take the service past its floor.
+- **status read**: `wrk -t2 -c32` POSTs status bodies with a bearer token, cycling through
+  1,000 distinct pending receipts (the service answers the reads of one event-loop turn with
+  one statement; one receipt polled over and over would let that read answer 32 requests at once).
+  Every request reads its receipt from the database; only token -> principal and (user,
+  workspace) -> role are cached (EVIDENCEKIT_AUTH_CACHE_SECONDS). Every answer is validated against
+  the contract. The peer is a bare Starlette endpoint returning the same bytes, run by uvicorn with
+  the same HTTP parser and event loop. The service, its floor and the peers are all up at once and
+  measured in `--rounds` interleaved rounds (each side `--seconds` in all, the order rotating each
+  round); the ratio is taken within each round and shown as the median (lowest-highest), and the
+  req/s columns are medians: measured one after the other, once each, a shared machine's drift went
+  into the ratio. Each setting is measured with httptools (what `evidencekit serve` uses) and with
+  the pure-Python h11 parser: the faster the HTTP layer, the larger the share of the service's own
+  work, so the ratio drops while both absolute rates rise. `evidencekit serve` settles its heap
+  before serving (server/heap.py: `gc.freeze()` and a higher young-generation threshold); the
+  **settled peer** row compares with the same peer given the same settling. The **floor** rows run
+  the status call's own steps (bearer lookup, JSON, every input variant, the typed input, role
+  check, the batched database read, the answer's JSON data, every output variant) in a bare ASGI
+  function (scripts/bench_floor_app.py, heap settled), on the same database and settings: no
+  amount of plumbing work can take the service past its floor.
 - **response validation**: one status response checked against every published output variant
   (jsonschema-rs verdict), as a share of the server time per request of the first status row.
 - **retrieve end to end**: a local HTTPS origin (trustme CA) serves distinct ~200 KB pages.

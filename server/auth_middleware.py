@@ -38,27 +38,33 @@ class BearerAuth:
         return path in self._roots or path.startswith(self._beneath)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.protects(scope["path"]):
+        unprotected = scope["type"] != "http" or not self.protects(scope["path"])
+        if unprotected or await authenticated(scope, receive, send):
             await self.app(scope, receive, send)
-            return
-        headers = header_values(scope, _AUTH_HEADERS)
-        try:
-            principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
-        except Exception as exc:  # the token lookup met a database outage (503), or a bug (500)
-            error = unexpected(exc, f"the bearer check of {scope['method']} {scope['path']}")
-            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
-            await error_response(error, request_id, scope["path"])(scope, receive, send)
-            return
-        if principal is None:
-            request = Request(scope)
-            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
-            error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
-            challenge = "Bearer"
-            if OAuthSettings.from_env() is not None:
-                challenge += f' resource_metadata="{str(request.base_url).rstrip("/")}{METADATA_PATH}"'
-            response = error_response(error, request_id, scope["path"])
-            response.headers["WWW-Authenticate"] = challenge
-            await response(scope, receive, send)
-            return
-        scope.setdefault("state", {})["principal"] = principal
-        await self.app(scope, receive, send)
+
+
+async def authenticated(scope: Scope, receive: Receive, send: Send) -> bool:
+    """True, with the caller's principal in `scope["state"]["principal"]`, when the request's bearer
+    token is good; else the request is answered here (401; 503 when the token lookup met a database
+    outage) and False."""
+    headers = header_values(scope, _AUTH_HEADERS)
+    try:
+        principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
+    except Exception as exc:  # the token lookup met a database outage (503), or a bug (500)
+        error = unexpected(exc, f"the bearer check of {scope['method']} {scope['path']}")
+        request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+        await error_response(error, request_id, scope["path"])(scope, receive, send)
+        return False
+    if principal is None:
+        request = Request(scope)
+        request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+        error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+        challenge = "Bearer"
+        if OAuthSettings.from_env() is not None:
+            challenge += f' resource_metadata="{str(request.base_url).rstrip("/")}{METADATA_PATH}"'
+        response = error_response(error, request_id, scope["path"])
+        response.headers["WWW-Authenticate"] = challenge
+        await response(scope, receive, send)
+        return False
+    scope.setdefault("state", {})["principal"] = principal
+    return True

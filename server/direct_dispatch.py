@@ -10,12 +10,15 @@ endpoints answer every error themselves, in the shape the Starlette app's handle
 
 from __future__ import annotations
 
+import logging
+
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .access_log import AccessLog
-from .auth_middleware import BearerAuth
+from .access_log import log as access_log
+from .auth_middleware import authenticated
 
 
 class DirectDispatch:
@@ -26,14 +29,17 @@ class DirectDispatch:
         self.state = app.state
         self.endpoints: dict[str, ASGIApp] = {route.path: route.endpoint for route in routes
                                               if route.methods == {"POST"}}
-        self.direct = AccessLog(BearerAuth(self._endpoint))
+        self.logged = AccessLog(self._direct)
 
-    async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.endpoints[scope["path"]](scope, receive, send)
+    async def _direct(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if await authenticated(scope, receive, send):
+            await self.endpoints[scope["path"]](scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in self.endpoints
-                and not scope.get("root_path")):
-            await self.direct(scope, receive, send)
-        else:
+        if (scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.endpoints
+                or scope.get("root_path")):
             await self.app(scope, receive, send)
+        elif access_log.isEnabledFor(logging.INFO):
+            await self.logged(scope, receive, send)
+        else:
+            await self._direct(scope, receive, send)

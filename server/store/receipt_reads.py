@@ -18,6 +18,7 @@ import json
 import sqlite3
 import threading
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -163,7 +164,7 @@ async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, R
 _reads: TurnBatch[BaseDBAsyncClient, Key, ReceiptView] = TurnBatch(_read_now, _read_later)
 
 
-async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptView | None:
+def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> Awaitable[ReceiptView | None]:
     """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None.
 
     Read together with the other lookups of this event-loop turn on the same store (turn_batch)."""
@@ -173,4 +174,4 @@ async def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> ReceiptV
     # Python 3.11 (asyncio.get_running_loop), and a loop switch would have warned (an error in
     # the tests) where the connection was first taken.
     client = connections._get_storage().get("default") or connections.get("default")
-    return await _reads.get(client, (str(workspace_id), str(mutation_id)))
+    return _reads.get(client, (str(workspace_id), str(mutation_id)))

@@ -1,0 +1,38 @@
+"""Serve scripts/<module>.py's `app` on uvicorn as the status benchmark runs its peers:
+
+    python scripts/bench_asgi.py MODULE PORT HTTP [--settle]
+
+on 127.0.0.1 with uvicorn's own protocol for that HTTP parser and no access log, as
+`python -m uvicorn` runs it; --settle first settles the heap as `evidencekit serve` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("module")
+    parser.add_argument("port", type=int)
+    parser.add_argument("http", choices=("httptools", "h11"))
+    parser.add_argument("--settle", action="store_true")
+    args = parser.parse_args()
+    sys.path[:0] = [str(ROOT / "scripts"), str(ROOT)]
+    import uvicorn
+
+    from server import heap
+
+    app = importlib.import_module(args.module).app
+    if args.settle:
+        heap.settle()
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, http=args.http)
+
+
+if __name__ == "__main__":
+    main()
