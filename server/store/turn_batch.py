@@ -6,6 +6,12 @@ connection and a round trip. The first lookup of a turn schedules the batch with
 every request the loop already has in hand joins it before it runs; the batch then costs one
 statement. Each batch starts after every request in it was asked, so every answer is at least as
 fresh as a lookup of its own would have been.
+
+A batch that must wait for its answer (a round trip to PostgreSQL) is not followed by another
+while it is out: lookups asked meanwhile gather into the next batch, which goes when the answer is
+back. Under load that makes a few large statements instead of many small ones (on PostgreSQL
+under wrk, 41% of batches had been single lookups), and it costs a lookup at most one round trip
+of waiting.
 """
 
 from __future__ import annotations
@@ -21,14 +27,16 @@ V = TypeVar("V")
 
 AnswerNow = Callable[[S, list[K]], "dict[K, V] | None"]  # None: cannot answer without waiting
 AnswerLater = Callable[[S, list[K]], Awaitable["dict[K, V]"]]
+Slot = tuple[int, S]  # (thread, scope): a thread runs one event loop at a time
 
 
 class _Batch(Generic[K, V]):
-    __slots__ = ("loop", "waiting")
+    __slots__ = ("loop", "waiting", "turn_over")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.waiting: dict[K, list[asyncio.Future[V | None]]] = {}
+        self.turn_over = False  # its turn ended while another batch's answer was still out
 
 
 class TurnBatch(Generic[S, K, V]):
@@ -38,19 +46,19 @@ class TurnBatch(Generic[S, K, V]):
 
     def __init__(self, now: AnswerNow[S, K, V], later: AnswerLater[S, K, V]) -> None:
         self._now, self._later = now, later
-        self._open: dict[tuple[int, S], _Batch[K, V]] = {}
+        self._open: dict[Slot[S], _Batch[K, V]] = {}
+        self._out: dict[Slot[S], asyncio.AbstractEventLoop] = {}  # a `later` answer still to come
         self._running: set[asyncio.Task[None]] = set()
 
     def get(self, scope: S, key: K) -> asyncio.Future[V | None]:
         # Keyed by thread, not by asyncio.get_running_loop(), which makes a getpid() system call
-        # on every call (Python 3.11): one per batch here. A thread runs one loop at a time, so a
-        # batch whose loop is no longer running was left by a loop that stopped before its turn
-        # ended, and is replaced.
+        # on every call (Python 3.11): one per batch here. A batch whose loop is no longer running
+        # was left by a loop that stopped before its turn ended, and is replaced.
         slot = (threading.get_ident(), scope)
         batch = self._open.get(slot)
         if batch is None or not batch.loop.is_running():
             batch = self._open[slot] = _Batch(asyncio.get_running_loop())
-            batch.loop.call_soon(self._close, slot, batch)
+            batch.loop.call_soon(self._end_of_turn, slot, batch)
         future: asyncio.Future[V | None] = batch.loop.create_future()
         waiters = batch.waiting.get(key)
         if waiters is None:
@@ -59,9 +67,16 @@ class TurnBatch(Generic[S, K, V]):
             waiters.append(future)
         return future
 
-    def _close(self, slot: tuple[int, S], batch: _Batch[K, V]) -> None:
-        if self._open.get(slot) is batch:
-            del self._open[slot]
+    def _end_of_turn(self, slot: Slot[S], batch: _Batch[K, V]) -> None:
+        if self._open.get(slot) is not batch:
+            return
+        if self._out.get(slot) is batch.loop:  # it goes, with what joins it meanwhile, when that is back
+            batch.turn_over = True
+            return
+        del self._open[slot]
+        self._answer(slot, batch)
+
+    def _answer(self, slot: Slot[S], batch: _Batch[K, V]) -> None:
         waiting, scope = batch.waiting, slot[1]
         try:
             found = self._now(scope, list(waiting))
@@ -71,22 +86,35 @@ class TurnBatch(Generic[S, K, V]):
         if found is not None:
             _resolve(waiting, found)
             return
-        task = batch.loop.create_task(self._answer_later(scope, waiting))
+        self._out[slot] = batch.loop
+        task = batch.loop.create_task(self._answer_later(slot, batch))
         self._running.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._running.discard)
 
-    async def _answer_later(self, scope: S, waiting: dict[K, list[asyncio.Future[V | None]]]) -> None:
+    async def _answer_later(self, slot: Slot[S], batch: _Batch[K, V]) -> None:
+        waiting = batch.waiting
         try:
-            found = await self._later(scope, list(waiting))
-        except asyncio.CancelledError:
+            found = await self._later(slot[1], list(waiting))
+        except asyncio.CancelledError:  # the loop is shutting down
+            self._done(slot, batch)
             for waiters in waiting.values():
                 for future in waiters:
                     future.cancel()
             raise
         except Exception as exc:  # noqa: BLE001 - handed to every waiter
             _fail(waiting, exc)
-            return
-        _resolve(waiting, found)
+        else:
+            _resolve(waiting, found)
+        self._done(slot, batch)
+        queued = self._open.get(slot)
+        if queued is not None and queued.turn_over:
+            del self._open[slot]
+            self._answer(slot, queued)
+
+
+    def _done(self, slot: Slot[S], batch: _Batch[K, V]) -> None:
+        if self._out.get(slot) is batch.loop:
+            del self._out[slot]
 
 
 def _resolve(waiting: dict[K, list[asyncio.Future[V | None]]], found: dict[K, V]) -> None:

@@ -104,3 +104,41 @@ def test_a_batch_left_by_a_stopped_loop_does_not_hold_up_the_next_loop() -> None
         return await asyncio.wait_for(batch.get("store", "a"), timeout=5)
 
     assert asyncio.run(ask()) == 1
+
+
+class Gated(Recorder):
+    """Answers later, when released: a round trip that takes a while."""
+
+    def __init__(self, table: dict[str, int], *, fail_first: bool = False) -> None:
+        super().__init__(table, now=False)
+        self.release = asyncio.Event()
+        self.fail_first = fail_first
+
+    async def later(self, scope: str, keys: list[str]) -> dict[str, int]:
+        self.later_calls.append((scope, keys))
+        await self.release.wait()
+        if self.fail_first and len(self.later_calls) == 1:
+            raise ConnectionError("database gone")
+        return {key: self.table[key] for key in keys if key in self.table}
+
+
+@pytest.mark.parametrize("fail_first", [False, True])
+async def test_lookups_asked_while_an_answer_is_out_go_together_when_it_is_back(fail_first: bool) -> None:
+    recorder = Gated({"a": 1, "b": 2, "c": 3}, fail_first=fail_first)
+    batch = TurnBatch(recorder.now, recorder.later)
+    first = asyncio.ensure_future(batch.get("s", "a"))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # the first batch is out
+    second = asyncio.ensure_future(batch.get("s", "b"))
+    await asyncio.sleep(0)
+    third = asyncio.ensure_future(batch.get("s", "c"))  # asked in another turn, while still out
+    await asyncio.sleep(0)
+    assert recorder.later_calls == [("s", ["a"])]
+    recorder.release.set()
+    assert await asyncio.gather(second, third) == [2, 3]
+    assert recorder.later_calls == [("s", ["a"]), ("s", ["b", "c"])]
+    if fail_first:
+        with pytest.raises(ConnectionError):
+            await first
+    else:
+        assert await first == 1
