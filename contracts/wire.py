@@ -22,6 +22,6 @@ def parse(model: type[M], raw: bytes | str) -> M:
 def wire_data(answer: BaseModel | Mapping[str, Any]) -> Any:
     """A handler's answer as the JSON data it is sent as: JSON data (an `<Prefix>OutputData`) as it
     is, a model dumped by its aliases. Either is then checked against the contract."""
-    if isinstance(answer, BaseModel):
-        return answer.model_dump(mode="json", by_alias=True)
-    return answer
+    if type(answer) is dict or not isinstance(answer, BaseModel):  # dict first: BaseModel's check is an ABC's
+        return answer
+    return answer.model_dump(mode="json", by_alias=True)

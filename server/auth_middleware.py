@@ -25,9 +25,6 @@ def bearer_secret(authorization: str) -> str:
     return secret.strip() if scheme.lower() == "bearer" else ""
 
 
-_AUTH_HEADERS = frozenset({b"authorization", REQUEST_ID_KEY})
-
-
 class BearerAuth:
     def __init__(self, app: ASGIApp, prefixes: tuple[str, ...] = ("/research-api/", "/mcp")) -> None:
         self.app = app
@@ -47,7 +44,7 @@ async def authenticated(scope: Scope, receive: Receive, send: Send) -> bool:
     """True, with the caller's principal in `scope["state"]["principal"]`, when the request's bearer
     token is good; else the request is answered here (401; 503 when the token lookup met a database
     outage) and False."""
-    headers = header_values(scope, _AUTH_HEADERS)
+    headers = header_values(scope)
     try:
         principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
     except Exception as exc:  # the token lookup met a database outage (503), or a bug (500)

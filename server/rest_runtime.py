@@ -68,20 +68,25 @@ _request_ids = _RequestIds()
 
 def request_id_for(given: str) -> str:
     """The caller's X-Request-Id when it is a sane token, else a new one."""
-    return given if _VALID_REQUEST_ID.match(given) else _request_ids.new()
+    return given if given and _VALID_REQUEST_ID.match(given) else _request_ids.new()
 
 
 REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
 CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
-_READ_HEADERS = frozenset({b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
+# Every request header the service reads, found in one pass (the bearer check, then the endpoint)
+_READ_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
+_FOUND = "evidencekit.headers"
 
 
-def header_values(scope: Scope, names: frozenset[bytes] = _READ_HEADERS) -> dict[bytes, str]:
-    """The named request headers, in one pass (ASGI names are lowercase; the first of a name wins)."""
-    found: dict[bytes, str] = {}
-    for name, value in scope["headers"]:
-        if name in names and name not in found:
-            found[name] = value.decode("latin-1")
+def header_values(scope: Scope) -> dict[bytes, str]:
+    """The request headers the service reads, found once per request and kept in its scope (ASGI
+    names are lowercase; the first of a name wins)."""
+    found: dict[bytes, str] | None = scope.get(_FOUND)
+    if found is None:
+        found = scope[_FOUND] = {}
+        for name, value in scope["headers"]:
+            if name in _READ_HEADERS and name not in found:
+                found[name] = value.decode("latin-1")
     return found
 
 
