@@ -49,6 +49,10 @@ class StaleContractError(RuntimeError):
 _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
+_SEEN_UUIDS: set[str] = set()  # canonical uuids already checked: every status answer repeats its ids
+_SEEN_LIMIT = 100_000
+
+
 def is_uuid(value: object) -> bool:
     """The `uuid` format as the Python engine checks it (draft-07 has no uuid format built in).
 
@@ -57,7 +61,12 @@ def is_uuid(value: object) -> bool:
     """
     if not isinstance(value, str):
         return True
+    if value in _SEEN_UUIDS:
+        return True
     if _CANONICAL_UUID.fullmatch(value):
+        if len(_SEEN_UUIDS) >= _SEEN_LIMIT:
+            _SEEN_UUIDS.clear()
+        _SEEN_UUIDS.add(value)
         return True
     try:
         uuid.UUID(value)

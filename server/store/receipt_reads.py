@@ -18,7 +18,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,18 +29,22 @@ from tortoise.context import require_context
 from .sql import is_postgres_connection
 from .turn_batch import TurnBatch
 
+# In ReceiptView's order: rows are read by position (by name, sqlite3.Row compares every column's
+# name). PostgreSQL sends the uuids as text, as SQLite keeps them: no UUID objects to make and print.
 _COLUMN_NAMES = ("id", "workspace_id", "mutation_id", "state", "kind", "created_at", "settled_at",
                  "valid_until", "result", "evidence_id", "evidence_revision", "input_hash")
+_UUID_COLUMNS = frozenset({"id", "workspace_id", "mutation_id", "evidence_id"})
 _COLUMNS = ", ".join(f"r.{name}" for name in _COLUMN_NAMES)
+_POSTGRES_COLUMNS = ", ".join(f"r.{name}::text" if name in _UUID_COLUMNS else f"r.{name}" for name in _COLUMN_NAMES)
 _SQLITE_ONE = f"SELECT {_COLUMNS} FROM receipt AS r WHERE r.workspace_id = ? AND r.mutation_id = ?"
-_POSTGRES_ONE = f"SELECT {_COLUMNS} FROM receipt AS r WHERE r.workspace_id = $1 AND r.mutation_id = $2"
+_POSTGRES_ONE = f"SELECT {_POSTGRES_COLUMNS} FROM receipt AS r WHERE r.workspace_id = $1 AND r.mutation_id = $2"
 # The asked keys, then the receipt table through its unique index: CROSS JOIN keeps SQLite from
 # choosing another order (a VALUES list inside `IN (...)` made it scan the table).
 _SQLITE_SIZES = (2, 4, 8, 16, 32, 64)  # padded to these, so that a few statements stay cached
 _SQLITE_MANY = {size: f"SELECT {_COLUMNS} FROM (VALUES {', '.join(['(?, ?)'] * size)}) AS k "
                       "CROSS JOIN receipt AS r ON r.workspace_id = k.column1 AND r.mutation_id = k.column2"
                 for size in _SQLITE_SIZES}
-_POSTGRES_MANY = (f"SELECT {_COLUMNS} FROM unnest($1::uuid[], $2::uuid[]) AS k(w, m) "
+_POSTGRES_MANY = (f"SELECT {_POSTGRES_COLUMNS} FROM unnest($1::uuid[], $2::uuid[]) AS k(w, m) "
                   "JOIN receipt AS r ON r.workspace_id = k.w AND r.mutation_id = k.m")
 
 Key = tuple[str, str]  # (workspace_id, mutation_id) in canonical text
@@ -65,12 +69,11 @@ class ReceiptView:
     input_hash: str  # what the receipt was made for (receipts.RetrieveRequest.input_hash)
 
     @classmethod
-    def from_row(cls, row: dict[str, Any] | sqlite3.Row) -> ReceiptView:
-        result = row["result"]
-        return cls(row["id"], row["workspace_id"], row["mutation_id"], row["state"], row["kind"],
-                   row["created_at"], row["settled_at"], row["valid_until"],
-                   json.loads(result) if isinstance(result, str) else result,
-                   row["evidence_id"], row["evidence_revision"], row["input_hash"])
+    def from_row(cls, row: Sequence[Any]) -> ReceiptView:
+        """A row of _COLUMN_NAMES, in that order."""
+        result = row[8]
+        return cls(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+                   json.loads(result) if isinstance(result, str) else result, row[9], row[10], row[11])
 
 
 # One reader per (database file, thread): a thread's event loop uses only its own.
@@ -84,7 +87,6 @@ def _direct_connection(filename: str) -> sqlite3.Connection:
     if connection is None:
         # timeout=0: never wait on the event loop; a busy database falls back to the async path
         connection = sqlite3.connect(filename, timeout=0, isolation_level=None, check_same_thread=False)
-        connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA query_only = 1")
         with _all_lock:
             _all_direct[key] = connection
@@ -156,7 +158,7 @@ async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, R
         return _views(rows)
     rows = []
     for statement, values in _sqlite_statements(keys):
-        rows += await client.execute_query_dict(statement, values)
+        rows += [tuple(row.values()) for row in await client.execute_query_dict(statement, values)]
     return _views(rows)
 
 
