@@ -41,5 +41,5 @@ class DirectDispatch:
             await self.app(scope, receive, send)
         elif access_log.isEnabledFor(logging.INFO):
             await self.logged(scope, receive, send)
-        else:
-            await self._direct(scope, receive, send)
+        elif await authenticated(scope, receive, send):  # what _direct does, one coroutine less
+            await self.endpoints[scope["path"]](scope, receive, send)

@@ -105,7 +105,7 @@ async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability
     """The caller's role in the workspace, or AccessDenied. Never says whether a receipt exists."""
     if capability not in principal.capabilities:
         raise AccessDenied("missing_capability", f"this token was not granted {capability}")
-    key = (principal.user_id, workspace_id)
+    key = (principal.user_id.int, workspace_id.int)  # ints hash in C; UUID.__hash__ is Python
     role = _roles.peek(key) or await _roles.get(key, lambda: _role_of(principal.user_id, workspace_id))
     if role is None:
         raise AccessDenied("not_a_member", "you are not a member of this workspace")
