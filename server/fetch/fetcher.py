@@ -28,6 +28,8 @@ USER_AGENT = "evidencekit/0.1 (research-public-retrieval/v1; +bounded public fet
 REDIRECTS = (301, 302, 303, 307, 308)
 ERROR_BODY_CAP = 64 * 1024
 
+_NO_STREAM = httpx.ByteStream(b"")
+
 
 @dataclass(frozen=True)
 class FetchLimits:
@@ -192,6 +194,10 @@ class Fetcher:
             return await self._read(url, response, wants_body, redirects)
         finally:
             await response.aclose()
+            # httpx's response and its stream refer to each other: left so, the connection behind
+            # them (with the unread rest of a body cut at the cap in its socket buffers, MBs on
+            # loopback) waits for the garbage collector. Without the stream, it goes at once.
+            response.stream = _NO_STREAM
 
     async def _read(self, url: httpx.URL, response: httpx.Response,
                     wants_body: Callable[[str | None], bool], redirects: list[str]) -> FetchResponse:

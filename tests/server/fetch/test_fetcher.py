@@ -93,6 +93,31 @@ async def test_a_large_body_is_cut_at_the_cap(fetcher: Fetcher, origin: Origin) 
     assert response.over_cap and response.body == b"a" * (64 * 1024)
 
 
+async def test_a_body_cut_at_the_cap_leaves_nothing_for_the_garbage_collector(fetcher: Fetcher,
+                                                                            origin: Origin) -> None:
+    """The unread rest of the body sits in the connection's buffers: they must go with the fetch,
+    not whenever the collector next runs (serve runs it rarely: server/heap.py)."""
+    import gc
+
+    import httpx
+
+    url = origin.reply("/large-for-gc", Reply(b"a" * 2_000_000, content_type="text/plain", chunks=40))
+    await fetcher.fetch(url, "*/*")  # a first connection: the pool's own objects live on
+    gc.collect()
+    gc.disable()
+    try:
+        response = await fetcher.fetch(url, "*/*")
+        assert response.over_cap
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, httpx.Response | httpx.Request)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []
+
+
 async def test_a_body_cut_short_keeps_what_arrived(fetcher: Fetcher, origin: Origin) -> None:
     url = origin.reply("/short", Reply(b"x" * 1000, content_type="text/plain", declared_length=5000, chunks=4))
     response = await fetcher.fetch(url, "*/*")
