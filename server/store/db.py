@@ -20,7 +20,7 @@ from tortoise.backends.base import executor
 from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.context import TortoiseContext
 
-from . import receipt_reads
+from . import pg_reads, receipt_reads
 from .migrate import migrate
 
 DATA_DIR_ENV = "EVIDENCEKIT_DATA_DIR"
@@ -82,6 +82,7 @@ def connection_config(url: str) -> str | dict[str, Any]:
         return url
     config = expand_db_url(url)
     config["credentials"].setdefault("reset", _keep_session)
+    config["credentials"].setdefault("maxsize", 6)  # tortoise's 5, and the one status reads keep (pg_reads)
     return config
 
 
@@ -131,7 +132,9 @@ async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIt
         try:
             yield context
         finally:
-            if not is_postgres(url):
+            if is_postgres(url):
+                await pg_reads.release(context.connections.get("default"))
+            else:
                 receipt_reads.close_direct(sqlite_path(url))
 
 

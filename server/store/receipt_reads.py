@@ -26,6 +26,7 @@ from typing import Any
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.context import require_context
 
+from . import pg_reads
 from .sql import is_postgres_connection
 from .turn_batch import TurnBatch
 
@@ -148,14 +149,12 @@ def _read_now(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptVi
 
 async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptView]:
     if is_postgres_connection(client):
-        # asyncpg itself, on a pooled connection: its records read by name like tortoise's dicts,
-        # and its uuid codec takes the keys' text as it is
-        async with client.acquire_connection() as connection:
-            if len(keys) == 1:
-                rows = await connection.fetch(_POSTGRES_ONE, *keys[0])
-            else:
-                rows = await connection.fetch(_POSTGRES_MANY, [key[0] for key in keys], [key[1] for key in keys])
-        return _views(rows)
+        # asyncpg itself, on the connection kept for these reads (pg_reads); its uuid codec takes
+        # the keys' text as it is
+        if len(keys) == 1:
+            return _views(await pg_reads.fetch(client, _POSTGRES_ONE, *keys[0]))
+        return _views(await pg_reads.fetch(client, _POSTGRES_MANY, [key[0] for key in keys],
+                                           [key[1] for key in keys]))
     rows = []
     for statement, values in _sqlite_statements(keys):
         rows += [tuple(row.values()) for row in await client.execute_query_dict(statement, values)]

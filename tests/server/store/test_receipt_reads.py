@@ -113,3 +113,30 @@ async def test_reads_asked_together_each_get_their_own_receipt(store: str, monke
     assert views[72] == views[3]
     if statements:  # SQLite: 64 keys in one statement, the other 8 in a second
         assert len([statement for statement in statements if "receipt" in statement]) == 2
+
+
+async def test_postgresql_ending_the_reads_connection_costs_no_read() -> None:
+    """The connection kept for status reads (pg_reads) may be ended under it: by a restart, or an
+    administrator. The next read takes a new one and answers."""
+    import asyncpg
+
+    from server.store import pg_reads
+    from tests.server.store.conftest import create_pg_database, drop_pg_database
+
+    database_url = await create_pg_database()
+    try:
+        async with open_store(database_url):
+            receipt, _ = await receipts.submit(request())
+            for _ in range(3):
+                assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+                kept = next(iter(pg_reads._held.values()))
+                admin = await asyncpg.connect(database_url)
+                try:
+                    assert await admin.fetchval("SELECT pg_terminate_backend($1)", kept.get_server_pid())
+                finally:
+                    await admin.close()
+                view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
+                assert view is not None and view.state == "pending"
+        assert pg_reads._held == {}  # given back when the store closed
+    finally:
+        await drop_pg_database(database_url)
