@@ -13,6 +13,7 @@ from server.errors import Unauthorized
 from server.oauth import OAuthSettings
 from server.store.access import authenticate_bearer
 
+from .access_log import logged_path
 from .http_errors import error_response
 from .rest_runtime import REQUEST_ID_KEY, header_values, request_id_for, unexpected
 
@@ -48,7 +49,7 @@ async def authenticated(scope: Scope, receive: Receive, send: Send) -> bool:
     try:
         principal = await authenticate_bearer(bearer_secret(headers.get(b"authorization", "")))
     except Exception as exc:  # the token lookup met a database outage (503), or a bug (500)
-        error = unexpected(exc, f"the bearer check of {scope['method']} {scope['path']}")
+        error = unexpected(exc, f"the bearer check of {scope['method']} {logged_path(scope)}")
         request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
         await error_response(error, request_id, scope["path"])(scope, receive, send)
         return False

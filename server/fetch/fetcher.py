@@ -193,11 +193,14 @@ class Fetcher:
                 return None
             return await self._read(url, response, wants_body, redirects)
         finally:
-            await response.aclose()
-            # httpx's response and its stream refer to each other: left so, the connection behind
-            # them (with the unread rest of a body cut at the cap in its socket buffers, MBs on
-            # loopback) waits for the garbage collector. Without the stream, it goes at once.
-            response.stream = _NO_STREAM
+            try:
+                await response.aclose()
+            finally:
+                # httpx's response and its stream refer to each other: left so, the connection
+                # behind them (with the unread rest of a body cut at the cap in its socket buffers,
+                # MBs on loopback) waits for the garbage collector. Without the stream, it goes at
+                # once, also when the close itself failed or was cancelled (the fetch's deadline).
+                response.stream = _NO_STREAM
 
     async def _read(self, url: httpx.URL, response: httpx.Response,
                     wants_body: Callable[[str | None], bool], redirects: list[str]) -> FetchResponse:

@@ -82,7 +82,10 @@ def connection_config(url: str) -> str | dict[str, Any]:
         return url
     config = expand_db_url(url)
     config["credentials"].setdefault("reset", _keep_session)
-    config["credentials"].setdefault("maxsize", 6)  # tortoise's 5, and the one status reads keep (pg_reads)
+    # the pool's size as configured (tortoise's default 5), and the one the status reads keep
+    # (pg_reads): counted in, a maxsize=1 would leave every other query waiting for it forever
+    credentials = config["credentials"]
+    credentials["maxsize"] = int(credentials.get("maxsize", 5)) + 1
     return config
 
 
@@ -132,8 +135,10 @@ async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIt
         try:
             yield context
         finally:
+            client = context.connections.get("default")
+            receipt_reads.forget(client)
             if is_postgres(url):
-                await pg_reads.release(context.connections.get("default"))
+                await pg_reads.release(client)
             else:
                 receipt_reads.close_direct(sqlite_path(url))
 

@@ -165,6 +165,11 @@ async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, R
 _reads: TurnBatch[BaseDBAsyncClient, Key, ReceiptView] = TurnBatch(_read_now, _read_later)
 
 
+def forget(client: BaseDBAsyncClient) -> None:
+    """Drop the read batches kept for `client`, whose store closed."""
+    _reads.forget(client)
+
+
 def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> Awaitable[ReceiptView | None]:
     """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None.
 

@@ -95,25 +95,43 @@ class TurnBatch(Generic[S, K, V]):
         waiting = batch.waiting
         try:
             found = await self._later(slot[1], list(waiting))
-        except asyncio.CancelledError:  # the loop is shutting down
-            self._done(slot, batch)
-            for waiters in waiting.values():
-                for future in waiters:
-                    future.cancel()
+        except asyncio.CancelledError:  # the loop is shutting down, or someone cancelled every task
+            _cancel(waiting)
+            self._after(slot, batch, cancelled=True)
             raise
         except Exception as exc:  # noqa: BLE001 - handed to every waiter
-            _fail(waiting, exc)
+            try:
+                _fail(waiting, exc)
+            finally:
+                self._after(slot, batch)
         else:
-            _resolve(waiting, found)
-        self._done(slot, batch)
+            try:
+                _resolve(waiting, found)
+            finally:
+                self._after(slot, batch)
+
+    def _after(self, slot: Slot[S], batch: _Batch[K, V], *, cancelled: bool = False) -> None:
+        """The answer to `batch` is in: the batch queued behind it (if any) goes now; with the
+        answer cancelled, its lookups are cancelled too, as nothing else would ever send it."""
+        if self._out.get(slot) is batch.loop:
+            del self._out[slot]
         queued = self._open.get(slot)
-        if queued is not None and queued.turn_over:
-            del self._open[slot]
+        if queued is None or not queued.turn_over:
+            return
+        del self._open[slot]
+        if cancelled:
+            _cancel(queued.waiting)
+        else:
             self._answer(slot, queued)
 
-
-    def _done(self, slot: Slot[S], batch: _Batch[K, V]) -> None:
-        if self._out.get(slot) is batch.loop:
+    def forget(self, scope: S) -> None:
+        """Drop what is kept for `scope` (a store that closed): its batches not yet answered are
+        cancelled, and nothing of it stays referenced."""
+        for slot in [slot for slot in self._open if slot[1] == scope]:
+            batch = self._open.pop(slot)
+            if not batch.loop.is_closed():  # else its waiters went with their loop
+                _cancel(batch.waiting)
+        for slot in [slot for slot in self._out if slot[1] == scope]:
             del self._out[slot]
 
 
@@ -123,6 +141,12 @@ def _resolve(waiting: dict[K, list[asyncio.Future[V | None]]], found: dict[K, V]
         for future in waiters:
             if not future.done():  # a waiter that went away (cancelled) is skipped
                 future.set_result(value)
+
+
+def _cancel(waiting: dict[K, list[asyncio.Future[V | None]]]) -> None:
+    for waiters in waiting.values():
+        for future in waiters:
+            future.cancel()
 
 
 def _fail(waiting: dict[K, list[asyncio.Future[V | None]]], exc: Exception) -> None:

@@ -154,7 +154,8 @@ def test_unknown_paths_and_wrong_methods_are_json_errors(service: dict[str, str]
 
 
 def test_a_token_lookup_that_meets_a_database_outage_is_a_json_503(service: dict[str, str],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
     async def database_down(secret: str) -> None:
         raise ConnectionRefusedError(111, "Connection refused")  # what asyncpg meets when PostgreSQL is down
 
@@ -167,6 +168,13 @@ def test_a_token_lookup_that_meets_a_database_outage_is_a_json_503(service: dict
         assert answer.json()["code"] == "unavailable" and answer.json()["request_id"] == "outage-1"
         assert answer.headers["x-request-id"] == "outage-1"
     assert answer.headers.get("x-contract-hash") is None  # /mcp: no one operation's contract
+    # the outage is logged with the path as sent: a %0a in it cannot start a forged line
+    caplog.set_level("ERROR")
+    forged = httpx.post(service["base"] + "/research-api/x%0aFORGED%20line", json=body, headers=auth)
+    assert forged.status_code == 503
+    logged = [r.getMessage() for r in caplog.records if "bearer check" in r.getMessage() and "FORGED" in r.getMessage()]
+    assert logged == ["database unavailable in the bearer check of POST /research-api/x%0aFORGED%20line: "
+                      "ConnectionRefusedError: [Errno 111] Connection refused"]
 
 
 def test_openapi_and_health(service: dict[str, str]) -> None:

@@ -140,3 +140,88 @@ async def test_postgresql_ending_the_reads_connection_costs_no_read() -> None:
         assert pg_reads._held == {}  # given back when the store closed
     finally:
         await drop_pg_database(database_url)
+
+
+async def test_postgresql_a_pool_of_one_serves_the_reads_and_every_other_query() -> None:
+    """The status reads keep a connection of their own: a pool configured to hold one must still
+    leave one for the ORM (submits, the bearer check, the worker)."""
+    from tests.server.store.conftest import create_pg_database, drop_pg_database
+
+    database_url = await create_pg_database()
+    try:
+        async with open_store(f"{database_url}?maxsize=1"):
+            async def submit_and_read() -> None:
+                for _ in range(2):
+                    receipt, _ = await receipts.submit(request())
+                    assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+                    assert await Receipt.get(mutation_id=receipt.mutation_id)
+
+            await asyncio.wait_for(submit_and_read(), timeout=30)
+    finally:
+        await drop_pg_database(database_url)
+
+
+class SilencingRelay:
+    """A TCP relay to PostgreSQL that can make one of its connections go silent, as a NAT or a
+    firewall that dropped it would: what is sent on it is swallowed, nothing comes back, nothing
+    is closed. Other connections pass."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.upstream = (host, port)
+        self.silenced: set[int] = set()  # client-side ports
+        self.port = 0
+
+    async def __aenter__(self) -> SilencingRelay:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.server.close()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        client_port = writer.get_extra_info("peername")[1]
+        up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            try:
+                while data := await source.read(65536):
+                    if client_port not in self.silenced:
+                        sink.write(data)
+                        await sink.drain()
+            except ConnectionError:
+                pass
+            finally:
+                sink.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+async def test_postgresql_a_reads_connection_gone_silent_is_replaced_after_the_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept connection never idles in the pool, so the pool's idle expiry never ends it; one
+    the network dropped without a word must cost a read its deadline, not every read the
+    kernel's minutes."""
+    from urllib.parse import urlsplit
+
+    from server.store import pg_reads
+    from tests.server.store.conftest import create_pg_database, drop_pg_database
+
+    monkeypatch.setattr(pg_reads, "STATEMENT_SECONDS", 0.5)
+    database_url = await create_pg_database()
+    address = urlsplit(database_url)
+    assert address.hostname is not None and address.port is not None
+    try:
+        async with SilencingRelay(address.hostname, address.port) as relay, \
+                open_store(database_url.replace(f"@{address.hostname}:{address.port}/", f"@127.0.0.1:{relay.port}/")):
+                receipt, _ = await receipts.submit(request())
+                assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+                kept = next(iter(pg_reads._held.values()))
+                underneath = kept._con  # the pool's proxy lets go of it when it goes back
+                relay.silenced.add(kept._transport.get_extra_info("sockname")[1])
+                view = await asyncio.wait_for(receipt_reads.find_view(WORKSPACE, receipt.mutation_id), timeout=15)
+                assert view is not None and view.state == "pending"
+                assert next(iter(pg_reads._held.values())) is not kept
+                assert underneath.is_closed()  # ended, not handed out again
+    finally:
+        await drop_pg_database(database_url)

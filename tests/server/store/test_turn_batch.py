@@ -142,3 +142,40 @@ async def test_lookups_asked_while_an_answer_is_out_go_together_when_it_is_back(
             await first
     else:
         assert await first == 1
+
+
+async def test_a_cancelled_answer_leaves_no_lookup_stuck_behind_it() -> None:
+    """Cancelling the read in flight (a loop shutting down does; so may code that cancels every
+    task) cancels the lookups queued behind it, and lookups asked afterwards are answered."""
+    recorder = Gated({"a": 1, "b": 2, "c": 3})
+    batch = TurnBatch(recorder.now, recorder.later)
+    first = asyncio.ensure_future(batch.get("s", "a"))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # the first batch is out
+    queued = asyncio.ensure_future(batch.get("s", "b"))
+    await asyncio.sleep(0)  # its turn ended while the first answer is out: it waits for it
+    for task in list(batch._running):
+        task.cancel()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert first.cancelled() and queued.cancelled()
+    recorder.release.set()
+    assert await asyncio.wait_for(batch.get("s", "c"), timeout=5) == 3
+
+
+async def test_a_forgotten_scope_keeps_nothing_and_cancels_what_it_had_not_answered() -> None:
+    recorder = Gated({"a": 1, "b": 2})
+    batch = TurnBatch(recorder.now, recorder.later)
+    first = asyncio.ensure_future(batch.get("s", "a"))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    queued = asyncio.ensure_future(batch.get("s", "b"))
+    await asyncio.sleep(0)
+    other = asyncio.ensure_future(batch.get("t", "a"))  # another store: not touched
+    batch.forget("s")
+    assert queued.cancelled()
+    recorder.release.set()
+    assert await first == 1  # the read already out still answers its own
+    assert await other == 1
+    assert batch._open == {} and batch._out == {}
+    assert await asyncio.wait_for(batch.get("s", "b"), timeout=5) == 2
