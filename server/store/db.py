@@ -81,10 +81,10 @@ def connection_config(url: str) -> str | dict[str, Any]:
     if not is_postgres(url):
         return url
     config = expand_db_url(url)
-    config["credentials"].setdefault("reset", _keep_session)
+    credentials = config["credentials"]
+    credentials.setdefault("reset", _keep_session)
     # the pool's size as configured (tortoise's default 5), and the one the status reads keep
     # (pg_reads): counted in, a maxsize=1 would leave every other query waiting for it forever
-    credentials = config["credentials"]
     credentials["maxsize"] = int(credentials.get("maxsize", 5)) + 1
     return config
 

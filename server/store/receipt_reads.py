@@ -55,9 +55,10 @@ Key = tuple[str, str]  # (workspace_id, mutation_id) in canonical text
 class ReceiptView:
     """What `receipts.as_retrieval` reads of a receipt, and what it was made for."""
 
-    id: uuid.UUID | str
-    workspace_id: uuid.UUID | str
-    mutation_id: uuid.UUID | str
+    # ids as canonical text: SQLite keeps them so, PostgreSQL is asked for ::text
+    id: str
+    workspace_id: str
+    mutation_id: str
     state: str
     kind: str
     # Timestamps as the columns give them: SQLite's ISO text, asyncpg's datetimes (timestamps.py)
@@ -65,7 +66,7 @@ class ReceiptView:
     settled_at: datetime | str | None
     valid_until: datetime | str
     result: dict[str, Any] | None
-    evidence_id: uuid.UUID | str | None
+    evidence_id: str | None
     evidence_revision: int | None
     input_hash: str  # what the receipt was made for (receipts.RetrieveRequest.input_hash)
 
@@ -128,7 +129,7 @@ def _views(rows: list[Any]) -> dict[Key, ReceiptView]:
     views = {}
     for row in rows:
         view = ReceiptView.from_row(row)
-        views[(str(view.workspace_id), str(view.mutation_id))] = view
+        views[(view.workspace_id, view.mutation_id)] = view
     return views
 
 

@@ -92,25 +92,21 @@ class TurnBatch(Generic[S, K, V]):
         task.add_done_callback(self._running.discard)
 
     async def _answer_later(self, slot: Slot[S], batch: _Batch[K, V]) -> None:
-        waiting = batch.waiting
+        waiting, cancelled = batch.waiting, False
         try:
             found = await self._later(slot[1], list(waiting))
         except asyncio.CancelledError:  # the loop is shutting down, or someone cancelled every task
+            cancelled = True
             _cancel(waiting)
-            self._after(slot, batch, cancelled=True)
             raise
         except Exception as exc:  # noqa: BLE001 - handed to every waiter
-            try:
-                _fail(waiting, exc)
-            finally:
-                self._after(slot, batch)
+            _fail(waiting, exc)
         else:
-            try:
-                _resolve(waiting, found)
-            finally:
-                self._after(slot, batch)
+            _resolve(waiting, found)
+        finally:
+            self._after(slot, batch, cancelled=cancelled)
 
-    def _after(self, slot: Slot[S], batch: _Batch[K, V], *, cancelled: bool = False) -> None:
+    def _after(self, slot: Slot[S], batch: _Batch[K, V], *, cancelled: bool) -> None:
         """The answer to `batch` is in: the batch queued behind it (if any) goes now; with the
         answer cancelled, its lookups are cancelled too, as nothing else would ever send it."""
         if self._out.get(slot) is batch.loop:
