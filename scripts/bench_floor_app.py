@@ -16,10 +16,12 @@ from contracts.models import StatusInput
 from contracts.validation import validator_for
 from contracts.wire import parse
 from server.generated.operations import STATUS
-from server.store import access, receipt_reads, receipts
+from server.service import EvidenceService
+from server.store import access
 from server.store.db import database_url, open_store
 
 VALIDATORS = validator_for(STATUS.name, STATUS.contract_hash)
+SERVICE = EvidenceService()
 
 
 async def lifespan(receive: Any, send: Any) -> None:
@@ -41,9 +43,7 @@ async def status(scope: dict[str, Any], receive: Any) -> bytes:
     if principal is None or VALIDATORS.input_errors(from_json(raw)):
         raise ValueError("the floor answers only valid, authenticated status calls")
     payload = parse(StatusInput, raw)
-    await access.authorize(principal, payload.workspace_id, capability=access.RESEARCH, minimum_role="viewer")
-    view = await receipt_reads.find_view(payload.workspace_id, payload.mutation_id)
-    data = {"retrieval": None if view is None else receipts.as_retrieval(view)}
+    data = await SERVICE.status(principal, payload.workspace_id, payload.mutation_id)  # role check, batched read
     if VALIDATORS.output_errors(data):
         raise ValueError("contract violation")
     return to_json(data)
