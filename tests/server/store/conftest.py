@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -44,16 +45,29 @@ async def drop_pg_database(url: str) -> None:
         await admin.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.sqlite3'}?busy_timeout=10000"
-        return
+@asynccontextmanager
+async def pg_database() -> AsyncIterator[str]:
     url = await create_pg_database()
     try:
         yield url
     finally:
         await drop_pg_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.sqlite3'}?busy_timeout=10000"
+        return
+    async with pg_database() as url:
+        yield url
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh PostgreSQL database, for what only PostgreSQL does."""
+    async with pg_database() as url:
+        yield url
 
 
 @pytest.fixture

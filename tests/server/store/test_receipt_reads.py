@@ -115,50 +115,39 @@ async def test_reads_asked_together_each_get_their_own_receipt(store: str, monke
         assert len([statement for statement in statements if "receipt" in statement]) == 2
 
 
-async def test_postgresql_ending_the_reads_connection_costs_no_read() -> None:
+async def test_postgresql_ending_the_reads_connection_costs_no_read(postgres_url: str) -> None:
     """The connection kept for status reads (pg_reads) may be ended under it: by a restart, or an
     administrator. The next read takes a new one and answers."""
     import asyncpg
 
     from server.store import pg_reads
-    from tests.server.store.conftest import create_pg_database, drop_pg_database
 
-    database_url = await create_pg_database()
-    try:
-        async with open_store(database_url):
-            receipt, _ = await receipts.submit(request())
-            for _ in range(3):
-                assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
-                kept = next(iter(pg_reads._held.values()))
-                admin = await asyncpg.connect(database_url)
-                try:
-                    assert await admin.fetchval("SELECT pg_terminate_backend($1)", kept.get_server_pid())
-                finally:
-                    await admin.close()
-                view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
-                assert view is not None and view.state == "pending"
-        assert pg_reads._held == {}  # given back when the store closed
-    finally:
-        await drop_pg_database(database_url)
+    async with open_store(postgres_url):
+        receipt, _ = await receipts.submit(request())
+        for _ in range(3):
+            assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+            kept = next(iter(pg_reads._held.values()))
+            admin = await asyncpg.connect(postgres_url)
+            try:
+                assert await admin.fetchval("SELECT pg_terminate_backend($1)", kept.get_server_pid())
+            finally:
+                await admin.close()
+            view = await receipt_reads.find_view(WORKSPACE, receipt.mutation_id)
+            assert view is not None and view.state == "pending"
+    assert pg_reads._held == {}  # given back when the store closed
 
 
-async def test_postgresql_a_pool_of_one_serves_the_reads_and_every_other_query() -> None:
+async def test_postgresql_a_pool_of_one_serves_the_reads_and_every_other_query(postgres_url: str) -> None:
     """The status reads keep a connection of their own: a pool configured to hold one must still
     leave one for the ORM (submits, the bearer check, the worker)."""
-    from tests.server.store.conftest import create_pg_database, drop_pg_database
+    async with open_store(f"{postgres_url}?maxsize=1"):
+        async def submit_and_read() -> None:
+            for _ in range(2):
+                receipt, _ = await receipts.submit(request())
+                assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+                assert await Receipt.get(mutation_id=receipt.mutation_id)
 
-    database_url = await create_pg_database()
-    try:
-        async with open_store(f"{database_url}?maxsize=1"):
-            async def submit_and_read() -> None:
-                for _ in range(2):
-                    receipt, _ = await receipts.submit(request())
-                    assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
-                    assert await Receipt.get(mutation_id=receipt.mutation_id)
-
-            await asyncio.wait_for(submit_and_read(), timeout=30)
-    finally:
-        await drop_pg_database(database_url)
+        await asyncio.wait_for(submit_and_read(), timeout=30)
 
 
 class SilencingRelay:
@@ -198,30 +187,25 @@ class SilencingRelay:
 
 
 async def test_postgresql_a_reads_connection_gone_silent_is_replaced_after_the_deadline(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, postgres_url: str) -> None:
     """The kept connection never idles in the pool, so the pool's idle expiry never ends it; one
     the network dropped without a word must cost a read its deadline, not every read the
     kernel's minutes."""
     from urllib.parse import urlsplit
 
     from server.store import pg_reads
-    from tests.server.store.conftest import create_pg_database, drop_pg_database
 
     monkeypatch.setattr(pg_reads, "STATEMENT_SECONDS", 0.5)
-    database_url = await create_pg_database()
-    address = urlsplit(database_url)
+    address = urlsplit(postgres_url)
     assert address.hostname is not None and address.port is not None
-    try:
-        async with SilencingRelay(address.hostname, address.port) as relay, \
-                open_store(database_url.replace(f"@{address.hostname}:{address.port}/", f"@127.0.0.1:{relay.port}/")):
-                receipt, _ = await receipts.submit(request())
-                assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
-                kept = next(iter(pg_reads._held.values()))
-                underneath = kept._con  # the pool's proxy lets go of it when it goes back
-                relay.silenced.add(kept._transport.get_extra_info("sockname")[1])
-                view = await asyncio.wait_for(receipt_reads.find_view(WORKSPACE, receipt.mutation_id), timeout=15)
-                assert view is not None and view.state == "pending"
-                assert next(iter(pg_reads._held.values())) is not kept
-                assert underneath.is_closed()  # ended, not handed out again
-    finally:
-        await drop_pg_database(database_url)
+    async with SilencingRelay(address.hostname, address.port) as relay, \
+            open_store(postgres_url.replace(f"@{address.hostname}:{address.port}/", f"@127.0.0.1:{relay.port}/")):
+        receipt, _ = await receipts.submit(request())
+        assert await receipt_reads.find_view(WORKSPACE, receipt.mutation_id) is not None
+        kept = next(iter(pg_reads._held.values()))
+        underneath = kept._con  # the pool's proxy lets go of it when it goes back
+        relay.silenced.add(kept._transport.get_extra_info("sockname")[1])
+        view = await asyncio.wait_for(receipt_reads.find_view(WORKSPACE, receipt.mutation_id), timeout=15)
+        assert view is not None and view.state == "pending"
+        assert next(iter(pg_reads._held.values())) is not kept
+        assert underneath.is_closed()  # ended, not handed out again
