@@ -1,15 +1,21 @@
-"""`python -m codegen generate | check | lock | diff | import` (also `evidencekit codegen ...`)."""
+"""`evidencekit codegen generate | check | lock | diff` (also `python -m evidencekit.codegen ...`).
+
+Run from the adopting project's root (or below it): the configuration is its pyproject.toml's
+`[tool.evidencekit.codegen]` table (see evidencekit.codegen.config)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from contracts.loader import (
-    CONTRACTS_DIR,
+from evidencekit.codegen.config import TABLE, CodegenConfig, load_config
+from evidencekit.codegen.lock import lock_problems, write_lock
+from evidencekit.codegen.locked import MISMATCH_NOTE, change_report
+from evidencekit.contracts.loader import (
     ContractError,
     Operation,
     load_operation,
@@ -17,10 +23,17 @@ from contracts.loader import (
     read_json,
 )
 
-from .lock import lock_problems, write_lock
-from .locked import MISMATCH_NOTE, change_report
 
-PROJECT_ROOT = CONTRACTS_DIR.parent
+def _config(args: argparse.Namespace) -> CodegenConfig:
+    config = load_config(args.project)
+    if args.contracts is not None:
+        config = replace(config, contracts=args.contracts.resolve())
+    return config
+
+
+def _contracts(args: argparse.Namespace) -> Path:
+    """The contracts folder: --contracts, else the configured one."""
+    return args.contracts.resolve() if args.contracts is not None else load_config(args.project).contracts
 
 
 def _say(*lines: str) -> None:
@@ -42,18 +55,19 @@ def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import plan, write
+    from evidencekit.codegen.generate import plan, write
 
     started = time.perf_counter()
-    operations = load_operations(args.contracts)
-    problems = lock_problems(operations, args.contracts)
+    config = _config(args)
+    operations = load_operations(config.contracts)
+    problems = lock_problems(operations, config.contracts)
     if problems:
         _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
-             *_changes_since_lock(operations, args.contracts),
-             "after review, accept the change with `python -m codegen lock`.")
+             *_changes_since_lock(operations, config.contracts),
+             "after review, accept the change with `evidencekit codegen lock`.")
         return 1
-    result = plan(args.contracts)
-    changed = write(result, args.out)
+    result = plan(config)
+    changed = write(result, args.out or config.root)
     for note in result.notes:
         _say(f"note: {note.module}: {note.message} (the jsonschema validation still enforces it)")
     _say(*(f"wrote {rel}" for rel in changed))
@@ -63,20 +77,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .generate import plan, stale
+    from evidencekit.codegen.generate import plan, stale
 
     started = time.perf_counter()
-    operations = load_operations(args.contracts)
-    problems = lock_problems(operations, args.contracts)
-    diffs = stale(plan(args.contracts), args.out)
+    config = _config(args)
+    operations = load_operations(config.contracts)
+    problems = lock_problems(operations, config.contracts)
+    diffs = stale(plan(config), args.out or config.root)
     for diff in diffs:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     if problems:
-        _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, args.contracts),
-             "after review, accept the change with `python -m codegen lock`, then run `python -m codegen generate`"
+        _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, config.contracts),
+             "after review, accept the change with `evidencekit codegen lock`, then run `evidencekit codegen generate`"
              " and commit the result")
     elif diffs:
-        _err(f"{len(diffs)} generated files are stale: run `python -m codegen generate` and commit the result")
+        _err(f"{len(diffs)} generated files are stale: run `evidencekit codegen generate` and commit the result")
     if problems or diffs:
         return 1
     _say(f"ok: {len(operations)} contracts match the lock, generated code is current "
@@ -85,9 +100,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    operations = load_operations(args.contracts)
-    _say(*_changes_since_lock(operations, args.contracts))
-    changed = write_lock(operations, args.contracts)
+    contracts = _contracts(args)
+    operations = load_operations(contracts)
+    _say(*_changes_since_lock(operations, contracts))
+    changed = write_lock(operations, contracts)
     for op in operations:
         _say(f"{op.contract_hash}  {op.name}")
     _say("lock updated" if changed else "lock already current")
@@ -105,8 +121,8 @@ def _direction_of(path: Path, given: str | None) -> str:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .manifest_diff import manifest_changes
-    from .schema_diff import diff_schemas, format_changes
+    from evidencekit.codegen.manifest_diff import manifest_changes
+    from evidencekit.codegen.schema_diff import diff_schemas, format_changes
 
     old, new = Path(args.old), Path(args.new)
     pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
@@ -138,65 +154,37 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if breaking or manifest_breaking else 0
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from .importer import import_page, read_page_file
-    from .schema_diff import diff_schemas, format_changes
-
-    pages = [(page, *read_page_file(Path(page), args.contracts)) for page in args.pages]  # every page reads, or none is written
-    for page, facts, operation in pages:
-        folder = args.contracts / operation
-        before = {}
-        for direction in ("input", "output"):
-            path = folder / f"{facts.surface}.{direction}.schema.json"
-            before[direction] = read_json(path) if path.exists() else None
-        report = import_page(Path(page), args.contracts)
-        _say(f"{page}: {report.operation} ({report.surface}, {report.language})",
-             *(f"  wrote {p}" for p in report.written))
-        for direction, old in before.items():
-            if old is None:
-                continue
-            new = read_json(folder / f"{facts.surface}.{direction}.schema.json")
-            changes = diff_schemas(old, new, "request" if direction == "input" else "response")
-            if changes:
-                _say(f"  {direction} changes:", format_changes(changes))
-    try:
-        problems = lock_problems(load_operations(args.contracts), args.contracts)
-    except ContractError as exc:  # e.g. a new operation whose manifest still lacks its English title
-        _say(f"imported; before `python -m codegen lock`, fix: {exc}")
-        return 0
-    if problems:
-        _say("the lock no longer matches; after review run `python -m codegen lock` and "
-             "`python -m codegen generate`:", *(f"  {p}" for p in problems))
-    return 0
-
-
-def build_parser(prog: str = "python -m codegen") -> argparse.ArgumentParser:
+def build_parser(prog: str = "evidencekit codegen") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, help_text: str, *, out: bool = False) -> argparse.ArgumentParser:
+    def add(name: str, help_text: str, *, out: bool = False, project: bool = True) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("--contracts", type=Path, default=CONTRACTS_DIR, help="contracts folder (default: the packaged one)")
+        if project:
+            sub.add_argument("--project", type=Path, default=None,
+                             help=f"the project's root, whose pyproject.toml has {TABLE} "
+                                  "(default: found from the working directory upwards)")
+            sub.add_argument("--contracts", type=Path, default=None, help="contracts folder (default: the configured one)")
         if out:
-            sub.add_argument("--out", type=Path, default=PROJECT_ROOT, help="project root the generated tree is written under")
+            sub.add_argument("--out", type=Path, default=None,
+                             help="root the generated tree is written under (default: the project's root)")
         return sub
 
     add("generate", "write models, server skeleton, client, MCP descriptors, OpenAPI and docs", out=True)
     add("check", "fail with a diff when generated files are stale or the lock is out of date", out=True)
     add("lock", "pin the current contract hashes in contracts.lock.json")
-    diff = add("diff", "list changes between two versions of a contract, breaking or not; exit 1 if any is breaking")
+    diff = add("diff", "list changes between two versions of a contract, breaking or not; exit 1 if any is breaking",
+               project=False)
     diff.add_argument("old")
     diff.add_argument("new")
     diff.add_argument("--direction", choices=("request", "response"), help="for two schema files")
-    page = add("import", "take published contract pages into contracts/ and show what changed")
-    page.add_argument("pages", nargs="+")
     return parser
 
 
-HANDLERS = {"generate": cmd_generate, "check": cmd_check, "lock": cmd_lock, "diff": cmd_diff, "import": cmd_import}
+HANDLERS = {"generate": cmd_generate, "check": cmd_check, "lock": cmd_lock, "diff": cmd_diff}
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m codegen") -> int:
+def main(argv: list[str] | None = None, prog: str = "evidencekit codegen") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
         return HANDLERS[args.command](args)

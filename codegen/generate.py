@@ -1,7 +1,8 @@
 """Plan every generated file from the contracts, then write it or check it against the tree.
 
-Generated files live only in GENERATED_DIRS, which the generator owns entirely: a file there
-that the plan does not contain is stale too.
+Generated files live only in the folders the configuration gives the generator (the package, the
+client package, the docs), which it owns entirely: a file there that the plan does not contain is
+stale too.
 """
 
 from __future__ import annotations
@@ -15,15 +16,13 @@ from typing import Any
 
 import jinja2
 
-from contracts.loader import load_operations
-
-from .formatting import format_python
-from .headers import markdown_header, python_header
-from .models import ModelNote, render_model
-from .openapi import openapi_document
-from .views import examples_of, mcp_descriptor, operation_view
-
-GENERATED_DIRS = ("contracts/models", "server/generated", "client/generated", "docs/reference")
+from evidencekit.codegen.config import CodegenConfig
+from evidencekit.codegen.formatting import format_python
+from evidencekit.codegen.headers import markdown_header, python_header
+from evidencekit.codegen.models import ModelNote, render_model
+from evidencekit.codegen.openapi import openapi_document
+from evidencekit.codegen.views import examples_of, mcp_descriptor, operation_view, variant_schemas
+from evidencekit.contracts.loader import load_operations
 
 
 def _pyrepr(value: Any) -> str:
@@ -31,7 +30,7 @@ def _pyrepr(value: Any) -> str:
 
 
 _env = jinja2.Environment(
-    loader=jinja2.PackageLoader("codegen", "templates"),
+    loader=jinja2.PackageLoader("evidencekit.codegen", "templates"),
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     trim_blocks=True,
@@ -49,11 +48,15 @@ def render(template: str, **context: Any) -> str:
 class Plan:
     files: dict[str, str] = field(default_factory=dict)
     notes: list[ModelNote] = field(default_factory=list)
+    owned: list[str] = field(default_factory=list)  # folders the generator owns, relative to the root
 
 
-def plan(contracts_root: Path | None = None) -> Plan:
-    operations = load_operations(contracts_root) if contracts_root else load_operations()
-    result = Plan()
+def plan(config: CodegenConfig) -> Plan:
+    """Every generated file of the project `config` describes, keyed by its path from the project root."""
+    operations = load_operations(config.contracts)
+    result = Plan(owned=[config.relative(folder) for folder in config.owned_dirs])
+    server, client = config.relative(config.server_dir), config.relative(config.client_dir)
+    package = config.package
     python: dict[str, str] = {}
     views = [operation_view(op) for op in operations]
     rest_views = [view for view in views if view.rest_path]
@@ -63,49 +66,57 @@ def plan(contracts_root: Path | None = None) -> Plan:
 
     for op in operations:
         for direction in ("input", "output", "output_data"):
-            source, notes = render_model(op, direction)
-            python[f"contracts/models/{op.python_name}_{direction}.py"] = source
+            module = f"{server}/models/{op.python_name}_{direction}.py"
+            source, notes = render_model(op, direction, module)
+            python[module] = source
             result.notes += notes
     exports = sorted(name for v in views for name in (v.input_class, v.output_class, v.output_data_class))
-    python["contracts/models/__init__.py"] = render(
+    python[f"{server}/models/__init__.py"] = render(
         "models_init.py.jinja", header=everything, operations=views, exports=exports)
 
-    python["server/generated/__init__.py"] = render(
+    python[f"{server}/__init__.py"] = render(
         "package_init.py.jinja", header=everything,
-        docstring="Generated server skeleton: operation specs, handler interface, REST routes, MCP tools.")
-    python["server/generated/operations.py"] = render(
-        "operations.py.jinja", header=everything, operations=views)
-    python["server/generated/handlers.py"] = render(
-        "handlers.py.jinja", header=everything, operations=views)
-    python["server/generated/rest.py"] = render(
-        "rest.py.jinja", header=python_header(rest_ops), rest_operations=rest_views)
-    python["server/generated/mcp_tools.py"] = render(
+        docstring="Generated from the contracts: models, operation specs, the handler interface, REST routes, "
+                  "MCP tools, the app factory and the OpenAPI document.")
+    python[f"{server}/operations.py"] = render(
+        "operations.py.jinja", header=everything, operations=views, package=package)
+    python[f"{server}/schemas.py"] = render(
+        "schemas.py.jinja", header=everything, schemas={op.name: variant_schemas(op) for op in operations})
+    python[f"{server}/handlers.py"] = render(
+        "handlers.py.jinja", header=everything, operations=views, package=package)
+    python[f"{server}/rest.py"] = render(
+        "rest.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
+    python[f"{server}/mcp_tools.py"] = render(
         "mcp_tools.py.jinja", header=python_header(mcp_ops),
         tools=[mcp_descriptor(op) for op in mcp_ops])
 
-    python["client/generated/__init__.py"] = render(
-        "package_init.py.jinja", header=python_header(rest_ops),
-        docstring="Generated REST client (sync and async); hand-written layers live in client/.")
-    python["client/generated/client.py"] = render(
-        "client.py.jinja", header=python_header(rest_ops), rest_operations=rest_views)
+    if client != server:
+        python[f"{client}/__init__.py"] = render(
+            "package_init.py.jinja", header=python_header(rest_ops),
+            docstring="Generated REST client (sync and async).")
+    python[f"{client}/client.py"] = render(
+        "client.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
 
     result.files.update(format_python(python))
 
     examples = {op.name: examples_of(op, op.rest["variant"]) for op in rest_ops}  # type: ignore[index]
-    document = openapi_document(operations, examples)
-    result.files["server/generated/openapi.json"] = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    document = openapi_document(operations, examples, config)
+    result.files[f"{server}/openapi.json"] = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
-    for op, view in zip(operations, views, strict=True):
-        result.files[f"docs/reference/{op.name}.md"] = render(
-            "reference.md.jinja", header=markdown_header([op]), op=view)
-    result.files["docs/reference/README.md"] = render(
-        "reference_index.md.jinja", header=markdown_header(operations), operations=views)
+    if config.docs is not None:
+        docs = config.relative(config.docs)
+        for op, view in zip(operations, views, strict=True):
+            result.files[f"{docs}/{op.name}.md"] = render(
+                "reference.md.jinja", header=markdown_header([op]), op=view)
+        result.files[f"{docs}/README.md"] = render(
+            "reference_index.md.jinja", header=markdown_header(operations), operations=views,
+            openapi=f"{server}/openapi.json")
     return result
 
 
-def _existing(out_root: Path) -> set[str]:
+def _existing(result: Plan, out_root: Path) -> set[str]:
     found = set()
-    for folder in GENERATED_DIRS:
+    for folder in result.owned:
         for path in (out_root / folder).rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 found.add(path.relative_to(out_root).as_posix())
@@ -122,7 +133,7 @@ def write(result: Plan, out_root: Path) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         changed.append(rel)
-    for rel in sorted(_existing(out_root) - set(result.files)):
+    for rel in sorted(_existing(result, out_root) - set(result.files)):
         (out_root / rel).unlink()
         changed.append(f"{rel} (removed)")
     return changed
@@ -138,6 +149,6 @@ def stale(result: Plan, out_root: Path) -> list[str]:
             diffs.append("".join(difflib.unified_diff(
                 current.splitlines(keepends=True), text.splitlines(keepends=True),
                 fromfile=f"a/{rel}" if path.exists() else "/dev/null", tofile=f"b/{rel}")))
-    for rel in sorted(_existing(out_root) - set(result.files)):
+    for rel in sorted(_existing(result, out_root) - set(result.files)):
         diffs.append(f"{rel}: not produced by the generator (remove it, or regenerate)\n")
     return diffs

@@ -13,9 +13,9 @@ from typing import Any
 
 import rfc8785
 
-from contracts.loader import LOCK_NAME, Operation
+from evidencekit.contracts.loader import LOCK_NAME, Operation
 
-LOCK_COMMENT = "Pinned contract hashes. Update with `python -m codegen lock` after reviewing `python -m codegen diff`."
+LOCK_COMMENT = "Pinned contract hashes. Update with `evidencekit codegen lock` after reviewing `evidencekit codegen diff`."
 
 
 def file_digest(value: Any) -> str:
@@ -45,11 +45,11 @@ def lock_problems(operations: list[Operation], root: Path) -> list[str]:
     """Why the lock does not match the contracts (empty when it does)."""
     path = root / LOCK_NAME
     if not path.exists():
-        return [f"{path} is missing: run `python -m codegen lock`"]
+        return [f"{path} is missing: run `evidencekit codegen lock`"]
     try:
         locked = json.loads(path.read_text(encoding="utf-8")).get("operations", {})
     except (json.JSONDecodeError, AttributeError) as exc:
-        return [f"{path} is not a valid lock file ({exc}): run `python -m codegen lock`"]
+        return [f"{path} is not a valid lock file ({exc}): run `evidencekit codegen lock`"]
     problems = []
     current = {op.name: op for op in operations}
     for name in sorted(set(locked) - set(current)):
@@ -68,7 +68,7 @@ def lock_problems(operations: list[Operation], root: Path) -> list[str]:
                 f" (files: {', '.join(changed) or 'canonical content'})"
             )
     if not problems and path.read_text(encoding="utf-8") != render_lock(operations):
-        problems.append(f"{path} is not in its canonical form: run `python -m codegen lock`")
+        problems.append(f"{path} is not in its canonical form: run `evidencekit codegen lock`")
     return problems
 
 

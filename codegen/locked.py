@@ -12,11 +12,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from contracts.loader import LOCK_NAME, MANIFEST_NAME, Operation
-
-from .lock import file_digest
-from .manifest_diff import manifest_changes
-from .schema_diff import diff_schemas, format_changes
+from evidencekit.codegen.lock import file_digest
+from evidencekit.codegen.manifest_diff import manifest_changes
+from evidencekit.codegen.schema_diff import diff_schemas, format_changes
+from evidencekit.contracts.loader import LOCK_NAME, MANIFEST_NAME, Operation
 
 _HISTORY = 200  # commits searched per file
 
@@ -103,7 +102,7 @@ def _file_changes(op: Operation, rel: str, locked: str | None, now: str | None) 
     old = locked_version(op.folder / rel, locked)
     if old is None:
         return [f"{label}: changed; its locked version is not in git history, compare it with "
-                "`python -m codegen diff OLD NEW`"], 0
+                "`evidencekit codegen diff OLD NEW`"], 0
     if direction is None:
         found = manifest_changes(old, op.document[rel])
         return [f"{label}:", *(f"  {'BREAKING' if bad else 'ok':<10}{what}" for bad, what in found)], sum(

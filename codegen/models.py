@@ -15,10 +15,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.ecma_regex import with_python_patterns
-from contracts.loader import Operation
-
-from .headers import python_header
+from evidencekit.codegen.headers import python_header
+from evidencekit.contracts.ecma_regex import with_python_patterns
+from evidencekit.contracts.loader import Operation
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def _typed_dict_options(class_name: str, header: str) -> dict[str, Any]:
     return {**options, "output_model_type": DataModelType.TypingTypedDict}
 
 
-def render_model(operation: Operation, direction: str) -> tuple[str, list[ModelNote]]:
+def render_model(operation: Operation, direction: str, module: str) -> tuple[str, list[ModelNote]]:
     """Source of the module holding `<Prefix>Input`, `<Prefix>Output` (direction "output") or
     `<Prefix>OutputData` (direction "output_data"), and what it leaves out."""
     import datamodel_code_generator
@@ -82,7 +81,6 @@ def render_model(operation: Operation, direction: str) -> tuple[str, list[ModelN
     # Patterns are ECMA-262; pydantic's regex engine reads \s and \S otherwise (U+0085, U+FEFF).
     schema = with_python_patterns(variant.input_schema if direction == "input" else variant.output_schema)
     class_name = operation.class_prefix + "".join(word.capitalize() for word in direction.split("_"))
-    module = f"contracts/models/{operation.python_name}_{direction}.py"
     header = python_header([operation]).rstrip("\n")
     options = (_typed_dict_options if direction == "output_data" else _datamodel_options)(class_name, header)
     with warnings.catch_warnings(record=True) as caught:

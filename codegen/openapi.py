@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from contracts.loader import Operation
-
-from .headers import json_comment
+from evidencekit.codegen.config import CodegenConfig, ErrorResponse
+from evidencekit.codegen.headers import json_comment
+from evidencekit.contracts.loader import Operation
 
 FIELD_ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -23,32 +24,14 @@ ERROR_SCHEMA: dict[str, Any] = {
     "properties": {
         "error": {"type": "string", "description": "Error category, e.g. bad_request."},
         "message": {"type": "string", "description": "What went wrong, for people."},
-        "code": {"type": "string", "description": "Machine code, e.g. validation_failed, mutation_conflict."},
+        "code": {"type": "string", "description": "Machine code, e.g. validation_failed."},
         "request_id": {"type": "string", "description": "Also sent as X-Request-Id."},
         "fields": {"type": "array", "items": {"$ref": "#/components/schemas/FieldError"}},
     },
     "required": ["error", "message", "code", "request_id"],
 }
 
-ERROR_RESPONSES = {
-    "400": ("BadRequest", "The body is not JSON or does not match the contract; `fields` names every failing field."),
-    "401": ("Unauthorized", "Missing or invalid bearer token (`WWW-Authenticate: Bearer`)."),
-    "403": ("Forbidden", "The token lacks the capability, or its owner the workspace role."),
-    "409": ("Conflict", "The mutation_id was used with a different input (code `mutation_conflict`)."),
-    "405": ("MethodNotAllowed", "The path exists, the method does not (`Allow` lists the one that does)."),
-    "412": ("ContractMismatch", "`X-Contract-Hash` was sent and is not this operation's contract hash "
-                                "(code `contract_mismatch`); nothing was done."),
-    "413": ("PayloadTooLarge", "The request body is too large."),
-    "429": ("RateLimited", "Too many requests; honour `Retry-After`."),
-    "500": ("InternalError", "Server error, including `contract_violation`: read the result again before retrying."),
-    "503": ("Unavailable", "The database cannot be reached (code `unavailable`); retrying later is safe."),
-}
-
 _HEADER = {"schema": {"type": "string"}}
-
-
-# Only an operation that changes something can conflict with an earlier call or spend the rate limit.
-_MUTATION_ONLY = frozenset({"409", "429"})
 
 
 def _error_response(description: str, status: str) -> dict[str, Any]:
@@ -66,7 +49,7 @@ def _error_response(description: str, status: str) -> dict[str, Any]:
     }
 
 
-def _path_item(op: Operation, examples: dict[str, Any]) -> dict[str, Any]:
+def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, ErrorResponse]) -> dict[str, Any]:
     rest = op.rest or {}
     prefix = op.class_prefix
     request_body: dict[str, Any] = {"schema": {"$ref": f"#/components/schemas/{prefix}Input"}}
@@ -82,9 +65,9 @@ def _path_item(op: Operation, examples: dict[str, Any]) -> dict[str, Any]:
         }
     }
     read_only = ((op.mcp or {}).get("annotations") or {}).get("readOnlyHint") is True
-    for status, (name, _) in ERROR_RESPONSES.items():
-        if not (read_only and status in _MUTATION_ONLY):
-            responses[status] = {"$ref": f"#/components/responses/{name}"}
+    for status, error in errors.items():
+        if error.read_only or not read_only:
+            responses[status] = {"$ref": f"#/components/responses/{error.name}"}
     auth = op.manifest.get("auth", {})
     return {
         rest["method"].lower(): {
@@ -109,7 +92,8 @@ def _path_item(op: Operation, examples: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]],
+                     config: CodegenConfig) -> dict[str, Any]:
     rest_ops = [op for op in operations if op.rest]
     schemas: dict[str, Any] = {}
     paths: dict[str, Any] = {}
@@ -118,21 +102,21 @@ def openapi_document(operations: list[Operation], examples: dict[str, dict[str, 
         assert variant is not None
         schemas[f"{op.class_prefix}Input"] = variant.input_schema
         schemas[f"{op.class_prefix}Output"] = variant.output_schema
-        paths[op.rest["path"]] = _path_item(op, examples.get(op.name, {}))  # type: ignore[index]
+        paths[op.rest["path"]] = _path_item(op, examples.get(op.name, {}), config.errors)  # type: ignore[index]
     schemas["Error"] = ERROR_SCHEMA
     schemas["FieldError"] = FIELD_ERROR_SCHEMA
     return {
         "openapi": "3.1.0",
         "info": {
-            "title": "evidencekit research evidence API",
-            "version": "+".join(op.contract_hash.removeprefix("sha256:") for op in rest_ops),
+            "title": config.title,
+            "version": config.version or "+".join(op.contract_hash.removeprefix("sha256:") for op in rest_ops),
             "description": json_comment(rest_ops),
             "x-contract-hashes": {op.name: op.contract_hash for op in rest_ops},
         },
         "paths": paths,
         "components": {
             "schemas": schemas,
-            "responses": {name: _error_response(text, status) for status, (name, text) in ERROR_RESPONSES.items()},
+            "responses": {error.name: _error_response(error.description, status) for status, error in config.errors.items()},
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
         },
     }

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from contracts.loader import resolve_pointer
+from evidencekit.contracts.loader import resolve_pointer
 
 Direction = Literal["request", "response"]
 Schema = dict[str, Any]

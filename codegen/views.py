@@ -6,9 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.loader import Operation, read_json
-
-from .fields import markdown_table
+from evidencekit.codegen.fields import markdown_table
+from evidencekit.contracts.loader import Operation, read_json
 
 
 def pretty_json(value: Any) -> str:
@@ -59,6 +58,7 @@ class OperationView:
     credential_kinds: tuple[str, ...]
     capability: str
     minimum_role: str
+    read_only: bool
     completion_rule: str
     published_hash: str | None
     published_checked: str | None
@@ -108,6 +108,7 @@ def operation_view(op: Operation) -> OperationView:
         credential_kinds=tuple(auth.get("credential_kinds", ())),
         capability=str(auth.get("capability", "")),
         minimum_role=str(auth.get("minimum_role", "")),
+        read_only=(mcp.get("annotations") or {}).get("readOnlyHint") is True,
         completion_rule=str(op.manifest.get("completion_rule", "")),
         published_hash=rest.get("published_contract_hash"),
         published_checked=rest.get("published_contract_checked"),
@@ -130,3 +131,8 @@ def mcp_descriptor(op: Operation) -> dict[str, Any]:
         "profiles": mcp.get("profiles", []),
         "contractHash": op.contract_hash,
     }
+
+
+def variant_schemas(op: Operation) -> dict[str, dict[str, Any]]:
+    """Every variant's schemas, verbatim, as the generated code carries them."""
+    return {name: {"input": v.input_schema, "output": v.output_schema} for name, v in op.variants.items()}

@@ -20,7 +20,7 @@ from urllib.parse import unquote
 import jsonschema
 import rfc8785
 
-CONTRACTS_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent
 LOCK_NAME = "contracts.lock.json"
 MANIFEST_NAME = "manifest.json"
 
@@ -123,7 +123,7 @@ class Operation:
         return short_hash(self.sha256)
 
 
-MANIFEST_SCHEMA = CONTRACTS_DIR / "manifest.schema.json"
+MANIFEST_SCHEMA = _PACKAGE_DIR / "manifest.schema.json"
 
 
 def _where(path: Iterable[str | int]) -> str:
@@ -212,7 +212,7 @@ def load_operation(folder: Path) -> Operation:
     return Operation(folder.name, folder, manifest, variants)
 
 
-def load_operations(root: Path = CONTRACTS_DIR) -> list[Operation]:
+def load_operations(root: Path) -> list[Operation]:
     """All operations under `root`, sorted by name (the order every generated file uses)."""
     operations = [load_operation(path.parent) for path in sorted(root.glob(f"*/{MANIFEST_NAME}"))]
     if not operations:

@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class VariantSchemas:
+    """One published variant's schemas, verbatim (the generated code carries them: the runtime
+    validates against them without reading the contracts folder)."""
+
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What the manifest's `auth` declares a caller needs: the runtime enforces it on every surface."""
+
+    capability: str | None = None
+    minimum_role: str | None = None
+    credential_kinds: tuple[str, ...] = ()
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the operation needs a caller at all (an operation without `auth` is public)."""
+        return bool(self.capability or self.minimum_role or self.credential_kinds)
 
 
 @dataclass(frozen=True)
@@ -20,3 +45,6 @@ class OperationSpec:
     rest_variant: str | None = None
     mcp_tool: str | None = None
     mcp_variant: str | None = None
+    schemas: Mapping[str, VariantSchemas] = field(default_factory=dict)
+    requirement: Requirement = Requirement()
+    read_only: bool = False

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 import jsonschema_rs
@@ -24,8 +23,9 @@ from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 from rfc3339_validator import validate_rfc3339
 
-from .ecma_regex import compile_ecma
-from .loader import CONTRACTS_DIR, Operation, load_operation
+from evidencekit.contracts.ecma_regex import compile_ecma
+from evidencekit.contracts.loader import Operation
+from evidencekit.contracts.spec import OperationSpec
 
 _FORMAT_CHECKER = jsonschema.FormatChecker()
 _MAX_MESSAGE = 200
@@ -40,10 +40,6 @@ class FieldError:
 
     def to_json(self) -> dict[str, str]:
         return {"field": self.path, "message": self.message, "keyword": self.keyword}
-
-
-class StaleContractError(RuntimeError):
-    """The contract on disk is not the one the generated code was built from."""
 
 
 _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -171,13 +167,28 @@ def _field_errors(errors: Iterable[ValidationError], variant: str) -> list[Field
     return sorted(found.values(), key=lambda e: (e.path, e.keyword))
 
 
+class _HasSchemas(Protocol):
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+    @property
+    def output_schema(self) -> Mapping[str, Any]: ...
+
+
 class OperationValidator:
-    def __init__(self, operation: Operation) -> None:
-        self.operation = operation
-        self._input = {name: compile_schema(v.input_schema) for name, v in operation.variants.items()}
-        self._output = {name: compile_schema(v.output_schema) for name, v in operation.variants.items()}
-        self._fast_input = {name: compile_fast(v.input_schema) for name, v in operation.variants.items()}
-        self._fast_output = [compile_fast(v.output_schema) for v in operation.variants.values()]
+    """Every published variant of one operation, compiled: from the generated spec
+    (`validator_for`) or from the contracts folder (`OperationValidator.of(operation)`)."""
+
+    def __init__(self, name: str, variants: Mapping[str, _HasSchemas]) -> None:
+        self.name = name
+        self._input = {name: compile_schema(dict(v.input_schema)) for name, v in variants.items()}
+        self._output = {name: compile_schema(dict(v.output_schema)) for name, v in variants.items()}
+        self._fast_input = {name: compile_fast(dict(v.input_schema)) for name, v in variants.items()}
+        self._fast_output = [compile_fast(dict(v.output_schema)) for v in variants.values()]
+
+    @classmethod
+    def of(cls, operation: Operation) -> OperationValidator:
+        return cls(operation.name, operation.variants)
 
     def input_errors(self, payload: Any, variant: str | None = None) -> list[FieldError]:
         """Violations of one input variant, or (variant None) of any of them.
@@ -205,13 +216,13 @@ class OperationValidator:
         return errors
 
 
-@cache
-def validator_for(name: str, expected_hash: str | None = None, root: Path = CONTRACTS_DIR) -> OperationValidator:
-    """The compiled validators of an operation; refuses a contract that changed since generation."""
-    operation = load_operation(root / name)
-    if expected_hash is not None and operation.contract_hash != expected_hash:
-        raise StaleContractError(
-            f"contracts/{name} is {operation.contract_hash}, generated code expects {expected_hash}: "
-            "run `python -m codegen generate`"
-        )
-    return OperationValidator(operation)
+_COMPILED: dict[tuple[str, str], OperationValidator] = {}
+
+
+def validator_for(spec: OperationSpec) -> OperationValidator:
+    """The compiled validators of a generated operation spec, compiled once per contract hash."""
+    key = (spec.name, spec.contract_hash)
+    found = _COMPILED.get(key)
+    if found is None:
+        found = _COMPILED[key] = OperationValidator(spec.name, spec.schemas)
+    return found

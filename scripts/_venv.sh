@@ -9,7 +9,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "== installing evidencekit[dev] into .venv"
   .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
   .venv/bin/python -m pip install --quiet -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import codegen, contracts, hypothesis_jsonschema, datamodel_code_generator" \
+  .venv/bin/python -c "import evidencekit.codegen, evidencekit.contracts, hypothesis_jsonschema, datamodel_code_generator" \
     || { echo "installation failed" >&2; exit 1; }
   touch "$stamp"
 fi

@@ -7,7 +7,7 @@ status      requests/s of POST /research-api/evidence/status through the full st
             Starlette endpoint returning the same bytes on the same uvicorn settings
 validation  time to validate one status response against every published variant, as a share of
             the full request's time measured by `status`
-codegen     `python -m codegen generate` and `check` (all contracts) against datamodel-codegen alone
+codegen     `evidencekit codegen generate` and `check` (all contracts) against datamodel-codegen alone
             on the same six schemas
 retrieve    N retrievals of ~200 KB pages from a local HTTPS origin, 50 in flight, until all settle,
             against a plain script doing the same fetches with httpx and the same parse calls; and the
@@ -39,10 +39,11 @@ from bench_status import run_status
 
 def run_validation(body: str, request_seconds: float, rows: list[Row]) -> None:
     sys.path.insert(0, str(ROOT))
-    from contracts.validation import validator_for
+    from evidencekit.contracts.validation import validator_for
+    from evidencekit.server.generated.operations import STATUS
 
     payload = json.loads(body)
-    validator = validator_for("sosoapi_research_evidence_status")
+    validator = validator_for(STATUS)
     assert validator.output_errors(payload) == []
     rounds = 2000
     samples = []
@@ -132,7 +133,7 @@ async def plain_fetch_and_parse(urls: list[str], ca_file: str, in_flight: int) -
 
     import httpx
 
-    from server.parse import parse_html
+    from evidencekit.server.evidence.parse import parse_html
 
     gate = asyncio.Semaphore(in_flight)
     context = ssl.create_default_context(cafile=ca_file)

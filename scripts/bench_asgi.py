@@ -26,7 +26,7 @@ def main() -> None:
     sys.path[:0] = [str(ROOT / "scripts"), str(ROOT)]
     import uvicorn
 
-    from server import heap
+    from evidencekit.server.runtime import heap
 
     app = importlib.import_module(args.module).app
     if args.settle:

@@ -12,15 +12,15 @@ from typing import Any
 
 from pydantic_core import from_json, to_json
 
-from contracts.models import StatusInput
-from contracts.validation import validator_for
-from contracts.wire import parse
-from server.generated.operations import STATUS
-from server.service import EvidenceService
-from server.store import access
-from server.store.db import database_url, open_store
+from evidencekit.contracts.validation import validator_for
+from evidencekit.contracts.wire import parse
+from evidencekit.server.evidence.service import EvidenceService
+from evidencekit.server.evidence.store import access
+from evidencekit.server.evidence.store.db import database_url, open_store
+from evidencekit.server.generated.models import StatusInput
+from evidencekit.server.generated.operations import STATUS
 
-VALIDATORS = validator_for(STATUS.name, STATUS.contract_hash)
+VALIDATORS = validator_for(STATUS)
 SERVICE = EvidenceService()
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.parse import parse_html, parse_subrip, parse_webvtt  # noqa: E402
+from evidencekit.server.evidence.parse import parse_html, parse_subrip, parse_webvtt  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Text generation

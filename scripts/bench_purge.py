@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.store import receipts  # noqa: E402
-from server.store.db import open_store  # noqa: E402
-from server.store.models import Evidence, EvidenceRevision, Receipt  # noqa: E402
+from evidencekit.server.evidence.store import receipts  # noqa: E402
+from evidencekit.server.evidence.store.db import open_store  # noqa: E402
+from evidencekit.server.evidence.store.models import Evidence, EvidenceRevision, Receipt  # noqa: E402
 
 
 async def fill(total: int) -> None:

@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.retrieval.engine import Retrieved  # noqa: E402
-from server.store.db import open_store  # noqa: E402
-from server.store.models import Receipt  # noqa: E402
-from server.store.receipts import RetrieveRequest, submit  # noqa: E402
-from server.worker import Worker, WorkerSettings  # noqa: E402
+from evidencekit.server.evidence.retrieval.engine import Retrieved  # noqa: E402
+from evidencekit.server.evidence.store.db import open_store  # noqa: E402
+from evidencekit.server.evidence.store.models import Receipt  # noqa: E402
+from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit  # noqa: E402
+from evidencekit.server.evidence.worker import Worker, WorkerSettings  # noqa: E402
 
 RESULT = {
     "kind": "url_text", "status": "ready", "text": "stub", "title": None, "description": None, "segments": [],

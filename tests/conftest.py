@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from contracts.loader import CONTRACTS_DIR
+from tests.support import CONTRACTS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = Path(__file__).resolve().parent / "data" / "seeds"

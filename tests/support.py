@@ -8,13 +8,14 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
-from contracts.loader import CONTRACTS_DIR
-from contracts.models import (
+from evidencekit.contracts.validation import OperationValidator, validator_for
+from evidencekit.server.generated.models import (
     GetDocumentsInput,
     GetDocumentsOutput,
     RetrieveInput,
@@ -22,7 +23,16 @@ from contracts.models import (
     StatusInput,
     StatusOutput,
 )
-from server.context import RequestContext
+from evidencekit.server.generated.operations import OPERATIONS_BY_NAME
+from evidencekit.server.runtime.context import RequestContext
+
+REPO = Path(__file__).resolve().parents[1]
+CONTRACTS_DIR = REPO / "contracts"  # the service's published contracts
+
+
+def validator_named(operation: str) -> OperationValidator:
+    """The runtime's validators of one of the service's operations, by its name."""
+    return validator_for(OPERATIONS_BY_NAME[operation])
 
 
 @contextmanager
@@ -83,10 +93,10 @@ def running_service(data: Any, *, allow: str | None = None, worker: bool = True,
     bootstrapped; yields base URL, MCP URL, token, workspace_id and the data folder."""
     import pytest
 
-    from server.admin import bootstrap
-    from server.app import create_app
-    from server.store.db import open_store
-    from server.worker import WorkerSettings
+    from evidencekit.server.evidence.admin import bootstrap
+    from evidencekit.server.evidence.app import create_app
+    from evidencekit.server.evidence.store.db import open_store
+    from evidencekit.server.evidence.worker import WorkerSettings
 
     url = f"sqlite://{data / 'evidencekit.sqlite3'}?busy_timeout=10000"
     patch = pytest.MonkeyPatch()

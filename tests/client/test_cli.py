@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from client import errors
-from client.cli import _retrieve_batch, build_parser
+from evidencekit.client.evidence.cli import _retrieve_batch, build_parser
+from evidencekit.client.runtime import errors
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import allow_origin, running_service
 

@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from client import errors
-from client.evidence import EvidenceClient, WaitTimeout
-from client.retry import RetryPolicy
-from server.generated.operations import RETRIEVE, STATUS
+from evidencekit.client.evidence import EvidenceClient, WaitTimeout
+from evidencekit.client.runtime import errors
+from evidencekit.client.runtime.retry import RetryPolicy
+from evidencekit.server.generated.operations import RETRIEVE, STATUS
 from tests.support import example_output, live_server
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
@@ -164,7 +164,7 @@ def test_a_malformed_token_is_refused_without_being_repeated(script: tuple[Scrip
 
 @pytest.mark.anyio
 async def test_the_async_layer_retries_with_one_mutation_id_and_waits(script: tuple[Script, str]) -> None:
-    from client.evidence import AsyncEvidenceClient
+    from evidencekit.client.evidence import AsyncEvidenceClient
 
     scripted, url = script
     scripted.steps = [(503, {}), (429, {"Retry-After": "3"})]

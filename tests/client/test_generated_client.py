@@ -10,10 +10,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from client import errors
-from client.generated.client import AsyncClient, Client
-from contracts.models import RetrieveInput, RetrieveOutput, StatusOutput
-from server.generated.rest import build_rest_routes
+from evidencekit.client.generated.client import AsyncClient, Client
+from evidencekit.client.runtime import errors
+from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput, StatusOutput
+from evidencekit.server.generated.rest import build_rest_routes
 from tests.support import ExampleHandlers, live_server
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"

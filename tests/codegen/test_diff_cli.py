@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.cli import main
-from contracts.loader import CONTRACTS_DIR
+from evidencekit.codegen.cli import main
+from tests.support import CONTRACTS_DIR
 
 RETRIEVE = CONTRACTS_DIR / "sosoapi_research_evidence_retrieve"
 

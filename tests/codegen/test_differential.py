@@ -19,11 +19,12 @@ from hypothesis_jsonschema import from_schema
 from jsonschema.protocols import Validator
 from pydantic import BaseModel, ValidationError
 
-from contracts.ecma_regex import with_python_patterns
-from contracts.loader import load_operations
-from contracts.validation import compile_schema
-from contracts.wire import parse
-from server.generated.operations import OPERATIONS_BY_NAME
+from evidencekit.contracts.ecma_regex import with_python_patterns
+from evidencekit.contracts.loader import load_operations
+from evidencekit.contracts.validation import compile_schema
+from evidencekit.contracts.wire import parse
+from evidencekit.server.generated.operations import OPERATIONS_BY_NAME
+from tests.support import CONTRACTS_DIR
 
 CUSTOM_FORMATS = {"uuid": st.uuids().map(str)}
 
@@ -33,7 +34,7 @@ MODEL_GAPS = {"format": {"uri"}}
 
 CASES = [
     (op.name, variant.name, direction, schema)
-    for op in load_operations()
+    for op in load_operations(CONTRACTS_DIR)
     for variant in op.variants.values()
     for direction, schema in (("input", variant.input_schema), ("output", variant.output_schema))
 ]
@@ -126,7 +127,7 @@ def _is_gap(keyword: str) -> bool:
 @cache
 def model_validator(operation: str, direction: str) -> Validator:
     """A validator of the schema the model was generated from (the operation's strictest variant)."""
-    op = next(o for o in load_operations() if o.name == operation)
+    op = next(o for o in load_operations(CONTRACTS_DIR) if o.name == operation)
     return compile_schema(op.model_variant.input_schema if direction == "input" else op.model_variant.output_schema)
 
 
@@ -172,7 +173,7 @@ def test_contract_and_models_agree(operation: str, variant: str, direction: str,
 
 def test_the_mutations_reach_every_kind_of_keyword() -> None:
     op = OPERATIONS_BY_NAME["sosoapi_research_evidence_retrieve"]
-    schema = next(o for o in load_operations() if o.name == op.name).variants["mcp"].output_schema
+    schema = next(o for o in load_operations(CONTRACTS_DIR) if o.name == op.name).variants["mcp"].output_schema
     from tests.support import example_output
 
     payload = example_output(op.name)
@@ -187,7 +188,7 @@ def test_the_mutations_reach_every_kind_of_keyword() -> None:
 def test_models_read_patterns_as_the_contract_does(character: str) -> None:
     """Found by the test above: pydantic's regex engine counts U+0085 as `\\s` and ECMA-262 does not,
     so the model refused `documents/\\x85`, which the contract accepts."""
-    contract = compile_schema(next(o for o in load_operations() if o.name == "get_documents").model_variant.input_schema)
+    contract = compile_schema(next(o for o in load_operations(CONTRACTS_DIR) if o.name == "get_documents").model_variant.input_schema)
     for name in (f"documents/{character}", f"documents/a/{character}", f"documents/{character}/a"):
         payload = {"names": [name]}
         assert accepts(model_for("get_documents", "input"), payload) == contract.is_valid(payload), repr(name)

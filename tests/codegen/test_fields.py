@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.fields import field_rows, markdown_table
-from contracts.loader import CONTRACTS_DIR, load_operation
+from evidencekit.codegen.fields import field_rows, markdown_table
+from evidencekit.contracts.loader import load_operation
 from tests.conftest import SEED_DE_RETRIEVE, SEED_HE_RETRIEVE_REST, SEED_ZH_RETRIEVE
+from tests.support import CONTRACTS_DIR
 
 REQUIRED_WORDS = {"Im Elternobjekt erforderlich", "חובה באובייקט האב", "在父对象中必填"}
 OPTIONAL_WORDS = {"Optional / Element", "רשות / פריט", "可选／项目"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from codegen.importer import json_objects
-from server.generated.mcp_tools import TOOLS_BY_NAME
+from evidencekit.server.evidence.page_import import json_objects
+from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from tests.conftest import SEED_DE_GET_DOCUMENTS, SEED_DE_RETRIEVE, SEED_FR_STATUS, SEED_ZH_RETRIEVE
 
 

@@ -4,8 +4,9 @@ import json
 
 from openapi_spec_validator import validate
 
-from codegen.cli import PROJECT_ROOT
-from contracts.loader import load_operations
+from evidencekit.contracts.loader import load_operations
+from tests.support import CONTRACTS_DIR
+from tests.support import REPO as PROJECT_ROOT
 
 DOCUMENT = json.loads((PROJECT_ROOT / "server/generated/openapi.json").read_text())
 
@@ -16,7 +17,7 @@ def test_the_document_is_valid_openapi_3_1() -> None:
 
 
 def test_every_rest_operation_is_described_with_its_schemas_and_hash() -> None:
-    rest = [op for op in load_operations() if op.rest]
+    rest = [op for op in load_operations(CONTRACTS_DIR) if op.rest]
     assert sorted(DOCUMENT["paths"]) == sorted(op.rest["path"] for op in rest)
     for op in rest:
         item = DOCUMENT["paths"][op.rest["path"]][op.rest["method"].lower()]

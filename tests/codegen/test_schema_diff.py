@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codegen.schema_diff import KINDS, Change, diff_schemas, format_changes
+from evidencekit.codegen.schema_diff import KINDS, Change, diff_schemas, format_changes
 
 UUID = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

@@ -6,16 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codegen.cli import PROJECT_ROOT
+from tests.support import REPO as PROJECT_ROOT
 
 USAGE = '''
 from __future__ import annotations
 
-from contracts.models import GetDocumentsInput, GetDocumentsOutput, RetrieveInput, RetrieveOutput, StatusInput, StatusOutput
-from client.generated.client import AsyncClient, Client
-from server.context import RequestContext
-from server.generated.handlers import Handlers
-from server.generated.rest import build_rest_routes
+from evidencekit.server.generated.models import GetDocumentsInput, GetDocumentsOutput, RetrieveInput, RetrieveOutput, StatusInput, StatusOutput
+from evidencekit.client.generated.client import AsyncClient, Client
+from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.generated.handlers import Handlers
+from evidencekit.server.generated.rest import build_rest_routes
 
 
 class Implementation:
@@ -44,9 +44,9 @@ async def use_async(client: AsyncClient) -> int:
 '''
 
 WRONG = '''
-from contracts.models import StatusInput, StatusOutput
-from server.context import RequestContext
-from server.generated.handlers import Handlers
+from evidencekit.server.generated.models import StatusInput, StatusOutput
+from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.generated.handlers import Handlers
 
 
 class Wrong:
@@ -68,7 +68,7 @@ def mypy(*targets: str) -> subprocess.CompletedProcess[str]:
 def test_generated_code_and_its_use_type_check(tmp_path: Path) -> None:
     usage = tmp_path / "usage.py"
     usage.write_text(USAGE)
-    done = mypy("contracts/models", "server/generated", "client/generated", str(usage))
+    done = mypy("evidencekit/server/generated", "evidencekit/client/generated", str(usage))
     assert done.returncode == 0, done.stdout + done.stderr
 
 

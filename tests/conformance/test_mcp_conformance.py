@@ -23,11 +23,11 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from contracts.loader import CONTRACTS_DIR, load_operation
-from contracts.validation import OperationValidator
-from server.generated.mcp_tools import TOOLS_BY_NAME
+from evidencekit.contracts.loader import load_operation
+from evidencekit.contracts.validation import OperationValidator
+from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from tests.conformance.test_rest_conformance import mutations
-from tests.support import running_service
+from tests.support import CONTRACTS_DIR, running_service
 
 PINNED = {
     "get_documents": "sha256:1efdc01ee2209b16",
@@ -35,7 +35,7 @@ PINNED = {
     "sosoapi_research_evidence_status": "sha256:98be4d72ae1d401e",
 }
 OPERATIONS = {name: load_operation(CONTRACTS_DIR / name) for name in PINNED}
-VALIDATORS = {name: OperationValidator(op) for name, op in OPERATIONS.items()}
+VALIDATORS = {name: OperationValidator.of(op) for name, op in OPERATIONS.items()}
 ROOT = Path(__file__).resolve().parents[2]
 # Every generated URL is rewritten to this closed loopback port: nothing leaves the machine.
 NOWHERE = "http://127.0.0.1:9/"

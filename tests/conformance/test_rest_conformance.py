@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from client import errors
-from client.generated.client import Client
-from contracts.loader import CONTRACTS_DIR, load_operation
-from contracts.validation import OperationValidator
-from tests.support import running_service
+from evidencekit.client.generated.client import Client
+from evidencekit.client.runtime import errors
+from evidencekit.contracts.loader import load_operation
+from evidencekit.contracts.validation import OperationValidator
+from tests.support import CONTRACTS_DIR, running_service
 
 PINNED = {
     "sosoapi_research_evidence_retrieve": "sha256:e6a8eb28919d74d9",
@@ -48,7 +48,7 @@ def check_answer(operation: str, response: httpx.Response) -> None:
     assert response.status_code < 500, response.text
     body = response.json()
     if response.status_code == 200:
-        assert OperationValidator(OPERATIONS[operation]).output_errors(body) == []
+        assert OperationValidator.of(OPERATIONS[operation]).output_errors(body) == []
     else:
         assert set(body) >= {"error", "message", "code", "request_id"}
 

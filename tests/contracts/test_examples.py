@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.views import examples_of
-from contracts.loader import load_operations
-from contracts.validation import OperationValidator
+from evidencekit.codegen.views import examples_of
+from evidencekit.contracts.loader import load_operations
+from evidencekit.contracts.validation import OperationValidator
+from tests.support import CONTRACTS_DIR
 
 CASES = [
-    (op, variant) for op in load_operations() for variant in op.manifest.get("examples", {})
+    (op, variant) for op in load_operations(CONTRACTS_DIR) for variant in op.manifest.get("examples", {})
 ]
 
 
@@ -20,10 +21,10 @@ def test_published_example_is_valid(op, variant) -> None:
     if variant == "mcp":  # the page shows a whole tools/call: name + arguments
         assert arguments["name"] == op.mcp["tool_name"]
         arguments = arguments["arguments"]
-    validator = OperationValidator(op)
+    validator = OperationValidator.of(op)
     assert validator.input_errors(arguments, variant) == []
     assert validator.output_errors(example["output"]) == []
 
 
 def test_every_operation_has_an_example() -> None:
-    assert {op.name for op, _ in CASES} == {op.name for op in load_operations()}
+    assert {op.name for op, _ in CASES} == {op.name for op in load_operations(CONTRACTS_DIR)}

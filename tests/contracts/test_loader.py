@@ -6,21 +6,26 @@ from pathlib import Path
 
 import pytest
 
-from codegen.lock import lock_problems
-from contracts.loader import CONTRACTS_DIR, ContractError, load_operation, load_operations
+from evidencekit.codegen.lock import lock_problems
+from evidencekit.contracts.loader import (
+    ContractError,
+    load_operation,
+    load_operations,
+)
+from tests.support import CONTRACTS_DIR
 
 EXPECTED = {"get_documents", "sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
 
 
 def test_every_published_operation_is_a_contract() -> None:
-    operations = {op.name: op for op in load_operations()}
+    operations = {op.name: op for op in load_operations(CONTRACTS_DIR)}
     assert set(operations) == EXPECTED
     assert set(operations["sosoapi_research_evidence_retrieve"].variants) == {"mcp", "rest"}
     assert operations["sosoapi_research_evidence_status"].rest["path"] == "/research-api/evidence/status"
 
 
 def test_contract_hash_has_the_published_form_and_is_locked() -> None:
-    operations = load_operations()
+    operations = load_operations(CONTRACTS_DIR)
     for op in operations:
         assert re.fullmatch(r"sha256:[0-9a-f]{16}", op.contract_hash)
     assert lock_problems(operations, CONTRACTS_DIR) == []

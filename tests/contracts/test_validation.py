@@ -3,15 +3,14 @@ from __future__ import annotations
 import copy
 import json
 
-from contracts.loader import CONTRACTS_DIR
-from contracts.validation import validator_for
+from tests.support import CONTRACTS_DIR, validator_named
 
 RETRIEVE = "sosoapi_research_evidence_retrieve"
 EXAMPLE = json.loads((CONTRACTS_DIR / RETRIEVE / "examples" / "rest.output.json").read_text())
 
 
 def test_request_errors_name_every_failing_field() -> None:
-    errors = validator_for(RETRIEVE).input_errors(
+    errors = validator_named(RETRIEVE).input_errors(
         {"url": "not a uri", "kind": "video", "workspace_id": "nope", "surplus": 1}, "rest"
     )
     assert {(e.path, e.keyword) for e in errors} == {
@@ -28,7 +27,7 @@ def test_mcp_variant_has_no_uuid_pattern_but_checks_the_format() -> None:
     payload = {"url": "https://example.com/a", "kind": "url_text",
                "workspace_id": "11111111-1111-0111-0111-111111111111",  # a uuid, but not version 1-8
                "mutation_id": "40000000-0000-4000-8000-000000000001"}
-    validator = validator_for(RETRIEVE)
+    validator = validator_named(RETRIEVE)
     assert validator.input_errors(payload, "mcp") == []
     assert [e.keyword for e in validator.input_errors(payload, "rest")] == ["pattern"]
 
@@ -38,7 +37,7 @@ def test_response_errors_descend_into_the_right_anyof_branch() -> None:
     bad["retrieval"]["result"]["title"] = ""
     bad["retrieval"]["result"]["provenance"]["language"] = "x"
     bad["retrieval"]["result"]["surprise"] = True
-    errors = validator_for(RETRIEVE).output_errors(bad)
+    errors = validator_named(RETRIEVE).output_errors(bad)
     by_variant = {(e.variant, e.path, e.keyword) for e in errors}
     assert ("mcp", "$.retrieval.result.title", "minLength") in by_variant
     assert ("rest", "$.retrieval.result.title", "minLength") in by_variant
@@ -49,7 +48,7 @@ def test_response_errors_descend_into_the_right_anyof_branch() -> None:
 
 
 def test_messages_do_not_echo_large_values() -> None:
-    errors = validator_for(RETRIEVE).input_errors(
+    errors = validator_named(RETRIEVE).input_errors(
         {"url": "https://e.com/" + "a" * 5000, "kind": "url_text",
          "workspace_id": "11111111-1111-4111-8111-111111111111",
          "mutation_id": "40000000-0000-4000-8000-000000000001"}, "rest")
@@ -57,7 +56,7 @@ def test_messages_do_not_echo_large_values() -> None:
 
 
 def test_the_formats_the_contracts_use_are_really_checked() -> None:
-    from contracts.validation import _FORMAT_CHECKER
+    from evidencekit.contracts.validation import _FORMAT_CHECKER
 
     assert {"uuid", "uri", "date-time"} <= set(_FORMAT_CHECKER.checkers)
     assert not _FORMAT_CHECKER.conforms("2099-02-30T00:00:00Z", "date-time")
@@ -69,5 +68,5 @@ def test_inputs_are_checked_against_every_variant() -> None:
     payload = {"url": "https://example.com/a", "kind": "url_text",
                "workspace_id": "11111111-1111-0111-0111-111111111111",
                "mutation_id": "40000000-0000-4000-8000-000000000001"}
-    errors = validator_for(RETRIEVE).input_errors(payload)  # the MCP variant alone accepts it
+    errors = validator_named(RETRIEVE).input_errors(payload)  # the MCP variant alone accepts it
     assert [(e.path, e.keyword, e.variant) for e in errors] == [("$.workspace_id", "pattern", "rest")]

@@ -10,14 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from contracts.ecma_regex import to_python, with_python_patterns
-from contracts.loader import load_operations
-from contracts.validation import compile_fast, compile_schema
+from evidencekit.contracts.ecma_regex import to_python, with_python_patterns
+from evidencekit.contracts.loader import load_operations
+from evidencekit.contracts.validation import compile_fast, compile_schema
 from tests.codegen.test_differential import mutations
+from tests.support import CONTRACTS_DIR
 
 SCHEMAS = [
     (f"{op.name}-{variant.name}-{direction}", schema)
-    for op in load_operations()
+    for op in load_operations(CONTRACTS_DIR)
     for variant in op.variants.values()
     for direction, schema in (("input", variant.input_schema), ("output", variant.output_schema))
 ]

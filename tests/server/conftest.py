@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from server.fetch.backend import ResolutionFailed, system_resolver
+from evidencekit.server.evidence.fetch.backend import ResolutionFailed, system_resolver
 from tests.origin import LocalCA, Origin, make_ca, serve_origin
 
 # Names the tests resolve without DNS (there is none here): each maps to non-public addresses only,

@@ -7,8 +7,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from server.store.db import open_store
-from server.store.models import Membership, Receipt, Workspace
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import Membership, Receipt, Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,7 +106,7 @@ def test_cancel_a_pending_receipt_and_only_once(tmp_path: Path) -> None:
     mutation = "40000000-0000-4000-8000-000000000042"
 
     async def submitted() -> None:
-        from server.store.receipts import RetrieveRequest, submit
+        from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
 
         async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
             await submit(RetrieveRequest(uuid.UUID(workspace), uuid.UUID(mutation), "https://example.com/", "url_text"))
@@ -134,7 +134,7 @@ def test_tokens_with_a_label_and_expiry_are_listed_and_revoked(tmp_path: Path) -
     assert json.loads(admin(tmp_path, "tokens", "ana").stdout)["tokens"][0]["revoked"] is True
 
     async def authenticates() -> bool:
-        from server.store import access
+        from evidencekit.server.evidence.store import access
 
         async with open_store(f"sqlite:///{tmp_path / 'evidencekit.sqlite3'}"):
             return await access.authenticate(made["token"]) is not None

@@ -11,18 +11,17 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from client import errors
-from client.generated.client import Client
-from contracts.validation import validator_for
-from server.admin import bootstrap
-from server.app import create_app
-from server.generated.operations import RETRIEVE, STATUS
-from server.store import access
-from server.store.db import open_store
-from server.store.models import User, Workspace
-from server.worker import WorkerSettings
+from evidencekit.client.generated.client import Client
+from evidencekit.client.runtime import errors
+from evidencekit.server.evidence.admin import bootstrap
+from evidencekit.server.evidence.app import create_app
+from evidencekit.server.evidence.store import access
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import User, Workspace
+from evidencekit.server.evidence.worker import WorkerSettings
+from evidencekit.server.generated.operations import RETRIEVE, STATUS
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import live_server
+from tests.support import live_server, validator_named
 
 PAGE = (b"<html lang='en'><head><title>Lab notes</title></head><body><article><h1>Lab notes</h1>"
         b"<p>The sample was stable for three weeks at room temperature.</p></article></body></html>")
@@ -86,7 +85,7 @@ def test_retrieve_then_status_until_completed(service: dict[str, str], origin: O
     assert again.retrieval.id == accepted.retrieval.id
     assert origin.hits.count("/notes") == 1
     for operation in ("sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"):
-        assert validator_for(operation).output_errors(final) == []
+        assert validator_named(operation).output_errors(final) == []
 
 
 def test_auth_errors(service: dict[str, str]) -> None:
@@ -159,7 +158,7 @@ def test_a_token_lookup_that_meets_a_database_outage_is_a_json_503(service: dict
     async def database_down(secret: str) -> None:
         raise ConnectionRefusedError(111, "Connection refused")  # what asyncpg meets when PostgreSQL is down
 
-    monkeypatch.setattr("server.auth_middleware.authenticate_bearer", database_down)
+    monkeypatch.setattr("evidencekit.server.evidence.auth_middleware.authenticate_bearer", database_down)
     auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "outage-1"}
     body = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}
     for path in (STATUS.rest_path, "/mcp"):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server import heap
+from evidencekit.server.runtime import heap
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from server.http_protocol import MAX_HEAD_BYTES, BoundedHeadHttpTools
+from evidencekit.server.runtime.http_protocol import MAX_HEAD_BYTES, BoundedHeadHttpTools
 from tests.support import live_server
 
 

@@ -22,15 +22,14 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from contracts.validation import validator_for
-from server.admin import bootstrap
-from server.generated.mcp_tools import TOOLS_BY_NAME
-from server.handlers import EvidenceHandlers
-from server.mcp_server import ToolCaller, build_server, listed_tools
-from server.store.db import open_store
-from server.store.models import Receipt
+from evidencekit.server.evidence.admin import bootstrap
+from evidencekit.server.evidence.handlers import EvidenceHandlers
+from evidencekit.server.evidence.mcp_server import ToolCaller, build_server, listed_tools
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import Receipt
+from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import allow_origin, running_service
+from tests.support import allow_origin, running_service, validator_named
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (b"<html lang='en'><head><title>Field log</title><meta name='description' content='Day one.'></head>"
@@ -85,7 +84,7 @@ def check(name: str, result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     data = result.structured_content
     assert json.loads(result.content[0].text) == data
-    assert validator_for(name).output_errors(data) == []
+    assert validator_named(name).output_errors(data) == []
     return data  # type: ignore[no-any-return]
 
 
@@ -273,7 +272,7 @@ async def test_tools_list_over_the_wire_follows_the_settings(http_service: dict[
 
 
 def test_public_hostname_is_allowed_for_mcp() -> None:
-    from server.app import mcp_security
+    from evidencekit.server.evidence.app import mcp_security
 
     settings = mcp_security({"EVIDENCEKIT_PUBLIC_HOSTNAME": "evidence.example.org"})
     assert "evidence.example.org" in settings.allowed_hosts

@@ -17,10 +17,10 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from server.app import create_app
-from server.store import access
-from server.store.db import open_store
-from server.store.models import User, Workspace
+from evidencekit.server.evidence.app import create_app
+from evidencekit.server.evidence.store import access
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import User, Workspace
 from tests.support import live_server
 
 AUDIENCE = "https://evidence.test/mcp"

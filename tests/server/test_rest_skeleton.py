@@ -11,11 +11,11 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from contracts.models import RetrieveInput, RetrieveOutput
-from server.context import RequestContext
-from server.errors import Conflict, RateLimited
-from server.generated.operations import RETRIEVE, STATUS
-from server.generated.rest import build_rest_routes
+from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput
+from evidencekit.server.generated.operations import RETRIEVE, STATUS
+from evidencekit.server.generated.rest import build_rest_routes
+from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime.errors import Conflict, RateLimited
 from tests.support import ExampleHandlers, example_output, live_server
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
@@ -119,8 +119,8 @@ def test_a_body_sent_in_pieces_is_read_whole(base_url: str) -> None:
 def test_the_body_reader_joins_messages_and_stops_at_the_cap() -> None:
     import asyncio
 
-    from server.errors import PayloadTooLarge
-    from server.rest_runtime import read_json_body
+    from evidencekit.server.runtime.errors import PayloadTooLarge
+    from evidencekit.server.runtime.rest_runtime import read_json_body
 
     def receiver(*pieces: bytes) -> Any:
         messages = [{"type": "http.request", "body": piece, "more_body": n < len(pieces) - 1}
@@ -186,7 +186,7 @@ def test_requests_without_an_id_get_distinct_ones(base_url: str) -> None:
 def test_request_ids_differ_in_a_forked_worker() -> None:
     import os
 
-    from server.rest_runtime import _request_ids
+    from evidencekit.server.runtime.rest_runtime import _request_ids
 
     parent = _request_ids.new()
     read, write = os.pipe()

@@ -101,6 +101,6 @@ def test_a_later_start_prints_a_curl_line_that_works_when_pasted(tmp_path: Path)
     ("postgres://app@db/x", "postgres://app@db/x"),
 ])
 def test_a_database_url_is_shown_without_any_password(url: str, shown: str) -> None:
-    from server.store.db import shown_url
+    from evidencekit.server.evidence.store.db import shown_url
 
     assert shown_url(url) == shown

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from client.generated.client import Client
-from server.admin import bootstrap
-from server.app import create_app
-from server.store.db import open_store
-from server.store.models import Receipt
-from server.worker import WorkerSettings
+from evidencekit.client.generated.client import Client
+from evidencekit.server.evidence.admin import bootstrap
+from evidencekit.server.evidence.app import create_app
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import Receipt
+from evidencekit.server.evidence.worker import WorkerSettings
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import live_server
 
@@ -70,9 +70,9 @@ def test_the_in_process_worker_reads_its_settings_and_grace_from_the_environment
 
 def test_empty_settings_read_as_unset_like_the_settings_check() -> None:
     """env_check lets an empty value through as unset; every reader must then take the default."""
-    from server.env_check import problems
-    from server.service import ServiceSettings
-    from server.store.receipts import DEFAULT_RETENTION, retention_from_env
+    from evidencekit.server.evidence.env_check import problems
+    from evidencekit.server.evidence.service import ServiceSettings
+    from evidencekit.server.evidence.store.receipts import DEFAULT_RETENTION, retention_from_env
 
     names = ["EVIDENCEKIT_LEASE_SECONDS", "EVIDENCEKIT_POLL_SECONDS", "EVIDENCEKIT_MAX_ATTEMPTS",
              "EVIDENCEKIT_WORKER_CONCURRENCY", "EVIDENCEKIT_WORKER_GRACE_SECONDS", "EVIDENCEKIT_RETRIEVE_PER_MINUTE",

@@ -6,10 +6,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from server.fetch.backend import RECENT_CONNECTIONS, GuardedBackend
-from server.fetch.body import read_capped
-from server.fetch.fetcher import Fetcher, FetchError, FetchLimits, parse_retry_after
-from server.fetch.policy import EgressPolicy, parse_allowlist
+from evidencekit.server.evidence.fetch.backend import RECENT_CONNECTIONS, GuardedBackend
+from evidencekit.server.evidence.fetch.body import read_capped
+from evidencekit.server.evidence.fetch.fetcher import (
+    Fetcher,
+    FetchError,
+    FetchLimits,
+    parse_retry_after,
+)
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, parse_allowlist
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
 from tests.server.conftest import fake_resolver
 
@@ -194,7 +199,7 @@ async def test_the_backend_remembers_only_its_recent_connections(origin: Origin)
 
 def test_a_ca_bundle_adds_to_the_system_roots(tls: LocalCA, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An intranet CA must not cost every public site its verification."""
-    from server.fetch.fetcher import default_ssl_context
+    from evidencekit.server.evidence.fetch.fetcher import default_ssl_context
 
     system = default_ssl_context({}).cert_store_stats()["x509_ca"]
     bundle = tmp_path / "intranet.pem"

@@ -2,8 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from server.fetch.addresses import is_public, parse_address
-from server.fetch.policy import EgressPolicy, UnsafeUrl, check_url, parse_allowlist
+from evidencekit.server.evidence.fetch.addresses import is_public, parse_address
+from evidencekit.server.evidence.fetch.policy import (
+    EgressPolicy,
+    UnsafeUrl,
+    check_url,
+    parse_allowlist,
+)
 
 
 @pytest.mark.parametrize("address", [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from server.fetch.fetcher import Fetcher, FetchError
-from server.fetch.policy import EgressPolicy, parse_allowlist
+from evidencekit.server.evidence.fetch.fetcher import Fetcher, FetchError
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, parse_allowlist
 from tests.origin import Canary, LocalCA, Origin, Reply
 from tests.server.conftest import fake_resolver
 

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from server.parse import decode_html, decode_text, parse_html, parse_plain_text
+from evidencekit.server.evidence.parse import decode_html, decode_text, parse_html, parse_plain_text
 
 FRENCH = (
     "Le café crème coûte 3,50 € à la brasserie « Chez Hélène ». "

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import server.parse
+import evidencekit.server.evidence.parse as parse
 
 
 def test_exported_names() -> None:
-    assert sorted(server.parse.__all__) == [
+    assert sorted(parse.__all__) == [
         "CaptionError",
         "CaptionExtract",
         "Cue",
@@ -20,9 +20,9 @@ def test_exported_names() -> None:
         "parse_webvtt",
         "sniff_captions",
     ]
-    for name in server.parse.__all__:
-        assert getattr(server.parse, name).__module__.startswith("server.parse.")
+    for name in parse.__all__:
+        assert getattr(parse, name).__module__.startswith("evidencekit.server.evidence.parse.")
 
 
 def test_caption_error_is_a_value_error() -> None:
-    assert issubclass(server.parse.CaptionError, ValueError)
+    assert issubclass(parse.CaptionError, ValueError)

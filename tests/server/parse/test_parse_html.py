@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.parse import HtmlExtract, Track, parse_html
+from evidencekit.server.evidence.parse import HtmlExtract, Track, parse_html
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "parse"
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.parse import parse_html
-from server.parse.pool import PROCESSES_ENV, HtmlParser, processes_from_env
+from evidencekit.server.evidence.parse import parse_html
+from evidencekit.server.evidence.parse.pool import PROCESSES_ENV, HtmlParser, processes_from_env
 
 pytestmark = pytest.mark.anyio
 PAGE = ("<html lang='de'><head><title>Bericht</title></head><body><nav>Menü</nav><article><h1>Bericht</h1>"
@@ -54,7 +54,7 @@ def test_parse_processes_do_not_outlive_a_killed_server() -> None:
     import sys
     import time
 
-    script = ("import asyncio, time\nfrom server.parse.pool import HtmlParser\n"
+    script = ("import asyncio, time\nfrom evidencekit.server.evidence.parse.pool import HtmlParser\n"
               "parser = HtmlParser(2)\nasyncio.run(parser.warm_up())\n"
               "print(*parser._pool._processes, flush=True)\ntime.sleep(60)\n")
     server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -82,7 +82,7 @@ async def test_two_pages_per_process_are_handed_over_but_one_large_body(monkeypa
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from server.parse import pool as pool_module
+    from evidencekit.server.evidence.parse import pool as pool_module
 
     lock, release = threading.Lock(), threading.Event()
     now = {"pages": 0, "large": 0}
@@ -123,8 +123,8 @@ async def test_two_pages_per_process_are_handed_over_but_one_large_body(monkeypa
                       max_size=40),
        limit=st.integers(min_value=1, max_value=120))
 def test_a_text_cut_for_the_limit_clips_exactly_as_the_whole_text(words: list[str], limit: int) -> None:
-    from server.parse.pool import parse_within
-    from server.retrieval.limits import clip
+    from evidencekit.server.evidence.parse.pool import parse_within
+    from evidencekit.server.evidence.retrieval.limits import clip
 
     body = ("<html><body><article>" + "".join(f"<p>{word} {word}</p>" for word in words)
             + "</article></body></html>").encode()
@@ -140,7 +140,7 @@ async def test_pages_cancelled_while_waiting_leave_no_permit_behind(monkeypatch:
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from server.parse import pool as pool_module
+    from evidencekit.server.evidence.parse import pool as pool_module
 
     release = threading.Event()
 

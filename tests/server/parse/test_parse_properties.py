@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree  # type: ignore[import-untyped]  # lxml ships no type information
 
-from server.parse import (
+from evidencekit.server.evidence.parse import (
     CaptionError,
     CaptionExtract,
     HtmlExtract,
@@ -23,7 +23,7 @@ from server.parse import (
     parse_webvtt,
     sniff_captions,
 )
-from server.parse.html_tree import load_tree
+from evidencekit.server.evidence.parse.html_tree import load_tree
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "parse"
 LANGUAGE = re.compile(r"[a-zA-Z]{2,8}(?:-[a-zA-Z0-9]{1,8})*")

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from server.parse import CaptionError, CaptionExtract, Cue, parse_subrip, sniff_captions
+from evidencekit.server.evidence.parse import (
+    CaptionError,
+    CaptionExtract,
+    Cue,
+    parse_subrip,
+    sniff_captions,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "parse"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.parse import CaptionError, CaptionExtract, Cue, parse_webvtt
+from evidencekit.server.evidence.parse import CaptionError, CaptionExtract, Cue, parse_webvtt
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "parse"
 

@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
-from server.fetch.fetcher import Fetcher, FetchLimits
-from server.fetch.policy import EgressPolicy, parse_allowlist
-from server.retrieval.engine import RetrievalEngine
-from server.retrieval.result_check import result_violations
+from evidencekit.server.evidence.fetch.fetcher import Fetcher, FetchLimits
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, parse_allowlist
+from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
+from evidencekit.server.evidence.retrieval.result_check import result_violations
 from tests.origin import LocalCA, Origin
 from tests.server.conftest import fake_resolver
 

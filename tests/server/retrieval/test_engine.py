@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.retrieval.engine import RetrievalEngine
+from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
 from tests.server.retrieval.conftest import contract_errors
 
@@ -124,7 +124,7 @@ async def test_each_situation_maps_to_its_status_and_reason(engine: RetrievalEng
 
 def test_every_reason_of_the_result_mapping_has_a_case() -> None:
     """A row added to the mapping table (server/retrieval/outcomes.py) needs a case above."""
-    from server.retrieval.outcomes import OUTCOMES
+    from evidencekit.server.evidence.retrieval.outcomes import OUTCOMES
 
     produced = {c.reason for c in CASES} | {w for c in CASES for w in c.warnings}
     elsewhere = {"egress_unavailable",  # tests/server/retrieval/test_engine_details.py (no route to a host)
@@ -306,9 +306,9 @@ async def test_caption_files_served_as_generic_binary_are_read(engine: Retrieval
 async def test_an_engine_holds_a_bounded_number_of_bodies_at_once(site: Origin, tls: LocalCA) -> None:
     """Memory stays bounded whatever the worker's concurrency: past BODIES_IN_FLIGHT_BYTES (counted at
     the byte cap) a retrieval waits for one in flight to finish."""
-    from server.fetch.fetcher import Fetcher, FetchLimits
-    from server.fetch.policy import EgressPolicy, parse_allowlist
-    from server.retrieval.engine import BODIES_IN_FLIGHT_BYTES
+    from evidencekit.server.evidence.fetch.fetcher import Fetcher, FetchLimits
+    from evidencekit.server.evidence.fetch.policy import EgressPolicy, parse_allowlist
+    from evidencekit.server.evidence.retrieval.engine import BODIES_IN_FLIGHT_BYTES
     from tests.server.conftest import fake_resolver
 
     limits = FetchLimits(max_bytes=BODIES_IN_FLIGHT_BYTES // 2, connect_timeout=2, read_timeout=2, deadline=10)
@@ -324,7 +324,7 @@ async def test_an_engine_holds_a_bounded_number_of_bodies_at_once(site: Origin, 
 
 
 async def test_the_markdown_kept_for_documents_is_bounded(engine: RetrievalEngine, site: Origin) -> None:
-    from server.retrieval import limits
+    from evidencekit.server.evidence.retrieval import limits
 
     links = "".join(f"<a href='/note/{n}'>note {n}</a> " for n in range(12_000))  # markdown far past the text
     retrieved = await engine.retrieve(site.reply("/many-links", Reply(f"<html><body><p>{links}</p></body></html>"

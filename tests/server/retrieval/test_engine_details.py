@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.fetch.fetcher import Fetcher
-from server.fetch.policy import EgressPolicy, parse_allowlist
-from server.retrieval.engine import Draft, RetrievalEngine
+from evidencekit.server.evidence.fetch.fetcher import Fetcher
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, parse_allowlist
+from evidencekit.server.evidence.retrieval.engine import Draft, RetrievalEngine
 from tests.origin import Origin, Reply
 from tests.server.conftest import fake_resolver
 from tests.server.retrieval.conftest import contract_errors

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from codegen.cli import PROJECT_ROOT
-from contracts.loader import CONTRACTS_DIR, load_operation
-from server.retrieval.outcomes import OUTCOMES, markdown_table
+from evidencekit.contracts.loader import load_operation
+from evidencekit.server.evidence.retrieval.outcomes import OUTCOMES, markdown_table
+from tests.support import CONTRACTS_DIR
+from tests.support import REPO as PROJECT_ROOT
 
 RESULT = load_operation(CONTRACTS_DIR / "sosoapi_research_evidence_retrieve").variants["mcp"].output_schema[
     "properties"]["retrieval"]["properties"]["result"]["anyOf"][0]["properties"]

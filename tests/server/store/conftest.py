@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from server.store.db import open_store
+from evidencekit.server.evidence.store.db import open_store
 
 PG_ADMIN_URL = os.environ.get("EVIDENCEKIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 

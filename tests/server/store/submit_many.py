@@ -6,9 +6,9 @@ import asyncio
 import sys
 import uuid
 
-from server.store import receipts
-from server.store.db import open_store
-from server.store.receipts import RetrieveRequest
+from evidencekit.server.evidence.store import receipts
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.receipts import RetrieveRequest
 
 
 async def main(url: str, count: int, target: str) -> None:

@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.store import access, ratelimit
-from server.store.access import AccessDenied
-from server.store.models import Token, User, Workspace
+from evidencekit.server.evidence.store import access, ratelimit
+from evidencekit.server.evidence.store.access import AccessDenied
+from evidencekit.server.evidence.store.models import Token, User, Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -76,7 +76,7 @@ async def test_rate_limit_counts_in_the_database(store: str) -> None:
 async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(store: str) -> None:
     import asyncio
 
-    from server.store.ttl_cache import TTLCache
+    from evidencekit.server.evidence.store.ttl_cache import TTLCache
 
     workspace, editor, _ = await setup_people()
     token, secret = await access.create_token(editor)

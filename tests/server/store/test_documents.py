@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.documents import UnknownDocument, get_documents
-from server.store import jobs, receipts
-from server.store.evidence import Content
-from server.store.models import Receipt, Workspace
-from server.store.receipts import RetrieveRequest
+from evidencekit.server.evidence.documents import UnknownDocument, get_documents
+from evidencekit.server.evidence.store import jobs, receipts
+from evidencekit.server.evidence.store.evidence import Content
+from evidencekit.server.evidence.store.models import Receipt, Workspace
+from evidencekit.server.evidence.store.receipts import RetrieveRequest
 from tests.server.store.test_receipts import RESULT
 from tests.server.store.test_service import principal_in
 
@@ -78,12 +78,12 @@ async def test_documents_are_read_only_by_members_of_their_workspace(store: str)
 
 
 async def test_a_token_without_the_research_capability_reads_no_documents(store: str) -> None:
-    from contracts.models import GetDocumentsInput
-    from server.context import RequestContext
-    from server.errors import Forbidden
-    from server.handlers import EvidenceHandlers
-    from server.store import access
-    from server.store.models import User
+    from evidencekit.server.evidence.handlers import EvidenceHandlers
+    from evidencekit.server.evidence.store import access
+    from evidencekit.server.evidence.store.models import User
+    from evidencekit.server.generated.models import GetDocumentsInput
+    from evidencekit.server.runtime.context import RequestContext
+    from evidencekit.server.runtime.errors import Forbidden
 
     lab = await Workspace.create(name="lab")
     await settle_page(lab, "https://example.com/notes", "https://example.com/notes", "Notes.")

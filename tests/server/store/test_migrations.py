@@ -8,7 +8,7 @@ import pytest
 from tortoise.context import TortoiseContext
 from tortoise.migrations.autodetector import MigrationAutodetector
 
-from server.store.db import sqlite_path, tortoise_config
+from evidencekit.server.evidence.store.db import sqlite_path, tortoise_config
 
 
 @pytest.mark.anyio
@@ -31,7 +31,7 @@ async def test_a_crash_between_a_migration_and_its_record_is_redone_on_the_next_
     from tortoise.migrations.api import migrate as tortoise_migrate
     from tortoise.migrations.recorder import MigrationRecorder
 
-    from server.store.db import APP, open_store
+    from evidencekit.server.evidence.store.db import APP, open_store
 
     if made_at is not None:
         async with TortoiseContext():
@@ -59,7 +59,7 @@ async def test_a_crash_between_a_migration_and_its_record_is_redone_on_the_next_
 
 
 def test_a_script_splits_where_sqlite_says_a_statement_ends() -> None:
-    from server.store.sqlite_scripts import statements
+    from evidencekit.server.evidence.store.sqlite_scripts import statements
 
     script = "CREATE TABLE t (a TEXT DEFAULT 'x;y');\nCREATE INDEX i ON t (a);\n-- done\n"
     assert list(statements(script)) == ["CREATE TABLE t (a TEXT DEFAULT 'x;y');", "CREATE INDEX i ON t (a);"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tortoise.exceptions import IntegrityError
 
-from server.store.db import open_store
-from server.store.outage import is_store_outage
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.outage import is_store_outage
 
 pytestmark = pytest.mark.anyio
 

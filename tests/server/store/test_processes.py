@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from server.store.db import open_store
-from server.store.models import Receipt
-from server.store.receipts import RetrieveRequest, submit
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import Receipt
+from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
 from tests.origin import Origin, Reply, serve_origin
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from server.store import jobs, receipt_reads, receipts
-from server.store.db import open_store
-from server.store.models import Receipt
+from evidencekit.server.evidence.store import jobs, receipt_reads, receipts
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import Receipt
 from tests.server.store.test_receipts import RESULT, WORKSPACE, content, contract_errors, request
 
 pytestmark = pytest.mark.anyio
@@ -120,7 +120,7 @@ async def test_postgresql_ending_the_reads_connection_costs_no_read(postgres_url
     administrator. The next read takes a new one and answers."""
     import asyncpg
 
-    from server.store import pg_reads
+    from evidencekit.server.evidence.store import pg_reads
 
     async with open_store(postgres_url):
         receipt, _ = await receipts.submit(request())
@@ -193,7 +193,7 @@ async def test_postgresql_a_reads_connection_gone_silent_is_replaced_after_the_d
     kernel's minutes."""
     from urllib.parse import urlsplit
 
-    from server.store import pg_reads
+    from evidencekit.server.evidence.store import pg_reads
 
     monkeypatch.setattr(pg_reads, "STATEMENT_SECONDS", 0.5)
     address = urlsplit(postgres_url)

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from contracts.validation import validator_for
-from server.store import jobs, receipts
-from server.store.evidence import Content, source_key
-from server.store.models import Evidence, Receipt
-from server.store.receipts import MutationConflict, RetrieveRequest
+from evidencekit.server.evidence.store import jobs, receipts
+from evidencekit.server.evidence.store.evidence import Content, source_key
+from evidencekit.server.evidence.store.models import Evidence, Receipt
+from evidencekit.server.evidence.store.receipts import MutationConflict, RetrieveRequest
+from tests.support import validator_named
 
 pytestmark = pytest.mark.anyio
 WORKSPACE = uuid.UUID("11111111-1111-4111-8111-111111111111")
@@ -23,8 +23,8 @@ def request(url: str = "https://example.com/a", **changes: Any) -> RetrieveReque
 
 
 def contract_errors(retrieval: dict[str, Any]) -> list[str]:
-    errors = validator_for("sosoapi_research_evidence_retrieve").output_errors({"retrieval": retrieval})
-    errors += validator_for("sosoapi_research_evidence_status").output_errors({"retrieval": retrieval})
+    errors = validator_named("sosoapi_research_evidence_retrieve").output_errors({"retrieval": retrieval})
+    errors += validator_named("sosoapi_research_evidence_status").output_errors({"retrieval": retrieval})
     return [f"[{e.variant}] {e.path}: {e.message}" for e in errors]
 
 
@@ -145,12 +145,12 @@ async def test_evidence_revisions_follow_the_content(store: str) -> None:
 def test_a_source_key_is_a_uri_get_documents_can_answer_with(url: str, key: str) -> None:
     assert source_key(url) == key
     answer = {"documents": [{"name": "documents/x", "uri": key, "content": "", "description": "", "title": ""}]}
-    assert validator_for("get_documents").output_errors(answer) == []
+    assert validator_named("get_documents").output_errors(answer) == []
 
 
 async def test_cancel_and_purge(store: str) -> None:
-    from server.retrieval.engine import cancelled_result
-    from server.store.models import EvidenceRevision
+    from evidencekit.server.evidence.retrieval.engine import cancelled_result
+    from evidencekit.server.evidence.store.models import EvidenceRevision
 
     pending, _ = await receipts.submit(request())
     assert await receipts.cancel(WORKSPACE, pending.mutation_id, cancelled_result("url_text"))
@@ -178,7 +178,7 @@ async def settled_receipt(text: str, retention: timedelta) -> Receipt:
 
 
 async def test_purge_hides_expired_results_and_keeps_content_still_referred_to(store: str) -> None:
-    from server.store.models import EvidenceRevision
+    from evidencekit.server.evidence.store.models import EvidenceRevision
 
     shared_old = await settled_receipt("shared", timedelta(seconds=1))
     shared_new = await settled_receipt("shared", timedelta(hours=1))
@@ -212,8 +212,8 @@ async def test_a_purge_during_a_settle_never_blanks_the_revision_the_settle_refe
     either leave it (the settle's receipt refers to it) or blank it before the settle reads it."""
     import asyncio
 
-    from server.store import evidence as evidence_store
-    from server.store.models import EvidenceRevision
+    from evidencekit.server.evidence.store import evidence as evidence_store
+    from evidencekit.server.evidence.store.models import EvidenceRevision
 
     expired = await settled_receipt("findings", timedelta(seconds=1))
     fresh, _ = await receipts.submit(request(mutation_id=uuid.uuid4()), retention=timedelta(hours=1))

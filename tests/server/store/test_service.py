@@ -5,11 +5,11 @@ import uuid
 
 import pytest
 
-from server.service import EvidenceService, RateLimited, ServiceSettings
-from server.store import access
-from server.store.access import AccessDenied
-from server.store.models import Receipt, User, Workspace
-from server.store.receipts import MutationConflict
+from evidencekit.server.evidence.service import EvidenceService, RateLimited, ServiceSettings
+from evidencekit.server.evidence.store import access
+from evidencekit.server.evidence.store.access import AccessDenied
+from evidencekit.server.evidence.store.models import Receipt, User, Workspace
+from evidencekit.server.evidence.store.receipts import MutationConflict
 
 pytestmark = pytest.mark.anyio
 
@@ -110,8 +110,8 @@ async def test_concurrent_repeats_and_conflicts_are_not_rate_limited(store: str)
 async def test_the_counts_of_minutes_that_are_over_are_forgotten(store: str) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from server.store import ratelimit
-    from server.store.models import RateWindow
+    from evidencekit.server.evidence.store import ratelimit
+    from evidencekit.server.evidence.store.models import RateWindow
 
     lab = await Workspace.create(name="lab")
     now = datetime(2026, 12, 1, 6, 30, 20, tzinfo=UTC)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.store.timestamps import contract_time
+from evidencekit.server.evidence.store.timestamps import contract_time
 
 offsets = st.integers(min_value=-23 * 60, max_value=23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
 moments = st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30),

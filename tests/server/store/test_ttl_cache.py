@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from server.store.ttl_cache import TTLCache
+from evidencekit.server.evidence.store.ttl_cache import TTLCache
 
 pytestmark = pytest.mark.anyio
 

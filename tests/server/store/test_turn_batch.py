@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from server.store.turn_batch import TurnBatch
+from evidencekit.server.evidence.store.turn_batch import TurnBatch
 
 pytestmark = pytest.mark.anyio
 

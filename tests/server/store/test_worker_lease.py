@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from server.retrieval.engine import Retrieved
-from server.store import jobs, ratelimit
-from server.store.models import RateWindow, Receipt
-from server.store.receipts import RetrieveRequest, submit
-from server.worker import Worker, WorkerSettings
+from evidencekit.server.evidence.retrieval.engine import Retrieved
+from evidencekit.server.evidence.store import jobs, ratelimit
+from evidencekit.server.evidence.store.models import RateWindow, Receipt
+from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
+from evidencekit.server.evidence.worker import Worker, WorkerSettings
 
 pytestmark = pytest.mark.anyio
 UNAVAILABLE: dict[str, Any] = {"status": "unavailable", "reason": "test"}
@@ -71,8 +71,8 @@ async def test_a_worker_claims_no_more_than_its_engine_runs_at_once(store: str) 
 
 def test_a_real_engine_runs_eight_retrievals_at_once_at_the_default_cap() -> None:
     """What the worker's slots are capped by (README: EVIDENCEKIT_WORKER_CONCURRENCY)."""
-    from server.fetch.fetcher import Fetcher
-    from server.retrieval.engine import RetrievalEngine
+    from evidencekit.server.evidence.fetch.fetcher import Fetcher
+    from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
 
     assert RetrievalEngine(Fetcher()).capacity == 8
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from server.store.db import open_store
-from server.store.models import Receipt
-from server.store.receipts import RetrieveRequest, submit
-from server.worker import Worker, WorkerSettings
+from evidencekit.server.evidence.store.db import open_store
+from evidencekit.server.evidence.store.models import Receipt
+from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
+from evidencekit.server.evidence.worker import Worker, WorkerSettings
 from tests.server.store.test_worker_lease import SlowEngine
 
 pytestmark = pytest.mark.anyio

@@ -1,0 +1,373 @@
+"""`evidencekit retrieve | status | documents`: the service from a terminal.
+
+Configuration: EVIDENCEKIT_URL (default http://127.0.0.1:8000), SOSOAPI_ACCESS_TOKEN,
+EVIDENCEKIT_WORKSPACE (or --workspace).
+
+Exit codes: 0 success (a settled ready/partial result, or an accepted request when not waiting;
+for `status`, a receipt that succeeded or is still pending/running); 1 a retrieval that settled
+without success (blocked, unsupported, empty, unavailable, ...), or no such receipt; 2 bad usage
+or input (in a --from-file batch: some line was refused, the rest still ran); 3 the server refused
+(authentication, permission, conflict, rate limit, server error); 4 the server could not be
+reached; 5 --wait timed out before the receipt settled (in a batch: some receipt did); 130
+interrupted (Ctrl-C). A batch stopped early still prints its summary, with every mutation_id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from evidencekit.client.evidence import SETTLED, EvidenceClient, WaitTimeout
+from evidencekit.client.runtime import errors
+from evidencekit.client.runtime.transport import valid_token
+
+OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"evidencekit: {message}", file=sys.stderr)
+    return code
+
+
+def _receipt_lines(retrieval: dict[str, Any] | None) -> list[str]:
+    if retrieval is None:
+        return ["no receipt for this mutation_id in this workspace"]
+    lines = [f"receipt   {retrieval['id']}  (mutation {retrieval['mutation_id']})", f"state     {retrieval['state']}"]
+    result = retrieval.get("result")
+    if result:
+        reason = result["reason"] or "—"
+        lines.append(f"result    {result['status']}  reason {reason}  kind {result['kind']}")
+        if result["warnings"]:
+            lines.append(f"warnings  {', '.join(result['warnings'])}")
+        for label, key in (("title", "title"), ("desc", "description")):
+            if result.get(key):
+                lines.append(f"{label:<9} {result[key]}")
+        if result["provenance"]["source_url"]:
+            lines.append(f"source    {result['provenance']['source_url']}")
+        if result["segments"]:
+            lines.append(f"segments  {len(result['segments'])}")
+        if result["text"]:
+            text = " ".join(result["text"].split())
+            lines.append(f"text      {text[:300]}{'…' if len(text) > 300 else ''}  (untrusted)")
+    if retrieval.get("evidence"):
+        lines.append(f"evidence  {retrieval['evidence']['evidence_id']} revision {retrieval['evidence']['revision']}")
+    return lines
+
+
+def _succeeded(retrieval: dict[str, Any] | None) -> bool:
+    if retrieval is None or retrieval["state"] != "completed":
+        return False
+    result = retrieval.get("result") or {}
+    return result.get("status") in ("ready", "partial") and retrieval.get("evidence") is not None
+
+
+def _show(data: dict[str, Any], as_json: bool) -> None:
+    print(json.dumps(data, ensure_ascii=False) if as_json else "\n".join(_receipt_lines(data["retrieval"])))
+
+
+def _progress(label: str) -> Any:
+    last: list[str] = []
+
+    def report(status: Any) -> None:
+        state = status.retrieval.state if status.retrieval else "none"
+        if not last or last[-1] != state:
+            print(f"{label}: {state}", file=sys.stderr, flush=True)
+            last.append(state)
+    return report
+
+
+def _resume_hint(mutation: str) -> str:
+    return f"the receipt, if the server made one, is mutation {mutation}: `evidencekit status {mutation}`"
+
+
+def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
+    mutation = args.mutation_id or str(uuid.uuid4())
+    try:
+        answer = client.retrieve(args.url, args.kind, args.language, mutation_id=mutation).model_dump(mode="json")
+        if not args.wait:
+            _show(answer, args.json)
+            return OK
+        final = client.wait(mutation, timeout=args.timeout, on_poll=_progress(mutation)).model_dump(mode="json")
+    except (errors.ClientError, KeyboardInterrupt) as stopped:
+        if not isinstance(stopped, errors.BadRequest | errors.Conflict | errors.RequestNotSent):
+            print(f"evidencekit: {_resume_hint(mutation)}", file=sys.stderr)  # nothing is lost: ask again later
+        raise
+    _show(final, args.json)
+    return OK if _succeeded(final["retrieval"]) else UNSUCCESSFUL
+
+
+@dataclass
+class _Line:
+    number: int
+    url: str
+    mutation: str
+    refused: str | None = None  # why the server refused to start it
+    sent: bool = False
+    retrieval: dict[str, Any] | None = None  # the last answer about its receipt
+    note: str | None = None  # "timed out", "not sent", "not settled": why `retrieval` is not final
+
+    def outcome(self) -> tuple[str, str]:
+        """(status, reason) for the summary."""
+        if self.refused is not None:
+            return "refused", self.refused
+        if self.note is not None and (self.retrieval is None or self.retrieval["state"] not in SETTLED):
+            return self.note, "—"
+        if self.retrieval is None:
+            return "no receipt", "—"
+        result = self.retrieval["result"] or {}
+        return result.get("status", self.retrieval["state"]), result.get("reason") or "—"
+
+
+def _read_batch(path: str) -> list[_Line]:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM is not part of line 1's URL
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    lines = []
+    mutations: dict[str, str] = {}  # a URL listed twice is one receipt: the repeat is free, never a second fetch
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if stripped and not stripped.startswith("#"):
+            lines.append(_Line(number, stripped, mutations.setdefault(stripped, str(uuid.uuid4()))))
+    return lines
+
+
+def _bar(done: int, total: int, what: str) -> None:
+    print(f"\r[{'#' * (done * 30 // total):<30}] {done}/{total} {what}", end="", file=sys.stderr, flush=True)
+
+
+def _field_errors(exc: errors.ApiError) -> str:
+    """The server's reasons, field by field: "$.url is not a valid uri; ..."."""
+    return "; ".join(f"{f.get('field', '$')} {f.get('message', '')}".strip() for f in exc.fields)
+
+
+# Refusals about one line; anything else (authentication, permission, contract, the server gone or
+# its database unavailable: 503) would refuse every line, so it stops the batch.
+_LINE_REFUSALS = (errors.BadRequest, errors.Conflict, errors.PayloadTooLarge, errors.ServerError)
+
+
+def _refuses_every_line(exc: errors.ApiError) -> bool:
+    return exc.status == 503
+
+
+def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line],
+                sleep: Callable[[float], None]) -> None:
+    """Start every line's retrieval, pacing to the workspace's rate; a refused line is noted, not fatal."""
+    for done, line in enumerate(lines, start=1):
+        while True:
+            try:
+                client.retrieve(line.url, args.kind, args.language, mutation_id=line.mutation)
+                line.sent = True
+                break
+            except errors.RateLimited as exc:  # the same mutation_id again later: safe, never a second fetch
+                pause = exc.retry_after or 5
+                print(f"\nworkspace rate limit reached after {done - 1}/{len(lines)}; waiting {pause}s",
+                      file=sys.stderr, flush=True)
+                sleep(pause)
+            except _LINE_REFUSALS as exc:
+                if _refuses_every_line(exc):
+                    raise
+                line.refused = _field_errors(exc) or f"{exc.status} {exc.code}: {exc.message}"
+                print(f"\nline {line.number}: {line.url}: {line.refused}", file=sys.stderr, flush=True)
+                break
+        _bar(done, len(lines), "sent")
+    print(file=sys.stderr)
+
+
+def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line]) -> None:
+    started = [line for line in lines if line.sent]
+    for done, line in enumerate(started, start=1):
+        try:
+            line.retrieval = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")["retrieval"]
+        except WaitTimeout as timeout:
+            line.note = "timed out"
+            line.retrieval = timeout.last.model_dump(mode="json")["retrieval"] if timeout.last else None
+        _bar(done, len(started), "settled")
+    if started:
+        print(file=sys.stderr)
+
+
+def _print_summary(lines: list[_Line], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([{"line": line.number, "url": line.url, "mutation_id": line.mutation,
+                           "retrieval": line.retrieval, "refused": line.refused, "note": line.note}
+                          for line in lines]))
+        return
+    shown = {line.number: line.outcome() for line in lines}
+    counts = Counter(status for status, _ in shown.values())
+    reasons = Counter(reason for status, reason in shown.values() if status != "refused")
+    print("| status | count |\n|---|---:|")
+    print("\n".join(f"| {status} | {n} |" for status, n in counts.most_common()))
+    print("\n| reason | count |\n|---|---:|")
+    print("\n".join(f"| {reason} | {n} |" for reason, n in reasons.most_common()))
+    failed = [line for line in lines if not _succeeded(line.retrieval)]
+    if failed:
+        print("\n| line | url | status | reason | mutation_id |\n|---:|---|---|---|---|")
+        print("\n".join(f"| {line.number} | {line.url} | {shown[line.number][0]} | {shown[line.number][1]} "
+                        f"| {line.mutation} |" for line in failed))
+
+
+def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
+                    sleep: Callable[[float], None] = time.sleep) -> int:
+    """Send every line, wait for every receipt, print a summary; stopped early (Ctrl-C, or an error
+    that would refuse every line), it still prints what it knows, mutation ids included."""
+    lines = _read_batch(args.from_file)
+    if not lines:
+        return _fail(f"{args.from_file} lists no URLs", USAGE)
+    stopped: tuple[str, int] | None = None
+    try:
+        _submit_all(client, args, lines, sleep)
+        _settle_all(client, args, lines)
+    except (errors.ClientError, KeyboardInterrupt) as exc:
+        print(file=sys.stderr)
+        stopped = _failure(exc)
+        for line in lines:
+            if line.refused is None and line.note is None and line.retrieval is None:
+                line.note = "not settled" if line.sent else "not sent"
+    _print_summary(lines, args.json)
+    if stopped is not None:
+        message, code = stopped
+        if any(line.sent for line in lines):
+            message += "; receipts already started keep running: `evidencekit status MUTATION_ID`"
+        return _fail(message, code)
+    if any(line.refused is not None for line in lines):
+        return USAGE
+    if any(line.note == "timed out" for line in lines):
+        return TIMED_OUT
+    return OK if all(_succeeded(line.retrieval) for line in lines) else UNSUCCESSFUL
+
+
+def _uuid(text: str) -> str:
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a uuid") from None
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evidencekit", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    workspace_help = "workspace id (default: EVIDENCEKIT_WORKSPACE)"
+    parser.add_argument("--workspace", default=os.environ.get("EVIDENCEKIT_WORKSPACE"), help=workspace_help)
+    common = argparse.ArgumentParser(add_help=False)  # --workspace also after the command
+    common.add_argument("--workspace", default=argparse.SUPPRESS, help=workspace_help)
+    common.add_argument("--json", action="store_true", help="print the answer as JSON")
+    commands = parser.add_subparsers(dest="command", required=True)
+    retrieve = commands.add_parser("retrieve", parents=[common], help="retrieve a URL (or a file of URLs) as evidence")
+    retrieve.add_argument("url", nargs="?", help="a public https URL")
+    retrieve.add_argument("--from-file", metavar="FILE",
+                          help="one URL per line (# comments); sends all, paced to the workspace's rate limit, "
+                               "waits for all and prints a summary")
+    retrieve.add_argument("--kind", choices=("url_text", "published_captions"), default="url_text")
+    retrieve.add_argument("--language", help="wanted caption language, a tag such as en or de-DE")
+    retrieve.add_argument("--wait", action="store_true", help="poll until the receipt settles")
+    retrieve.add_argument("--mutation-id", type=_uuid, metavar="UUID",
+                          help="the receipt's mutation_id (default: a new one); repeating a retrieve with the "
+                               "same one is safe and never fetches twice")
+    retrieve.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                          help="how long to wait for one receipt to settle (default 120)")
+    status = commands.add_parser("status", parents=[common], help="show a receipt")
+    status.add_argument("mutation_id", help="the mutation_id the retrieval was started with")
+    documents = commands.add_parser("documents", parents=[common], help="read stored documents as markdown")
+    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme}, up to 20")
+    return parser
+
+
+def run(args: argparse.Namespace, client: EvidenceClient) -> int:
+    if args.command == "retrieve":
+        if bool(args.url) == bool(args.from_file):
+            return _fail("retrieve takes a URL or --from-file FILE (one of them)", USAGE)
+        if args.from_file and args.mutation_id:
+            return _fail("--mutation-id names one receipt; a --from-file batch makes one per line", USAGE)
+        return _retrieve_batch(client, args) if args.from_file else _retrieve_one(client, args)
+    if args.command == "status":
+        try:
+            uuid.UUID(args.mutation_id)
+        except ValueError:
+            return _fail(f"{args.mutation_id!r} is not a uuid", USAGE)
+        data = client.status(args.mutation_id).model_dump(mode="json")
+        _show(data, args.json)
+        retrieval = data["retrieval"]
+        unsettled = retrieval is not None and retrieval["state"] in ("pending", "running")
+        return OK if unsettled or _succeeded(retrieval) else UNSUCCESSFUL
+    answer = client.documents(args.names).model_dump(mode="json")
+    if args.json:
+        print(json.dumps(answer, ensure_ascii=False))
+    else:
+        for document in answer["documents"]:
+            print(f"# {document['title'] or document['name']}\n\n<{document['uri']}>\n\n{document['content']}\n")
+    return OK
+
+
+def _sleep_saying_why(seconds: float) -> None:
+    """The client's pause before a retry (a rate limit's Retry-After, a server error's backoff), said
+    when it is long enough to look like a hang."""
+    if seconds >= 2:
+        print(f"\nthe server asked to wait or did not answer; trying again in {seconds:.0f}s", file=sys.stderr,
+              flush=True)
+    time.sleep(seconds)
+
+
+def _failure(exc: BaseException, server: str = "the server") -> tuple[str, int]:
+    """The one line, and the exit code, for an error that ends a command."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", INTERRUPTED
+    if isinstance(exc, errors.TransportError):
+        return f"cannot reach {server}: {exc}", UNREACHABLE
+    if isinstance(exc, errors.RequestNotSent):
+        return str(exc), USAGE
+    if isinstance(exc, errors.BadRequest):
+        reasons = _field_errors(exc)
+        return (f"{exc.message.split(':')[0]}: {reasons}" if reasons else exc.message), USAGE
+    if isinstance(exc, WaitTimeout):
+        return str(exc), TIMED_OUT
+    return str(exc), REFUSED  # ApiError, ContractMismatch, MalformedAnswer
+
+
+def _check_server_url(text: str) -> None:
+    """EVIDENCEKIT_URL must be an http(s) URL with a host (ValueError otherwise)."""
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"EVIDENCEKIT_URL is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"EVIDENCEKIT_URL must be an http:// or https:// URL with a host, not {text!r}")
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    token = os.environ.get("SOSOAPI_ACCESS_TOKEN", "").strip()  # a pasted token often brings a newline
+    if not token:
+        return _fail("set SOSOAPI_ACCESS_TOKEN (see `evidencekit admin bootstrap`)", USAGE)
+    if not valid_token(token):
+        return _fail("SOSOAPI_ACCESS_TOKEN is not a token: it holds spaces or characters outside printable ASCII",
+                     USAGE)
+    if args.command in ("retrieve", "status") and not args.workspace:
+        return _fail("set EVIDENCEKIT_WORKSPACE or pass --workspace", USAGE)
+    base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
+    try:
+        _check_server_url(base)
+        with EvidenceClient(base, token, args.workspace, retry_sleep=_sleep_saying_why) as client:
+            return run(args, client)
+    except (errors.ClientError, KeyboardInterrupt) as exc:
+        return _fail(*_failure(exc, base))
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc), USAGE)

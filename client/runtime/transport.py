@@ -1,0 +1,157 @@
+"""The hand-written half of the generated client: one POST of a contract payload, sync or async."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from evidencekit.client.runtime.errors import (
+    ContractMismatch,
+    ContractMismatchWarning,
+    MalformedAnswer,
+    RequestNotSent,
+    TransportError,
+    error_for,
+)
+from evidencekit.contracts.wire import parse
+
+CONTRACT_HASH_HEADER = "X-Contract-Hash"
+USER_AGENT = "evidencekit-client/0.1"
+
+
+@dataclass(frozen=True)
+class OperationRef:
+    name: str
+    method: str
+    path: str
+    contract_hash: str
+
+
+def _payload(body: BaseModel | Mapping[str, Any]) -> Any:
+    if isinstance(body, BaseModel):
+        return body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return dict(body)
+
+
+def valid_token(token: str) -> bool:
+    """A bearer credential as RFC 6750 spells one: visible ASCII, no spaces."""
+    return token.isascii() and token.isprintable() and " " not in token
+
+
+def _checked_token(token: str | None) -> str | None:
+    if token and not valid_token(token):
+        raise ValueError("the token must be printable ASCII with no spaces or line breaks")  # never echoed
+    return token
+
+
+def _headers(operation: OperationRef, token: str | None, strict: bool) -> dict[str, str]:
+    """Strict (on_contract_mismatch="raise") clients send their contract hash, and a server serving
+    another one refuses the call (412) before doing anything."""
+    headers = {"User-Agent": USER_AGENT}
+    if strict:
+        headers[CONTRACT_HASH_HEADER] = operation.contract_hash
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def _transport_error(operation: OperationRef, exc: httpx.TransportError) -> RequestNotSent | TransportError:
+    """httpx's error as ours: RequestNotSent when nothing could reach the wire (httpx's text for a
+    bad header repeats the header's value, which is the token, so it is not passed on)."""
+    if isinstance(exc, httpx.LocalProtocolError):
+        return RequestNotSent(f"{operation.name}: the request could not be formed (a malformed header)")
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return RequestNotSent(f"{operation.name}: {exc}")
+    return TransportError(f"{operation.name}: {exc}")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def answer(model: type[M], operation: OperationRef, raw: bytes) -> M:
+    """A successful answer's body read as the contract's output; MalformedAnswer when it is not one."""
+    try:
+        return parse(model, raw)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.error_count() else {"loc": (), "msg": "not JSON"}
+        where = ".".join(str(part) for part in first["loc"]) or "the body"
+        raise MalformedAnswer(f"{operation.name}: the server's answer does not match contract "
+                              f"{operation.contract_hash} ({where}: {first['msg']})") from None
+
+
+def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str = "raise") -> bytes:
+    """The body of a successful answer; an error answer raises its typed error."""
+    received = response.headers.get(CONTRACT_HASH_HEADER)
+    if received is not None and received != operation.contract_hash:
+        mismatch = ContractMismatch(operation.name, operation.contract_hash, received)
+        if on_mismatch == "raise":
+            raise mismatch
+        warnings.warn(str(mismatch), ContractMismatchWarning, stacklevel=4)
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+        except ValueError:
+            body = {"message": response.text[:200]}
+        raise error_for(response.status_code, body if isinstance(body, dict) else {}, dict(response.headers))
+    return response.content
+
+
+class SyncTransport:
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
+                 http_client: httpx.Client | None = None, on_contract_mismatch: str = "raise") -> None:
+        self.token = _checked_token(token)
+        self.on_contract_mismatch = on_contract_mismatch
+        self._http = http_client or httpx.Client(base_url=base_url, timeout=timeout)
+
+    def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any],
+              timeout: float | None = None) -> bytes:
+        try:
+            response = self._http.request(
+                operation.method, operation.path, json=_payload(body),
+                headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
+                timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
+        except httpx.TransportError as exc:
+            raise _transport_error(operation, exc) from None
+        return _answer(operation, response, self.on_contract_mismatch)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> SyncTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncTransport:
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
+                 http_client: httpx.AsyncClient | None = None, on_contract_mismatch: str = "raise") -> None:
+        self.token = _checked_token(token)
+        self.on_contract_mismatch = on_contract_mismatch
+        self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout)
+
+    async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any],
+                    timeout: float | None = None) -> bytes:
+        try:
+            response = await self._http.request(
+                operation.method, operation.path, json=_payload(body),
+                headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
+                timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
+        except httpx.TransportError as exc:
+            raise _transport_error(operation, exc) from None
+        return _answer(operation, response, self.on_contract_mismatch)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

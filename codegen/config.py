@@ -1,0 +1,187 @@
+"""The generator's configuration: `[tool.evidencekit.codegen]` in the adopting project's pyproject.toml.
+
+    [tool.evidencekit.codegen]
+    contracts = "contracts"             # folder of <operation>/manifest.json and contracts.lock.json
+    package = "myapi.generated"         # receives the models, server skeleton and OpenAPI document
+    client_package = "myapi.client"     # optional: the generated client (default: `package`)
+    source_root = "src"                 # optional: where packages live (default: the project root)
+    docs = "docs/reference"             # optional: reference pages (default: none written)
+    title = "My API"                    # the OpenAPI title (default: the project's name)
+    version = "1.0.0"                   # optional: the OpenAPI version (default: the contract hashes)
+
+    [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
+    name = "Conflict"
+    description = "The request conflicts with an earlier one."
+    read_only = false                   # listed on read-only operations too (default: true)
+
+Every path is relative to the project root: the folder of that pyproject.toml, found from the
+working directory upwards. The generator owns `package` (and `client_package`, `docs`) entirely.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evidencekit.contracts.loader import ContractError
+
+TABLE = "[tool.evidencekit.codegen]"
+_KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors"}
+_ERROR_KEYS = {"name", "description", "read_only"}
+
+
+class ConfigError(ContractError):
+    """The configuration is missing or malformed; the message says what to write where."""
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """An error answer listed in the OpenAPI document: its component name, when it happens and
+    whether read-only operations can give it."""
+
+    name: str
+    description: str
+    read_only: bool = True
+
+
+# The errors the toolkit's runtime answers by itself, for every project.
+RUNTIME_ERRORS: dict[str, ErrorResponse] = {
+    "400": ErrorResponse("BadRequest", "The body is not JSON or does not match the contract; `fields` names "
+                                       "every failing field."),
+    "401": ErrorResponse("Unauthorized", "Missing or invalid bearer token (`WWW-Authenticate: Bearer`)."),
+    "403": ErrorResponse("Forbidden", "The credential lacks a permission the operation requires."),
+    "405": ErrorResponse("MethodNotAllowed", "The path exists, the method does not (`Allow` lists the one "
+                                             "that does)."),
+    "412": ErrorResponse("ContractMismatch", "`X-Contract-Hash` was sent and is not this operation's contract "
+                                             "hash (code `contract_mismatch`); nothing was done."),
+    "413": ErrorResponse("PayloadTooLarge", "The request body is too large."),
+    "500": ErrorResponse("InternalError", "Server error, including `contract_violation`: read the result again "
+                                          "before retrying."),
+    "503": ErrorResponse("Unavailable", "A service the server needs cannot be reached (code `unavailable`); "
+                                        "retry later."),
+}
+
+
+@dataclass(frozen=True)
+class CodegenConfig:
+    root: Path
+    contracts: Path
+    package: str
+    client_package: str
+    source_root: Path
+    title: str
+    docs: Path | None = None
+    version: str | None = None
+    errors: Mapping[str, ErrorResponse] = field(default_factory=lambda: dict(RUNTIME_ERRORS))
+
+    def package_dir(self, package: str) -> Path:
+        return self.source_root / package.replace(".", "/")
+
+    @property
+    def server_dir(self) -> Path:
+        return self.package_dir(self.package)
+
+    @property
+    def client_dir(self) -> Path:
+        return self.package_dir(self.client_package)
+
+    def relative(self, path: Path) -> str:
+        """`path` as the project shows it: relative to the root, links resolved (a package folder
+        may be a link to a top-level folder)."""
+        return os.path.relpath(path.resolve(), self.root.resolve()).replace(os.sep, "/")
+
+    @property
+    def owned_dirs(self) -> list[Path]:
+        """The folders the generator owns entirely."""
+        dirs = [self.server_dir, self.client_dir] + ([self.docs] if self.docs else [])
+        return list(dict.fromkeys(dirs))
+
+
+def find_project(start: Path | None = None) -> Path:
+    """The nearest folder from `start` (the working directory) upwards whose pyproject.toml has the
+    generator's table."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and "codegen" in _tool_table(candidate):
+            return folder
+    raise ConfigError(here, f"no pyproject.toml with {TABLE} here or above: run from your project's root, "
+                            "or pass --project DIR (see the README, 'Use it for your own contracts')")
+
+
+def _tool_table(pyproject: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(pyproject, f"not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("evidencekit", {})
+    return table if isinstance(table, dict) else {}
+
+
+def _text(table: Mapping[str, Any], key: str, where: Path, default: str | None = None) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(where, f"{TABLE} {key} must be a non-empty string")
+    return value
+
+
+def _package(table: Mapping[str, Any], key: str, where: Path, default: str | None = None) -> str:
+    value = _text(table, key, where, default)
+    if not all(part.isidentifier() for part in value.split(".")):
+        raise ConfigError(where, f"{TABLE} {key} = {value!r} is not a dotted package name")
+    return value
+
+
+def _errors(table: Any, where: Path) -> dict[str, ErrorResponse]:
+    errors = dict(RUNTIME_ERRORS)
+    if table is None:
+        return errors
+    if not isinstance(table, dict):
+        raise ConfigError(where, f"{TABLE} errors must be a table of HTTP statuses")
+    for status, entry in table.items():
+        if not (status.isdigit() and len(status) == 3 and 400 <= int(status) <= 599):
+            raise ConfigError(where, f"{TABLE} errors.{status}: the key must be an HTTP error status (400-599)")
+        if not isinstance(entry, dict) or set(entry) - _ERROR_KEYS or not {"name", "description"} <= set(entry):
+            raise ConfigError(where, f"{TABLE} errors.\"{status}\" takes name, description and read_only")
+        name, description = entry["name"], entry["description"]
+        read_only = entry.get("read_only", True)
+        if not (isinstance(name, str) and name.isidentifier() and isinstance(description, str)
+                and isinstance(read_only, bool)):
+            raise ConfigError(where, f"{TABLE} errors.\"{status}\": name must be an identifier, description a "
+                                     "string, read_only a boolean")
+        errors[status] = ErrorResponse(name, description, read_only)
+    return dict(sorted(errors.items()))
+
+
+def load_config(project: Path | None = None) -> CodegenConfig:
+    root = project.resolve() if project else find_project()
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        raise ConfigError(pyproject, "file not found")
+    table = _tool_table(pyproject).get("codegen")
+    if not isinstance(table, dict):
+        raise ConfigError(pyproject, f"no {TABLE} table (see the README, 'Use it for your own contracts')")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(pyproject, f"{TABLE} has unknown keys {unknown}; known: {sorted(_KEYS)}")
+    package = _package(table, "package", pyproject)
+    project_name = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
+    docs = table.get("docs")
+    version = table.get("version")
+    if version is not None and not isinstance(version, str):
+        raise ConfigError(pyproject, f"{TABLE} version must be a string")
+    return CodegenConfig(
+        root=root,
+        contracts=root / _text(table, "contracts", pyproject, "contracts"),
+        package=package,
+        client_package=_package(table, "client_package", pyproject, package),
+        source_root=root / _text(table, "source_root", pyproject, "."),
+        title=_text(table, "title", pyproject, project_name or package),
+        docs=root / _text(table, "docs", pyproject) if docs is not None else None,
+        version=version,
+        errors=_errors(table.get("errors"), pyproject),
+    )

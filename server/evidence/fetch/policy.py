@@ -1,0 +1,102 @@
+"""Which URLs a retrieval may fetch: public HTTPS only, unless an operator opened a door.
+
+`EVIDENCEKIT_ALLOW_PRIVATE_HOSTS` (comma-separated `host:port`, `*` as port for any) lets the
+named hosts be reached at non-public addresses and over plain http. It exists for tests and
+intranet deployments and is DANGEROUS: every host named there can be reached by anyone who may
+call retrieve. Nothing else relaxes these rules.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from ipaddress import IPv4Address
+
+import httpx
+
+from evidencekit.server.evidence.fetch.addresses import is_public, parse_address
+
+ALLOW_ENV = "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS"
+MAX_URL_LENGTH = 2048
+# A host made only of number-like labels: 2130706433, 0x7f000001, 0177.0.0.1, 127.1, 1.2.3.4.
+_NUMERIC_HOST = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+))*\.?$", re.IGNORECASE)
+
+
+class UnsafeUrl(Exception):
+    """The URL may not be fetched (reason `unsafe_url`); the message says why, for logs."""
+
+
+@dataclass(frozen=True)
+class AllowedHost:
+    host: str
+    port: int | None  # None: any port
+
+    def matches(self, host: str, port: int) -> bool:
+        return self.host == host and (self.port is None or self.port == port)
+
+
+def parse_allowlist(value: str) -> tuple[AllowedHost, ...]:
+    entries = []
+    for raw in filter(None, (part.strip() for part in value.split(","))):
+        host, sep, port = raw.rpartition(":")
+        if not sep or not host or not (port == "*" or (port.isdigit() and 0 < int(port) < 65536)):
+            raise ValueError(f"{ALLOW_ENV}: {raw!r} is not host:port (port a number or *)")
+        entries.append(AllowedHost(normalize_host(host), None if port == "*" else int(port)))
+    return tuple(entries)
+
+
+def normalize_host(host: str) -> str:
+    return host.strip("[]").rstrip(".").lower()
+
+
+@dataclass(frozen=True)
+class EgressPolicy:
+    allowed: tuple[AllowedHost, ...] = ()
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> EgressPolicy:
+        env = os.environ if environ is None else environ
+        return cls(parse_allowlist(env.get(ALLOW_ENV, "")))
+
+    def allows_private(self, host: str, port: int) -> bool:
+        host = normalize_host(host)
+        return any(entry.matches(host, port) for entry in self.allowed)
+
+
+@dataclass(frozen=True)
+class Target:
+    url: httpx.URL
+    host: str
+    port: int
+    private_allowed: bool
+
+
+def check_url(url: str | httpx.URL, policy: EgressPolicy) -> Target:
+    """Refuse, before any connection, what may never be fetched. Addresses are checked again at connect."""
+    text = str(url)
+    if len(text) > MAX_URL_LENGTH:
+        raise UnsafeUrl(f"URL longer than {MAX_URL_LENGTH} characters")
+    try:
+        parsed = httpx.URL(text)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise UnsafeUrl(f"not a fetchable URL: {exc}") from None
+    if parsed.scheme not in ("https", "http"):
+        raise UnsafeUrl(f"scheme {parsed.scheme!r} is not https")
+    if parsed.userinfo:
+        raise UnsafeUrl("credentials in the URL")
+    host = normalize_host(parsed.host)
+    if not host:
+        raise UnsafeUrl("no host")
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    private_allowed = policy.allows_private(host, port)
+    if parsed.scheme != "https" and not private_allowed:
+        raise UnsafeUrl("plain http")
+    literal = parse_address(host)
+    if literal is None and _NUMERIC_HOST.match(host):
+        raise UnsafeUrl(f"non-canonical numeric host {host!r}")
+    if isinstance(literal, IPv4Address) and str(literal) != host:
+        raise UnsafeUrl(f"non-canonical address {host!r}")
+    if literal is not None and not is_public(literal) and not private_allowed:
+        raise UnsafeUrl(f"address {literal} is not public")
+    return Target(parsed, host, port, private_allowed)

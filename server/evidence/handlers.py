@@ -1,0 +1,76 @@
+"""The hand-written implementation of the generated `Handlers` interface (both surfaces use it).
+
+The answers are JSON data (`<Prefix>OutputData`) read from the store: their states and kinds are
+the database's strings, which no static type can vouch for; each answer is checked against every
+published output variant before it is sent (rest_runtime, mcp_server).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from evidencekit.server.evidence.documents import UnknownDocument, get_documents
+from evidencekit.server.evidence.service import EvidenceService
+from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
+from evidencekit.server.evidence.store.access import AccessDenied, Principal
+from evidencekit.server.evidence.store.receipts import MutationConflict
+from evidencekit.server.generated.models import (
+    GetDocumentsInput,
+    GetDocumentsOutputData,
+    RetrieveInput,
+    RetrieveOutputData,
+    StatusInput,
+    StatusOutputData,
+)
+from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    RateLimited,
+    Unauthorized,
+)
+
+
+def principal_of(context: RequestContext) -> Principal:
+    principal = context.extras.get("principal")
+    if not isinstance(principal, Principal):
+        raise Unauthorized("a valid bearer token is required")
+    return principal
+
+
+class EvidenceHandlers:
+    def __init__(self, service: EvidenceService | None = None) -> None:
+        self.service = service or EvidenceService()
+
+    async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutputData:
+        principal = principal_of(context)
+        language = payload.language if isinstance(payload.language, str) else None
+        try:
+            data = await self.service.retrieve(principal, payload.workspace_id, payload.mutation_id,
+                                               payload.url, payload.kind, language)
+        except AccessDenied as denied:
+            raise Forbidden(denied.message, code=denied.code) from None
+        except MutationConflict as conflict:
+            raise Conflict(str(conflict), code="mutation_conflict") from None
+        except ServiceRateLimited as limited:
+            raise RateLimited(str(limited), retry_after=limited.retry_after) from None
+        return cast(RetrieveOutputData, data)
+
+    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData:
+        principal = principal_of(context)
+        try:
+            data = await self.service.status(principal, payload.workspace_id, payload.mutation_id)
+        except AccessDenied as denied:
+            raise Forbidden(denied.message, code=denied.code) from None
+        return cast(StatusOutputData, data)
+
+    async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutputData:
+        principal = principal_of(context)
+        if "agent:research" not in principal.capabilities:
+            raise Forbidden("this token was not granted agent:research", code="missing_capability")
+        try:
+            data = await get_documents(principal, [name.root for name in payload.names])
+        except UnknownDocument as unknown:
+            raise BadRequest(str(unknown), code="unknown_document") from None
+        return cast(GetDocumentsOutputData, data)

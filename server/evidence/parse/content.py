@@ -1,0 +1,315 @@
+"""Find the main content of a page.
+
+One walk over the tree measures every kept element (text and link characters, boilerplate
+subtrees left out) and scores paragraphs into their ancestors as Readability does. The content is
+then the best-scored node, widened to its enclosing <article>/<main> when it is most of it, or to
+the parent of repeated similar blocks (forum posts, sections), plus good siblings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import islice
+
+from evidencekit.server.evidence.parse.boilerplate import (
+    CLASS_EXEMPT_TAGS,
+    JUNK_ROLES,
+    SECTIONING_TAGS,
+    SKIP_TAGS,
+    class_weight,
+    hidden_style,
+    marks_boilerplate,
+)
+from evidencekit.server.evidence.parse.html_tree import Element
+
+BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dir",
+        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+        "h4", "h5", "h6", "header", "hgroup", "hr", "html", "li", "main", "menu", "nav", "ol", "p",
+        "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+        "caption", "legend", "dialog", "search",
+    }
+)  # fmt: skip
+_PARAGRAPHS = frozenset({"p", "pre", "td", "blockquote", "dd"})
+# Containers scored as a paragraph when they hold text but no block child (Readability's div-to-p).
+_TEXT_CONTAINERS = frozenset({"div", "section", "article", "span", "font", "center", "main"})
+_BASE_SCORES = {
+    "div": 5, "pre": 3, "td": 3, "blockquote": 3, "address": -3, "ol": -3, "ul": -3, "dl": -3,
+    "dd": -3, "dt": -3, "li": -3, "form": -3, "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5,
+    "h6": -5, "th": -5,
+}  # fmt: skip
+_DIVIDERS = (1.0, 2.0, 6.0, 9.0, 12.0)
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_CODE = frozenset({"pre", "code"})
+_PHOTOS = frozenset({"img", "picture", "video", "iframe"})
+_SENTENCE_END = re.compile(r"\.( |$)")
+MAX_DEPTH = 120  # deeper subtrees are read as plain text, so recursion stays bounded
+
+
+@dataclass
+class Measure:
+    body: Element
+    info: dict[Element, tuple[int, int]] = field(default_factory=dict)  # kept element -> (text, link chars)
+    flattened: set[Element] = field(default_factory=set)
+    scores: dict[Element, float] = field(default_factory=dict)
+    semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
+
+    def text_len(self, element: Element) -> int:
+        return self.info[element][0]
+
+    def link_density(self, element: Element) -> float:
+        text, links = self.info[element]
+        return links / text if text else 1.0
+
+
+def measure(body: Element, *, use_classes: bool = True) -> Measure:
+    walker = _Walker(Measure(body), use_classes)
+    walker.walk(body, 0, False)
+    return walker.result
+
+
+class _Walker:
+    def __init__(self, result: Measure, use_classes: bool) -> None:
+        self.result = result
+        self.use_classes = use_classes
+        self.path: list[Element] = []
+
+    def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
+        """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
+        if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
+            return 0  # the second test: XHTML read as HTML keeps prefixes ("svg:svg")
+        if tag == "header" and not in_section:
+            return 0
+        if tag == "footer":
+            parent = element.getparent()
+            if parent is None or parent.tag not in ("blockquote", "figure"):
+                return 0
+        if tag == "figcaption" and _is_photo_caption(element):
+            return 0  # a photo caption or credit; captions of code listings and tables stay
+        if tag == "form" and len(list(islice(element.iter("p"), 3))) < 3:
+            return 0  # a form is furniture unless it wraps a page of paragraphs (ASP.NET style)
+        kind = 2 if tag in ("article", "main") else 1
+        if in_code:
+            return kind  # highlighters name spans "comment", "tag", "meta": that is code, not furniture
+        for key, value in element.items():
+            if key == "class" or key == "id":
+                if (
+                    self.use_classes
+                    and tag not in CLASS_EXEMPT_TAGS
+                    and marks_boilerplate(value, key == "id")
+                ):
+                    return 0
+            elif key == "role":
+                role = value.strip().lower()
+                if role in JUNK_ROLES:
+                    return 0
+                if role == "main":
+                    kind = 2
+            elif key == "hidden" or (key == "style" and hidden_style(value)):
+                if tag not in CLASS_EXEMPT_TAGS:
+                    return 0
+            elif key == "itemprop" and value.strip() == "articleBody":
+                kind = 2
+        return kind
+
+    def walk(self, element: Element, depth: int, in_section: bool, in_code: bool = False) -> tuple[int, int]:
+        result = self.result
+        self.path.append(element)
+        text = element.text
+        text_len = len(text.strip()) if text else 0
+        link_len = 0
+        block_len = 0
+        for child in element:
+            tag = child.tag
+            if tag.__class__ is str:
+                kind = self.keep(child, tag, in_section, in_code)
+                if kind:
+                    if kind == 2:
+                        result.semantic.append(child)
+                    if depth >= MAX_DEPTH:
+                        child_text, child_links = len("".join(child.itertext()).strip()), 0
+                        result.info[child] = (child_text, 0)
+                        result.flattened.add(child)
+                    else:
+                        child_text, child_links = self.walk(
+                            child,
+                            depth + 1,
+                            in_section or tag in SECTIONING_TAGS or kind == 2,
+                            in_code or tag in _CODE,
+                        )
+                    text_len += child_text
+                    link_len += child_links
+                    if tag in BLOCK_TAGS:
+                        block_len += child_text or 1
+            tail = child.tail
+            if tail:
+                text_len += len(tail.strip())
+        tag = element.tag
+        if tag == "a" and element.get("href") is not None:
+            link_len = text_len
+        result.info[element] = (text_len, link_len)
+        if text_len >= 25 and link_len * 2 < text_len:
+            if tag in _PARAGRAPHS or (block_len == 0 and tag in _TEXT_CONTAINERS):
+                self.score(element, text_len, 0)
+            elif tag == "li":
+                self.score(element, text_len, 1)  # a list item counts for the list's container
+        self.path.pop()
+        return text_len, link_len
+
+    def score(self, element: Element, text_len: int, skip: int) -> None:
+        text = "".join(element.itertext())
+        points = 1 + text.count(",") + text.count("，") + text.count("、") + min(text_len // 100, 3)
+        scores = self.result.scores
+        ancestors = self.path[-2 - skip :: -1][: len(_DIVIDERS)]
+        for level, ancestor in enumerate(ancestors):
+            if ancestor not in scores:
+                scores[ancestor] = self.base_score(ancestor)
+            scores[ancestor] += points / _DIVIDERS[level]
+
+    @staticmethod
+    def base_score(element: Element) -> float:
+        score = float(_BASE_SCORES.get(element.tag, 0))
+        for key in ("class", "id"):
+            value = element.get(key)
+            if value:
+                score += class_weight(value)
+        return score
+
+
+def _is_photo_caption(caption: Element) -> bool:
+    figure = caption.getparent()
+    return figure is not None and figure.tag == "figure" and bool(_PHOTOS.intersection(e.tag for e in figure.iter()))
+
+
+def choose(found: Measure) -> list[Element]:
+    """The content node(s) in document order."""
+    body = found.body
+    final = {
+        element: score * (1.0 - found.link_density(element))
+        for element, score in found.scores.items()
+        if element in found.info
+    }
+    if not final:
+        semantic = [s for s in found.semantic if found.text_len(s) >= 25]
+        if semantic:
+            return [max(semantic, key=found.text_len)]
+        return [body]
+    ranked = sorted(final, key=final.__getitem__, reverse=True)
+    top = ranked[0]
+    top_score = final[top]
+    top = _common_ancestor(found, top, [e for e in ranked[1:5] if final[e] >= 0.75 * top_score])
+    top = _single_child_parent(found, top)
+    top = _repeated_blocks_parent(found, top)
+    widened = _semantic_container(found, top)
+    if widened is not top or top is body:
+        return [widened]
+    return _with_siblings(found, top, max(top_score, final.get(top, 0.0)), final)
+
+
+def _common_ancestor(found: Measure, top: Element, close: list[Element]) -> Element:
+    """Readability: when three near-best candidates share an ancestor with the best, take it."""
+    if len(close) < 3:
+        return top
+    lineages = [set(element.iterancestors()) for element in close]
+    for ancestor in top.iterancestors():
+        if ancestor is found.body or ancestor not in found.info:
+            break
+        if sum(ancestor in lineage for lineage in lineages) >= 3:
+            return ancestor
+    return top
+
+
+def _kept_children(found: Measure, element: Element) -> list[Element]:
+    return [child for child in element if child in found.info]
+
+
+def _single_child_parent(found: Measure, top: Element) -> Element:
+    while top is not found.body:
+        parent = top.getparent()
+        if parent is None or parent not in found.info or len(_kept_children(found, parent)) != 1:
+            break
+        top = parent
+    return top
+
+
+def _repeated_blocks_parent(found: Measure, top: Element) -> Element:
+    """Forum posts, answers, chapters: when the best node is one of several similar siblings
+    that hold text, the content is all of them."""
+    node = top
+    for _ in range(3):
+        parent = node.getparent()
+        if node is found.body or parent is None or parent not in found.info:
+            break
+        key = (node.tag, node.get("class"))
+        if key[1] is None and key[0] not in ("section", "article"):
+            node = parent  # plain <div>s are alike by accident, not by design
+            continue
+        similar = [
+            sibling
+            for sibling in _kept_children(found, parent)
+            if (sibling.tag, sibling.get("class")) == key and found.text_len(sibling) >= 25
+        ]
+        if len(similar) >= 3:
+            total = sum(found.text_len(s) for s in similar)
+            links = sum(found.info[s][1] for s in similar)
+            if total >= 1.5 * found.text_len(node) and links < 0.3 * total:
+                return parent
+        node = parent
+    return top
+
+
+def _semantic_container(found: Measure, top: Element) -> Element:
+    """Widen to the nearest enclosing article/main when the best node is most of it; narrow to
+    the one article inside the best node when that article is most of it."""
+    semantic = set(found.semantic)
+    top_len = found.text_len(top)
+    for ancestor in top.iterancestors():
+        if ancestor is found.body or ancestor not in found.info:
+            break
+        if ancestor in semantic:
+            share = 0.5 if ancestor.tag == "main" or ancestor.get("role") == "main" else 0.4
+            return ancestor if top_len >= share * found.text_len(ancestor) else top
+    inner = {
+        s
+        for s in found.semantic
+        if s.tag == "article" and s is not top and any(a is top for a in s.iterancestors())
+    }
+    outermost = [s for s in inner if inner.isdisjoint(s.iterancestors())]
+    if len(outermost) == 1 and found.text_len(outermost[0]) >= 0.6 * top_len:
+        return outermost[0]
+    return top
+
+
+def _with_siblings(
+    found: Measure, top: Element, top_score: float, final: dict[Element, float]
+) -> list[Element]:
+    parent = top.getparent()
+    if parent is None:
+        return [top]
+    threshold = max(10.0, top_score * 0.2)
+    top_class = top.get("class")
+    chosen: list[Element] = []
+    pending_headings: list[Element] = []
+    for sibling in _kept_children(found, parent):
+        if sibling is top:
+            keep = True
+        elif sibling.tag in _HEADINGS:
+            pending_headings.append(sibling)
+            continue
+        else:
+            bonus = top_score * 0.2 if top_class and sibling.get("class") == top_class else 0.0
+            score = final.get(sibling)
+            keep = score is not None and score + bonus >= threshold
+            if not keep and sibling.tag == "p":
+                length, links = found.info[sibling]
+                if length > 80:
+                    keep = links < 0.25 * length
+                elif length > 0 and links == 0:
+                    keep = _SENTENCE_END.search("".join(sibling.itertext())) is not None
+        if keep:
+            chosen.extend(pending_headings)
+            chosen.append(sibling)
+        pending_headings = []
+    return chosen

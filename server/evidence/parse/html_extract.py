@@ -1,0 +1,80 @@
+"""parse_html: main text, Markdown and declared metadata of an HTML or XHTML page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evidencekit.server.evidence.parse import html_meta
+from evidencekit.server.evidence.parse.content import choose, measure
+from evidencekit.server.evidence.parse.encoding import decode_html
+from evidencekit.server.evidence.parse.html_meta import Track
+from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
+from evidencekit.server.evidence.parse.render import render
+
+# Below this much main text, a page with a password field reads as a login wall.
+LOGIN_WALL_TEXT = 300
+# When the chosen content is this short and the page holds more, the whole page is read instead.
+_SHORT_CONTENT = 150
+_NOT_TEXT = ("script", "style", "noscript", "template")
+
+
+@dataclass(frozen=True)
+class HtmlExtract:
+    text: str
+    markdown: str
+    title: str | None
+    description: str | None
+    language: str | None
+    tracks: tuple[Track, ...]
+    nodes_limited: bool
+    login_wall: bool
+    base_href: str | None = None  # the first <base href>: what relative URLs (track src) resolve against
+
+
+def parse_html(
+    body: bytes,
+    *,
+    http_charset: str | None = None,
+    content_language: str | None = None,
+    max_nodes: int = 50_000,
+) -> HtmlExtract:
+    """Never raises. login_wall is a heuristic: a password field on a page whose main text is
+    shorter than LOGIN_WALL_TEXT characters."""
+    root = load_tree(decode_html(body, http_charset))
+    nodes_limited = limit_nodes(root, max_nodes)
+    text, markdown = main_content(root)
+    return HtmlExtract(
+        text=text,
+        markdown=markdown,
+        title=html_meta.title(root),
+        description=html_meta.description(root),
+        language=html_meta.language(root, content_language),
+        tracks=html_meta.tracks(root),
+        nodes_limited=nodes_limited,
+        login_wall=html_meta.has_password_field(root) and len(text) < LOGIN_WALL_TEXT,
+        base_href=html_meta.base_href(root),
+    )
+
+
+def main_content(root: Element) -> tuple[str, str]:
+    body = next(root.iter("body"), None)
+    if body is None:
+        body = root
+    found = measure(body)
+    kept = found.text_len(body)
+    if kept < 500 and _raw_text_len(body) > 4 * kept + 500:
+        # Class names hid nearly everything (a site-wide wrapper named like furniture): ignore them.
+        found = measure(body, use_classes=False)
+    text, markdown = render(found, choose(found))
+    if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
+        # Little or nothing chosen: the page is short or all links; show what there is.
+        text, markdown = render(found, [body], drop_link_boxes=False)
+    return text, markdown
+
+
+def _raw_text_len(body: Element) -> int:
+    """Characters of text in the page, boilerplate or not (but not scripts and styles)."""
+    total = sum(len(piece.strip()) for piece in body.itertext())
+    code = sum(len(piece.strip()) for element in body.iter(*_NOT_TEXT) for piece in element.itertext())
+    return total - code
+

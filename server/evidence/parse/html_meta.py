@@ -1,0 +1,100 @@
+"""What a page declares about itself: title, description, language, media tracks, password fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.text import collapse_text, first_language, normalize_language
+
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_MEDIA = frozenset({"video", "audio"})
+_SVG = frozenset({"svg"})
+
+
+@dataclass(frozen=True)
+class Track:
+    src: str
+    kind: str
+    srclang: str | None
+    label: str | None
+    default: bool
+
+
+def _text_or_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return collapse_text(value) or None
+
+
+def _inside(element: Element, tags: frozenset[str]) -> bool:
+    return any(ancestor.tag in tags for ancestor in element.iterancestors())
+
+
+def title(root: Element) -> str | None:
+    for element in root.iter("title"):
+        if not _inside(element, _SVG):  # an SVG <title> is a tooltip
+            found = _text_or_none("".join(element.itertext()))
+            if found:
+                return found
+    return _meta(root, "og:title")
+
+
+def description(root: Element) -> str | None:
+    return _meta(root, "description") or _meta(root, "og:description")
+
+
+def _meta(root: Element, name: str) -> str | None:
+    for element in root.iter("meta"):
+        key = element.get("name") or element.get("property") or ""
+        if key.strip().lower() == name:
+            found = _text_or_none(element.get("content"))
+            if found:
+                return found
+    return None
+
+
+def language(root: Element, content_language: str | None) -> str | None:
+    """<html lang> / xml:lang, else <meta http-equiv=content-language>, else the HTTP header."""
+    for key in ("lang", "xml:lang", _XML_LANG):
+        found = normalize_language(root.get(key))
+        if found:
+            return found
+    for element in root.iter("meta"):
+        if (element.get("http-equiv") or "").strip().lower() == "content-language":
+            found = first_language(element.get("content"))
+            if found:
+                return found
+    return first_language(content_language)
+
+
+def tracks(root: Element) -> tuple[Track, ...]:
+    """Every <track> with a src inside <video>/<audio>; a missing kind is "subtitles" as in HTML."""
+    found = []
+    for element in root.iter("track"):
+        src = (element.get("src") or "").strip()
+        if not src or not _inside(element, _MEDIA):
+            continue
+        found.append(
+            Track(
+                src=src,
+                kind=(element.get("kind") or "").strip().lower() or "subtitles",
+                srclang=normalize_language(element.get("srclang")),
+                label=_text_or_none(element.get("label")),
+                default=element.get("default") is not None,
+            )
+        )
+    return tuple(found)
+
+
+def base_href(root: Element) -> str | None:
+    """The href of the document's first <base> that has one (HTML: the document base URL)."""
+    for element in root.iter("base"):
+        href = (element.get("href") or "").strip()
+        if href:
+            return href
+    return None
+
+
+def has_password_field(root: Element) -> bool:
+    return any((element.get("type") or "").strip().lower() == "password" for element in root.iter("input"))

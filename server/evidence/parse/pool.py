@@ -1,0 +1,142 @@
+"""Where parse_html runs: in worker processes by default, so a large page does not stall the event
+loop that also answers status calls (a 2 MB page takes tens of milliseconds to read).
+
+EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per usable CPU but one, at least 1, at
+most 8); 0 parses on the event loop.
+A worker process that dies (e.g. killed for memory) is replaced, and the page is tried once more
+in the new pool; a second death propagates, so the receipt is retried like any crashed attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
+
+from evidencekit.server.evidence.parse.html_extract import HtmlExtract, parse_html
+
+PROCESSES_ENV = "EVIDENCEKIT_PARSE_PROCESSES"
+log = logging.getLogger("evidencekit.parse")
+
+
+MAX_DEFAULT = 8
+LARGE_BODY = 512 * 1024  # bodies past this go to the pool one per process
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (a container's cpuset), not the host's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def processes_from_env(environ: dict[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    value = env.get(PROCESSES_ENV, "").strip()
+    if not value:  # one CPU stays with the event loop (API, fetches, database)
+        return min(MAX_DEFAULT, max(1, usable_cpus() - 1))
+    count = int(value)
+    if count < 0:
+        raise ValueError(f"{PROCESSES_ENV} must be 0 or more, not {value}")
+    return count
+
+
+def _start_child(parent: int) -> None:
+    """In each parse process: let go of the server's stdout/stderr (a supervisor reading them would
+    otherwise wait on this process too), and exit once the server is gone, however it ended: the
+    pool's own queue never reports a dead parent, as each child holds both ends of it."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    # Ctrl-C or a service manager signals the whole process group; the server's graceful stop
+    # still needs these to finish the pages in hand, and they leave with the server anyway.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def exit_with_parent() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=exit_with_parent, daemon=True, name="exit-with-parent").start()
+
+
+def parse_within(body: bytes, text_limit: int | None, *, http_charset: str | None = None,
+                 content_language: str | None = None, markdown_limit: int | None = None) -> HtmlExtract:
+    """parse_html, with the text cut after text_limit + 1 characters when the caller will clip it
+    to text_limit anyway: one character past the limit still tells it that the text was longer,
+    and where a character ends (limits.clip reads no further). In a parse process this halves the
+    result sent back for a long page (its markdown is kept whole)."""
+    page = parse_html(body, http_charset=http_charset, content_language=content_language)
+    if text_limit is not None and len(page.text) > text_limit + 1 and page.text[:text_limit + 1].strip():
+        page = dataclasses.replace(page, text=page.text[:text_limit + 1])
+    if markdown_limit is not None and len(page.markdown) > markdown_limit + 1:  # the same for the markdown
+        page = dataclasses.replace(page, markdown=page.markdown[:markdown_limit + 1])
+    return page
+
+
+class HtmlParser:
+    """parse_html behind an await; inline when `processes` is 0."""
+
+    def __init__(self, processes: int = 0) -> None:
+        self.processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+        # Pages handed to the pool at once: two per process, so that each has its next page waiting
+        # when it sends a result back (one per process left it idle through every hand-over); but
+        # one large body per process, as more would only wait as pickled copies of bodies of up to
+        # the byte cap (50 slots x 2 MB pickles pushed the server from 150 to 500 MB).
+        self._slots = asyncio.Semaphore(2 * max(processes, 1))
+        self._large_slots = asyncio.Semaphore(max(processes, 1))
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn: the server process holds threads (database, event loop) that fork would copy mid-state
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_start_child, initargs=(os.getpid(),))
+        return self._pool
+
+    async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,
+                    text_limit: int | None = None, markdown_limit: int | None = None) -> HtmlExtract:
+        """parse_html's result; with `text_limit`, its text may come back cut after text_limit + 1
+        characters (see parse_within)."""
+        call = partial(parse_within, body, text_limit, http_charset=http_charset, content_language=content_language,
+                       markdown_limit=markdown_limit)
+        if self.processes == 0:
+            return call()
+        loop = asyncio.get_running_loop()
+        large = self._large_slots if len(body) > LARGE_BODY else contextlib.nullcontext()
+        async with large, self._slots:  # always in this order: a small page never holds a slot it waits on
+            pool = self._executor()
+            try:
+                return await loop.run_in_executor(pool, call)
+            except BrokenProcessPool:
+                if self._pool is pool:  # pages that were in the same pool find it already replaced
+                    log.warning("a parse process died; starting a new pool and trying the page once more")
+                    self._discard()
+                return await loop.run_in_executor(self._executor(), call)
+
+    async def warm_up(self) -> None:
+        """Start the processes now rather than on the first page."""
+        if self.processes:
+            await asyncio.gather(*(self.parse(b"<p>warm</p>") for _ in range(self.processes)))
+
+    def _discard(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

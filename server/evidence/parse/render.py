@@ -1,0 +1,396 @@
+"""Render chosen content nodes as plain text and as Markdown in one walk.
+
+Each block (paragraph, heading, list, table, code block, quote) is produced once as a pair
+(text, markdown); the two outputs join the same blocks with a blank line. Boilerplate inside the
+content (elements the measuring walk left out) and link-heavy lists and boxes are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
+from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
+
+_HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_LISTS = frozenset({"ul", "ol", "dl", "dir"})
+_QUOTES = frozenset({"blockquote"})
+# Boxes dropped when most of their text is link text (related links, tag lists, teasers), with the
+# share of link text that drops them: a paragraph must be (almost) nothing but a link.
+_LINK_BOXES = {
+    "ul": 0.6, "ol": 0.6, "dl": 0.6, "div": 0.6, "section": 0.6, "table": 0.6, "header": 0.6,
+    "td": 0.6,
+    "p": 0.95, "span": 0.95,
+}  # fmt: skip
+_EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
+_CODE = frozenset({"code", "kbd", "samp", "tt"})
+_MARKED_INLINE = frozenset({"a", *_EMPHASIS, *_CODE})
+_CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:lang|language|highlight-source|highlight)-([\w+#.]+)")
+# Permalink anchors next to headings ("¶" in Sphinx, "§" in rustdoc, "#" elsewhere).
+_PERMALINKS = frozenset({"¶", "§", "#", "🔗", "⚓"})
+_BACKTICKS = re.compile(r"`+")
+_UNSAFE_TARGET = re.compile(r"[\s()<>]")
+_URL_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
+_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+_TABLE_ROWS = frozenset({"thead", "tbody", "tfoot"})
+
+Block = tuple[str, str]
+
+
+def render(found: Measure, nodes: list[Element], *, drop_link_boxes: bool = True) -> tuple[str, str]:
+    renderer = _Renderer(found, drop_link_boxes)
+    for node in nodes:
+        renderer.end_block()
+        renderer.element(node)
+    blocks = _without_empty_sections(renderer.finish(), renderer.levels)
+    return "\n\n".join(b[0] for b in blocks), "\n\n".join(b[1] for b in blocks)
+
+
+def _without_empty_sections(blocks: list[Block], levels: list[int]) -> list[Block]:
+    """Drop headings left with nothing under them ("Related posts" over a dropped link list):
+    a heading followed by a heading of the same or a higher rank, or by nothing."""
+    if all(levels):
+        return blocks
+    kept: list[Block] = []
+    next_level = 0  # rank of the heading after the current block; 0: a block that is not one
+    ended = True
+    for block, level in zip(reversed(blocks), reversed(levels), strict=True):
+        if level and (ended or (next_level and next_level <= level)):
+            continue
+        kept.append(block)
+        next_level = level
+        ended = False
+    kept.reverse()
+    return kept
+
+
+def _fence(code: str, minimum: int) -> str:
+    longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
+    return "`" * max(minimum, longest + 1)
+
+
+class _Renderer:
+    def __init__(self, found: Measure, drop_link_boxes: bool) -> None:
+        self.info = found.info
+        self.link_boxes = _LINK_BOXES if drop_link_boxes else {}
+        self.flattened = found.flattened
+        self.blocks: list[Block] = []
+        self.levels: list[int] = []  # per block: its heading rank (1-6), or 0
+        self.lines: list[Block] = []
+        self.text: list[str] = []
+        self.markdown: list[str] = []
+
+    # -- output state ---------------------------------------------------------------------
+    def end_line(self) -> None:
+        raw_text, raw_markdown = "".join(self.text), "".join(self.markdown)
+        text = collapse_text(raw_text)
+        if text:  # most lines have no markup: their markdown is their text, collapsed once
+            self.lines.append((text, text if raw_markdown == raw_text else collapse_text(raw_markdown)))
+        self.text = []
+        self.markdown = []
+
+    def end_block(self) -> None:
+        self.end_line()
+        if self.lines:
+            self.emit("\n".join(t for t, _ in self.lines), "\n".join(m for _, m in self.lines))
+            self.lines = []
+
+    def emit(self, text: str, markdown: str, level: int = 0) -> None:
+        self.blocks.append((text, markdown))
+        self.levels.append(level)
+
+    def add(self, text: str, markdown: str | None = None) -> None:
+        self.text.append(text)
+        self.markdown.append(_escape(text) if markdown is None else markdown)
+
+    def finish(self) -> list[Block]:
+        self.end_block()
+        return self.blocks
+
+    def capture(self, element: Element) -> list[Block]:
+        """The blocks of element's content, rendered apart from the current output."""
+        saved = (self.blocks, self.levels, self.lines, self.text, self.markdown)
+        self.blocks, self.levels, self.lines, self.text, self.markdown = [], [], [], [], []
+        self.children(element)
+        blocks = self.finish()
+        self.blocks, self.levels, self.lines, self.text, self.markdown = saved
+        return blocks
+
+    # -- block level ----------------------------------------------------------------------
+    def skipped(self, element: Element) -> bool:
+        measured = self.info.get(element)
+        if measured is None:
+            return True
+        text, links = measured
+        limit = self.link_boxes.get(element.tag)
+        return limit is not None and text > 0 and links > limit * text
+
+    def children(self, element: Element) -> None:
+        if element.text:
+            self.add(element.text)
+        for child in element:
+            if child.tag.__class__ is str and not self.skipped(child):
+                self.element(child)
+            if child.tail:
+                self.add(child.tail)
+
+    def block(self, element: Element) -> None:
+        self.end_block()
+        if element in self.flattened:
+            self.add("".join(element.itertext()))
+        else:
+            self.children(element)
+        self.end_block()
+
+    def element(self, element: Element) -> None:
+        tag = element.tag
+        if element in self.flattened:
+            self.add("".join(element.itertext()))
+        elif tag == "br":
+            if self.lines and not "".join(self.text).strip():
+                self.end_block()  # a blank line made of two <br>: a paragraph break
+            else:
+                self.end_line()
+        elif tag in _HEADING_LEVELS:
+            self.heading(element, _HEADING_LEVELS[tag])
+        elif tag == "pre":
+            self.code_block(element)
+        elif tag in _LISTS:
+            self.list(element)
+        elif tag == "table":
+            self.table(element)
+        elif tag in _QUOTES:
+            self.quote(element)
+        elif tag in BLOCK_TAGS:
+            self.block(element)
+        elif tag in _MARKED_INLINE and not any(child.tag in BLOCK_TAGS for child in element):
+            self.inline(element)
+        else:
+            self.children(element)  # <span>, <font>...; or a link wrapping blocks (a teaser card)
+
+    def heading(self, element: Element, level: int) -> None:
+        self.end_block()
+        text, markdown = self.inline_parts(element)
+        if text:
+            self.emit(text, "#" * level + " " + markdown, level)
+
+    def code_block(self, element: Element) -> None:
+        self.end_block()
+        parts: list[str] = []
+        self.preformatted(element, parts)
+        code = remove_controls("".join(parts).replace("\r\n", "\n").replace("\r", "\n"))
+        lines = [line.rstrip() for line in code.split("\n")]
+        while lines and not lines[0]:
+            lines.pop(0)
+        while lines and not lines[-1]:
+            lines.pop()
+        if not lines:
+            return
+        code = "\n".join(lines)
+        fence = _fence(code, 3)
+        self.emit(code, f"{fence}{self.code_language(element)}\n{code}\n{fence}")
+
+    def preformatted(self, element: Element, parts: list[str]) -> None:
+        """Text of a <pre> as written, without its furniture (copy buttons); <br> is a newline and
+        sibling <code> blocks (one per language variant) start on their own line."""
+        if element.text:
+            parts.append(element.text)
+        previous = None
+        for child in element:
+            tag = child.tag
+            if tag == "br":
+                parts.append("\n")
+            elif child in self.flattened:
+                parts.append("".join(child.itertext()))
+            elif tag.__class__ is str and child in self.info:
+                if tag == "code" and previous == "code" and parts and not parts[-1].endswith("\n"):
+                    parts.append("\n")
+                self.preformatted(child, parts)
+                previous = tag
+            if child.tail:
+                parts.append(child.tail)
+
+    @staticmethod
+    def code_language(element: Element) -> str:
+        """From a class such as "language-python" on the <pre>, its <code>, or the two wrappers
+        around it ("highlight-python" in Sphinx, "highlight-source-python" on GitHub)."""
+        parent = element.getparent()
+        grandparent = parent.getparent() if parent is not None else None
+        for node in (*element.iterchildren("code"), element, parent, grandparent):
+            match = _CODE_LANGUAGE.search(node.get("class") or "") if node is not None else None
+            if match:
+                return match.group(1)
+        return ""
+
+    def list(self, element: Element) -> None:
+        self.end_block()
+        ordered = element.tag == "ol"
+        number = _start_number(element)
+        texts: list[str] = []
+        markdowns: list[str] = []
+        for item in element:
+            if item.tag.__class__ is not str or self.skipped(item):
+                continue
+            blocks = self.capture(item)
+            if not blocks:
+                continue
+            if element.tag == "dl":
+                texts.append("\n".join(t for t, _ in blocks))
+                markdowns.append("\n".join(m for _, m in blocks))
+                continue
+            marker = f"{number}. " if ordered else "- "
+            number += 1
+            indent = " " * len(marker)
+            lines = "\n".join(m for _, m in blocks).split("\n")
+            markdowns.append(marker + lines[0] + "".join("\n" + (indent + line if line else "") for line in lines[1:]))
+            texts.append("\n".join(t for t, _ in blocks))
+        if texts:
+            self.emit("\n".join(texts), "\n".join(markdowns))
+
+    def quote(self, element: Element) -> None:
+        self.end_block()
+        blocks = self.capture(element)
+        if blocks:
+            markdown = "\n\n".join(m for _, m in blocks)
+            quoted = "\n".join("> " + line if line else ">" for line in markdown.split("\n"))
+            self.emit("\n\n".join(t for t, _ in blocks), quoted)
+
+    def table(self, element: Element) -> None:
+        rows = [row for row in _rows(element) if not self.skipped(row)]
+        cells = [[cell for cell in row if cell.tag in ("td", "th") and cell in self.info] for row in rows]
+        widths = [sum(_span(cell) for cell in row) for row in cells]
+        layout = any(self.info[cell][0] > 500 or cell.find(".//table") is not None for row in cells for cell in row)
+        if not rows or max(widths) < 2 or layout:
+            self.block(element)  # a layout table: its cells are just containers
+            return
+        self.end_block()
+        for caption in element.iterchildren("caption"):
+            self.block(caption)
+        width = max(widths)
+        texts: list[str] = []
+        markdowns: list[str] = []
+        for row in cells:
+            text_cells: list[str] = []
+            markdown_cells: list[str] = []
+            for cell in row:
+                text, markdown = self.inline_parts(cell)
+                for _ in range(_span(cell)):
+                    text_cells.append(text)
+                    markdown_cells.append(markdown.replace("|", "\\|"))
+                    text, markdown = "", ""
+            if any(text_cells):
+                texts.append(" | ".join(text_cells).strip())
+            markdown_cells += [""] * (width - len(markdown_cells))
+            markdowns.append("| " + " | ".join(markdown_cells) + " |")
+            if len(markdowns) == 1:
+                markdowns.append("|" + " --- |" * width)
+        if texts:
+            self.emit("\n".join(texts), "\n".join(markdowns))
+
+    # -- inline level ---------------------------------------------------------------------
+    def collect(self, element: Element) -> tuple[str, str]:
+        """Element content as raw (text, markdown) strings, rendered apart from the current line."""
+        saved = (self.text, self.markdown)
+        self.text, self.markdown = [], []
+        self.inline_children(element)
+        raw = ("".join(self.text), "".join(self.markdown))
+        self.text, self.markdown = saved
+        return raw
+
+    def inline_parts(self, element: Element) -> tuple[str, str]:
+        """Element content on one line: (text, markdown), whitespace collapsed."""
+        text, markdown = self.collect(element)
+        return collapse_text(text), collapse_text(markdown)
+
+    def inline_children(self, element: Element) -> None:
+        if element.text:
+            self.add(element.text)
+        for child in element:
+            if child.tag.__class__ is str and not self.skipped(child):
+                if child in self.flattened:
+                    self.add("".join(child.itertext()))
+                elif child.tag == "br" or child.tag in BLOCK_TAGS:
+                    self.add(" ")
+                    self.inline_children(child)
+                    self.add(" ")
+                else:
+                    self.inline(child)
+            if child.tail:
+                self.add(child.tail)
+
+    def inline(self, element: Element) -> None:
+        tag = element.tag
+        wrap = _EMPHASIS.get(tag)
+        href = _web_href(element.get("href") or "") if tag == "a" else ""
+        if wrap is None and not href and tag not in _CODE:
+            self.inline_children(element)
+            return
+        raw_text, raw_markdown = self.collect(element)
+        text = collapse_text(raw_text)
+        lead = " " if raw_text[:1].isspace() else ""
+        trail = " " if raw_text[-1:].isspace() else ""
+        if not text or (href and text in _PERMALINKS):
+            self.add(lead or trail)
+            return
+        if tag in _CODE:
+            fence = _fence(text, 1)
+            pad = " " if text.startswith("`") or text.endswith("`") else ""
+            markdown = f"{fence}{pad}{text}{pad}{fence}"
+        else:
+            markdown = collapse_text(raw_markdown)
+            if wrap is not None:
+                markdown = f"{wrap}{markdown}{wrap}"
+        if href:  # the label's brackets were escaped with the rest of the page's text
+            markdown = f"[{markdown}]({_link_target(href)})"
+        self.add(lead + text + trail, lead + markdown + trail)
+
+
+# Page text that would read as markdown syntax for a link, an image or raw HTML ("[x](javascript:...)",
+# "<img onerror=...>") is written escaped, so only the links the page really has are live.
+_MARKDOWN_ACTIVE = re.compile(r"([\\\[\]<])")
+
+
+def _escape(text: str) -> str:
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", text) if _MARKDOWN_ACTIVE.search(text) else text
+
+
+def _web_href(raw: str) -> str:
+    """The href when it leads to the web or to mail, or is relative; "" for javascript:, data:, file:...
+
+    Control characters go first, as a browser's URL parser drops them (`java\tscript:` is javascript:)."""
+    href = _URL_CONTROLS.sub("", raw).strip()  # and any Unicode space: the link target drops it too
+    scheme = _SCHEME.match(href)
+    return "" if scheme and scheme.group(1).lower() not in _LINK_SCHEMES else href
+
+
+def _link_target(href: str) -> str:
+    """The href as written; in <...> when spaces or parentheses would end a bare target."""
+    if not _UNSAFE_TARGET.search(href):
+        return href
+    return "<" + " ".join(href.split()).replace("<", "%3C").replace(">", "%3E") + ">"
+
+
+def _start_number(element: Element) -> int:
+    try:
+        return max(0, min(int(element.get("start", "1").strip()), 999_999_999))
+    except ValueError:
+        return 1
+
+
+def _span(cell: Element) -> int:
+    try:
+        return max(1, min(int(cell.get("colspan", "1").strip()), 50))
+    except ValueError:
+        return 1
+
+
+def _rows(table: Element) -> list[Element]:
+    rows: list[Element] = []
+    for child in table:
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in _TABLE_ROWS:
+            rows.extend(row for row in child if row.tag == "tr")
+    return rows

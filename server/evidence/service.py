@@ -1,0 +1,75 @@
+"""The research-evidence operations over the store, for an authenticated caller.
+
+Order matters: the caller's rights in the workspace are checked before any receipt is looked
+up, so a workspace the caller is not in never reveals whether a receipt exists.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from tortoise.backends.base.client import BaseDBAsyncClient
+
+from evidencekit.server.evidence.env_check import setting
+from evidencekit.server.evidence.store import access, ratelimit, receipt_reads, receipts
+from evidencekit.server.evidence.store.access import Principal
+from evidencekit.server.evidence.store.models import Receipt, Workspace
+from evidencekit.server.evidence.store.receipt_reads import ReceiptView
+from evidencekit.server.evidence.store.ttl_cache import TTLCache
+
+RATE_ENV = "EVIDENCEKIT_RETRIEVE_PER_MINUTE"
+
+
+class RateLimited(Exception):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"too many retrieve calls in this workspace; retry after {retry_after}s")
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    retrieve_per_minute: int = 60
+    retention: timedelta = field(default_factory=receipts.retention_from_env)
+
+    @classmethod
+    def from_env(cls) -> ServiceSettings:
+        return cls(retrieve_per_minute=int(setting(RATE_ENV, "60")))
+
+
+# The workspace's own retrieve rate, 0 for the server default; cached like roles (ttl_cache).
+_workspace_rates: TTLCache[int] = TTLCache()
+
+
+async def _workspace_rate(workspace_id: uuid.UUID) -> int:
+    workspace = await Workspace.get_or_none(id=workspace_id)
+    return (workspace.retrieve_rate_per_minute or 0) if workspace else 0
+
+
+class EvidenceService:
+    def __init__(self, settings: ServiceSettings | None = None) -> None:
+        self.settings = settings or ServiceSettings.from_env()
+
+    async def retrieve(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID,
+                       url: str, kind: str, language: str | None) -> dict[str, Any]:
+        await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="editor")
+        request = receipts.RetrieveRequest(workspace_id, mutation_id, url, kind, language)
+        receipt: Receipt | ReceiptView | None = await receipts.existing(request)
+        if receipt is None:  # only a new receipt counts against the rate: repeats and conflicts are free
+            limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
+
+            async def charge(connection: BaseDBAsyncClient) -> None:
+                retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute,
+                                                   connection=connection)
+                if retry_after is not None:
+                    raise RateLimited(retry_after)
+
+            receipt, _ = await receipts.submit(request, retention=self.settings.retention, admit=charge)
+        return {"retrieval": receipts.as_retrieval(receipt)}
+
+    async def status(self, principal: Principal, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any]:
+        await access.authorize(principal, workspace_id, capability=access.RESEARCH, minimum_role="viewer")
+        receipt = await receipt_reads.find_view(workspace_id, mutation_id)
+        return {"retrieval": None if receipt is None else receipts.as_retrieval(receipt)}

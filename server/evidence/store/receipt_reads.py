@@ -1,0 +1,184 @@
+"""The status read without the ORM: indexed SELECTs, decoded by hand, batched per loop turn.
+
+Status is the call agents poll, so it is the hot path. Through tortoise one lookup cost ~0.8 ms
+(query building, model construction, timestamp parsing) plus, on SQLite, a hop to aiosqlite's
+thread that convoys with the event loop on the GIL. Here the lookups asked for in one turn of the
+event loop are answered by one statement (turn_batch): a join of the asked keys with the receipt
+table's (workspace_id, mutation_id) index (scripts/bench.py status).
+
+SQLite's direct path is a per-thread `sqlite3` connection used on the event loop thread. In WAL
+mode (tortoise's default) a reader takes no lock a writer holds, and each SELECT sees the latest
+commit, so an indexed read neither waits nor goes stale. If SQLite ever reports the database
+busy, the read goes through the async connection instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.context import require_context
+
+from evidencekit.server.evidence.store import pg_reads
+from evidencekit.server.evidence.store.sql import is_postgres_connection
+from evidencekit.server.evidence.store.turn_batch import TurnBatch
+
+# In ReceiptView's order: rows are read by position (by name, sqlite3.Row compares every column's
+# name). PostgreSQL sends the uuids as text, as SQLite keeps them: no UUID objects to make and print.
+_COLUMN_NAMES = ("id", "workspace_id", "mutation_id", "state", "kind", "created_at", "settled_at",
+                 "valid_until", "result", "evidence_id", "evidence_revision", "input_hash")
+_UUID_COLUMNS = frozenset({"id", "workspace_id", "mutation_id", "evidence_id"})
+_COLUMNS = ", ".join(f"r.{name}" for name in _COLUMN_NAMES)
+_POSTGRES_COLUMNS = ", ".join(f"r.{name}::text" if name in _UUID_COLUMNS else f"r.{name}" for name in _COLUMN_NAMES)
+_SQLITE_ONE = f"SELECT {_COLUMNS} FROM receipt AS r WHERE r.workspace_id = ? AND r.mutation_id = ?"
+_POSTGRES_ONE = f"SELECT {_POSTGRES_COLUMNS} FROM receipt AS r WHERE r.workspace_id = $1 AND r.mutation_id = $2"
+# The asked keys, then the receipt table through its unique index: CROSS JOIN keeps SQLite from
+# choosing another order (a VALUES list inside `IN (...)` made it scan the table).
+_SQLITE_SIZES = (2, 4, 8, 16, 32, 64)  # padded to these, so that a few statements stay cached
+_SQLITE_MANY = {size: f"SELECT {_COLUMNS} FROM (VALUES {', '.join(['(?, ?)'] * size)}) AS k "
+                      "CROSS JOIN receipt AS r ON r.workspace_id = k.column1 AND r.mutation_id = k.column2"
+                for size in _SQLITE_SIZES}
+_POSTGRES_MANY = (f"SELECT {_POSTGRES_COLUMNS} FROM unnest($1::uuid[], $2::uuid[]) AS k(w, m) "
+                  "JOIN receipt AS r ON r.workspace_id = k.w AND r.mutation_id = k.m")
+
+Key = tuple[str, str]  # (workspace_id, mutation_id) in canonical text
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptView:
+    """What `receipts.as_retrieval` reads of a receipt, and what it was made for."""
+
+    # ids as canonical text: SQLite keeps them so, PostgreSQL is asked for ::text
+    id: str
+    workspace_id: str
+    mutation_id: str
+    state: str
+    kind: str
+    # Timestamps as the columns give them: SQLite's ISO text, asyncpg's datetimes (timestamps.py)
+    created_at: datetime | str
+    settled_at: datetime | str | None
+    valid_until: datetime | str
+    result: dict[str, Any] | None
+    evidence_id: str | None
+    evidence_revision: int | None
+    input_hash: str  # what the receipt was made for (receipts.RetrieveRequest.input_hash)
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> ReceiptView:
+        """A row of _COLUMN_NAMES, in that order."""
+        result = row[8]
+        return cls(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+                   json.loads(result) if isinstance(result, str) else result, row[9], row[10], row[11])
+
+
+# One reader per (database file, thread): a thread's event loop uses only its own.
+_all_direct: dict[tuple[str, int], sqlite3.Connection] = {}
+_all_lock = threading.Lock()
+
+
+def _direct_connection(filename: str) -> sqlite3.Connection:
+    key = (filename, threading.get_ident())
+    connection = _all_direct.get(key)
+    if connection is None:
+        # timeout=0: never wait on the event loop; a busy database falls back to the async path
+        connection = sqlite3.connect(filename, timeout=0, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA query_only = 1")
+        with _all_lock:
+            _all_direct[key] = connection
+    return connection
+
+
+def close_direct(filename: str | None = None) -> None:
+    """Close the direct SQLite readers (of one database file, or all), e.g. when its store closes."""
+    with _all_lock:
+        keys = [key for key in _all_direct if filename is None or key[0] == filename]
+        closing = [_all_direct.pop(key) for key in keys]
+    for connection in closing:
+        connection.close()
+
+
+def _direct_filename(client: Any) -> str | None:
+    filename = getattr(client, "filename", None)
+    if client.capabilities.dialect != "sqlite" or not isinstance(filename, str):
+        return None
+    return None if filename == ":memory:" or filename.startswith("file:") else filename
+
+
+def _sqlite_statements(keys: list[Key]) -> list[tuple[str, list[str]]]:
+    """Statements (and their values) that read `keys`, at most 64 keys each."""
+    statements = []
+    for start in range(0, len(keys), _SQLITE_SIZES[-1]):
+        part = keys[start:start + _SQLITE_SIZES[-1]]
+        if len(part) == 1:
+            statements.append((_SQLITE_ONE, list(part[0])))
+            continue
+        size = next(size for size in _SQLITE_SIZES if size >= len(part))
+        padded = part + [part[-1]] * (size - len(part))  # a repeated key matches the same row again
+        statements.append((_SQLITE_MANY[size], [value for key in padded for value in key]))
+    return statements
+
+
+def _views(rows: list[Any]) -> dict[Key, ReceiptView]:
+    views = {}
+    for row in rows:
+        view = ReceiptView.from_row(row)
+        views[(view.workspace_id, view.mutation_id)] = view
+    return views
+
+
+def _read_now(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptView] | None:
+    """The receipts of `keys` through SQLite's direct path; None when that path cannot answer
+    at once (PostgreSQL, an in-memory database, or SQLite busy)."""
+    filename = _direct_filename(client)
+    if filename is None:
+        return None
+    try:
+        connection = _direct_connection(filename)
+        rows = [row for statement, values in _sqlite_statements(keys)
+                for row in connection.execute(statement, values).fetchall()]
+    except sqlite3.OperationalError:
+        return None  # busy or locked: ask through the async connection, which may wait
+    return _views(rows)
+
+
+async def _read_later(client: BaseDBAsyncClient, keys: list[Key]) -> dict[Key, ReceiptView]:
+    if is_postgres_connection(client):
+        # asyncpg itself, on the connection kept for these reads (pg_reads); its uuid codec takes
+        # the keys' text as it is
+        if len(keys) == 1:
+            return _views(await pg_reads.fetch(client, _POSTGRES_ONE, *keys[0]))
+        return _views(await pg_reads.fetch(client, _POSTGRES_MANY, [key[0] for key in keys],
+                                           [key[1] for key in keys]))
+    rows = []
+    for statement, values in _sqlite_statements(keys):
+        rows += [tuple(row.values()) for row in await client.execute_query_dict(statement, values)]
+    return _views(rows)
+
+
+# Batched per connection: a lookup inside a transaction (none is today) reads through it.
+_reads: TurnBatch[BaseDBAsyncClient, Key, ReceiptView] = TurnBatch(_read_now, _read_later)
+
+
+def forget(client: BaseDBAsyncClient) -> None:
+    """Drop the read batches kept for `client`, whose store closed."""
+    _reads.forget(client)
+
+
+def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> Awaitable[ReceiptView | None]:
+    """The receipt of (workspace_id, mutation_id) as last committed (outside any transaction), or None.
+
+    Read together with the other lookups of this event-loop turn on the same store (turn_batch)."""
+    connections = require_context().connections
+    # This context's own connection (a transaction's, inside one), read without tortoise's check
+    # that it belongs to the running loop: that check makes a getpid() system call each time on
+    # Python 3.11 (asyncio.get_running_loop), and a loop switch would have warned (an error in
+    # the tests) where the connection was first taken.
+    client = connections._get_storage().get("default") or connections.get("default")
+    return _reads.get(client, (str(workspace_id), str(mutation_id)))

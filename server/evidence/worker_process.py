@@ -1,0 +1,39 @@
+"""`evidencekit worker`: the background worker as its own process (several may share PostgreSQL)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+
+from evidencekit.server.evidence.env_check import check_or_exit, configure_logging
+from evidencekit.server.evidence.retrieval.lifecycle import open_engine
+from evidencekit.server.evidence.store.db import database_url, open_store
+from evidencekit.server.evidence.worker import Worker, WorkerSettings
+
+log = logging.getLogger("evidencekit.worker")
+
+
+async def run_worker(url: str | None = None, settings: WorkerSettings | None = None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with open_store(url or database_url()), open_engine() as engine:
+        worker = Worker(engine, settings or WorkerSettings.from_env())
+        log.info("worker %s started", worker.worker_id)
+        print(f"worker {worker.worker_id} ready", flush=True)
+        task = asyncio.create_task(worker.run(stop))
+        await stop.wait()
+        await worker.finish(task)
+        log.info("worker %s stopped", worker.worker_id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="evidencekit worker", description=__doc__ + " Settings come from the "
+                            "environment (DATABASE_URL, EVIDENCEKIT_*; see README.md).").parse_args(argv or [])
+    check_or_exit()
+    configure_logging("INFO")
+    asyncio.run(run_worker())
+    return 0

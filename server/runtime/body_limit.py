@@ -1,0 +1,47 @@
+"""A cap on request bodies for apps that read them their own way (the MCP Streamable HTTP app):
+the body is read whole, up to the limit REST uses, before the app sees it; a larger one is a JSON 413."""
+
+from __future__ import annotations
+
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from evidencekit.server.runtime.errors import PayloadTooLarge
+from evidencekit.server.runtime.http_errors import error_response
+from evidencekit.server.runtime.rest_runtime import (
+    MAX_BODY_BYTES,
+    REQUEST_ID_KEY,
+    header_values,
+    read_body,
+    request_id_for,
+)
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = header_values(scope)
+        try:
+            body = await read_body(receive, headers, self.limit)
+        except PayloadTooLarge as error:
+            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            await error_response(error, request_id, scope["path"])(scope, receive, send)
+            return
+        except ClientDisconnect:
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # after the body: only a disconnect can come
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)

@@ -1,0 +1,110 @@
+"""One error tree that maps to the wire: `{error, message, code, request_id}` plus an HTTP status.
+
+    ApiError (500 internal_error)
+    ├── BadRequest (400 invalid_request)        fields: every failing field
+    ├── Unauthorized (401 unauthenticated)      adds WWW-Authenticate: Bearer
+    ├── Forbidden (403 forbidden)
+    ├── NotFound (404 not_found)
+    ├── MethodNotAllowed (405 method_not_allowed)  adds Allow
+    ├── Conflict (409 conflict)                 e.g. code mutation_conflict
+    ├── PreconditionFailed (412 contract_mismatch)  the caller's X-Contract-Hash is not ours
+    ├── PayloadTooLarge (413 payload_too_large)
+    ├── RateLimited (429 rate_limited)          adds Retry-After
+    ├── ContractViolation (500 contract_violation)
+    └── ServiceUnavailable (503 unavailable)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from evidencekit.contracts.validation import FieldError
+
+
+class ApiError(Exception):
+    status: ClassVar[int] = 500
+    error: ClassVar[str] = "internal_error"
+    default_code: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str, *, code: str | None = None,
+                 fields: Sequence[FieldError] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.fields = list(fields)
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def to_json(self, request_id: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "error": self.error,
+            "message": self.message,
+            "code": self.code,
+            "request_id": request_id,
+        }
+        if self.fields:
+            body["fields"] = [field.to_json() for field in self.fields]
+        return body
+
+
+class BadRequest(ApiError):
+    status, error, default_code = 400, "bad_request", "invalid_request"
+
+
+class Unauthorized(ApiError):
+    status, error, default_code = 401, "unauthorized", "unauthenticated"
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": "Bearer"}
+
+
+class Forbidden(ApiError):
+    status, error, default_code = 403, "forbidden", "forbidden"
+
+
+class NotFound(ApiError):
+    status, error, default_code = 404, "not_found", "not_found"
+
+
+class MethodNotAllowed(ApiError):
+    status, error, default_code = 405, "method_not_allowed", "method_not_allowed"
+
+    def __init__(self, message: str, *, allow: str) -> None:
+        super().__init__(message)
+        self.allow = allow
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": self.allow}
+
+
+class Conflict(ApiError):
+    status, error, default_code = 409, "conflict", "conflict"
+
+
+class PreconditionFailed(ApiError):
+    status, error, default_code = 412, "precondition_failed", "contract_mismatch"
+
+
+class PayloadTooLarge(ApiError):
+    status, error, default_code = 413, "payload_too_large", "payload_too_large"
+
+
+class RateLimited(ApiError):
+    status, error, default_code = 429, "rate_limited", "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
+class ContractViolation(ApiError):
+    status, error, default_code = 500, "internal_error", "contract_violation"
+
+
+class ServiceUnavailable(ApiError):
+    status, error, default_code = 503, "unavailable", "unavailable"

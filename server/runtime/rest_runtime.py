@@ -1,0 +1,224 @@
+"""The hand-written half of every generated REST route: parse, validate, call, validate, answer.
+
+Generated `server/generated/rest.py` binds each operation's spec and handler to
+`operation_endpoint`; everything that is the same for all operations lives here. The endpoint is a
+plain ASGI app rather than a Starlette request/response function: status is polled, and Starlette's
+Request, Response and exception wrappers cost more per call than the work they wrap
+(scripts/bench.py status).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json, to_json
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
+
+from evidencekit.contracts.spec import OperationSpec
+from evidencekit.contracts.validation import FieldError, validator_for
+from evidencekit.contracts.wire import parse, wire_data
+from evidencekit.server.evidence.store.outage import is_store_outage
+from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime.errors import (
+    ApiError,
+    BadRequest,
+    ContractViolation,
+    PayloadTooLarge,
+    PreconditionFailed,
+    ServiceUnavailable,
+)
+
+log = logging.getLogger("evidencekit.rest")
+
+CONTRACT_HASH_HEADER = "X-Contract-Hash"
+REQUEST_ID_HEADER = "X-Request-Id"
+MAX_BODY_BYTES = 64 * 1024
+_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any]]]
+
+
+class _RequestIds:
+    """Unique ids without a random draw per request: a random per-process prefix and a counter."""
+
+    def __init__(self) -> None:
+        self.reset()
+        os.register_at_fork(after_in_child=self.reset)
+
+    def reset(self) -> None:
+        self.prefix = uuid.uuid4().hex[:16]
+        self.counter = itertools.count()
+
+    def new(self) -> str:
+        return f"{self.prefix}{next(self.counter):016x}"
+
+
+_request_ids = _RequestIds()
+
+
+def request_id_for(given: str) -> str:
+    """The caller's X-Request-Id when it is a sane token, else a new one."""
+    return given if given and _VALID_REQUEST_ID.match(given) else _request_ids.new()
+
+
+REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
+CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
+# Every request header the service reads, found in one pass (the bearer check, then the endpoint)
+_READ_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
+_FOUND = "evidencekit.headers"
+
+
+def header_values(scope: Scope) -> dict[bytes, str]:
+    """The request headers the service reads, found once per request and kept in its scope (ASGI
+    names are lowercase; the first of a name wins)."""
+    found: dict[bytes, str] | None = scope.get(_FOUND)
+    if found is None:
+        found = scope[_FOUND] = {}
+        for name, value in scope["headers"]:
+            if name in _READ_HEADERS and name not in found:
+                found[name] = value.decode("latin-1")
+    return found
+
+
+async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: int = MAX_BODY_BYTES) -> bytes:
+    """The whole request body, refused (PayloadTooLarge) as soon as it is known to pass `limit`."""
+    declared = headers.get(b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        raise ClientDisconnect()
+    body: bytes = message.get("body", b"")
+    if message.get("more_body", False):  # rare: most bodies arrive in one message, used as is
+        pieces = bytearray(body)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            pieces += message.get("body", b"")
+            if len(pieces) > limit:
+                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            if not message.get("more_body", False):
+                break
+        body = bytes(pieces)
+    if len(body) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    return body
+
+
+async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
+                         limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
+    """The raw body and its parsed JSON, refused early when too large or not JSON."""
+    body = await read_body(receive, headers, limit)
+    content_type = headers.get(b"content-type", "")
+    if content_type != "application/json" and content_type.split(";")[0].strip().lower() not in ("application/json", ""):
+        raise BadRequest("request body must be application/json", code="unsupported_media_type")
+    try:  # pydantic-core's parser: the one the typed model reads the body with, ~10x json.loads
+        return body, from_json(body, cache_strings=False)
+    except ValueError as exc:  # not UTF-8 JSON, too deep, a lone surrogate, an integer past 4300 digits
+        raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
+
+
+def model_errors(exc: ValidationError) -> list[FieldError]:
+    return [
+        FieldError("$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]),
+                   e["msg"], e["type"])
+        for e in exc.errors()
+    ]
+
+
+async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """One JSON response. pydantic-core's `to_json` gives the same bytes as Starlette's JSONResponse
+    (compact, UTF-8); the contracts have no `number` fields, so no NaN can reach it."""
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+STORE_OUTAGE = "the database is unavailable; retry later (every operation is safe to repeat)"
+
+
+def unexpected(exc: Exception, where: str) -> ApiError:
+    """The error to answer for an exception no handler expected, logged: 503 when the database
+    could not be reached (with the cause in one line, no traceback), else 500."""
+    if is_store_outage(exc):
+        log.error("database unavailable in %s: %s: %s", where, type(exc).__name__, exc)
+        return ServiceUnavailable(STORE_OUTAGE)
+    log.error("unhandled error in %s", where, exc_info=exc)
+    return ApiError("internal server error")
+
+
+def error_headers(error: ApiError, request_id: str) -> list[tuple[bytes, bytes]]:
+    return [(REQUEST_ID_KEY, request_id.encode()),
+            *((name.lower().encode(), value.encode("latin-1")) for name, value in error.headers().items())]
+
+
+class OperationEndpoint:
+    """An ASGI app that serves one operation exactly as its contract says."""
+
+    def __init__(self, spec: OperationSpec, handler: Handler) -> None:
+        assert spec.rest_variant is not None
+        self.spec = spec
+        self.handler = handler
+        self.validators = validator_for(spec)
+        self._hash_header = (CONTRACT_HASH_HEADER.lower().encode(), spec.contract_hash.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = header_values(scope)
+        request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+        try:
+            body = await self._answer(scope, receive, headers, request_id)
+        except ApiError as error:
+            await send_json(send, error.status, to_json(error.to_json(request_id)),
+                            [*error_headers(error, request_id), self._hash_header])
+            return
+        except ClientDisconnect:
+            log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
+            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send_json(send, 200, body, [(REQUEST_ID_KEY, request_id.encode()), self._hash_header])
+
+    async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
+        spec, validators = self.spec, self.validators
+        expected = headers.get(CONTRACT_HASH_KEY, "").strip()
+        if expected and expected != spec.contract_hash:  # refused before anything is read or done
+            raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
+                                     f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
+        try:
+            raw, body = await read_json_body(receive, headers)  # refuses lone surrogates ("\ud800")
+            errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
+            if errors:
+                names = ", ".join(dict.fromkeys(error.path for error in errors))
+                raise BadRequest(f"request does not match the contract: {names}",
+                                 code="validation_failed", fields=errors)
+            try:
+                payload = parse(spec.input_model, raw)
+            except ValidationError as exc:  # the contract accepted it; the model must too
+                raise BadRequest("request does not match the contract", code="validation_failed",
+                                 fields=model_errors(exc)) from None
+            context = RequestContext(request_id, "rest", Headers(scope=scope), dict(scope.get("state", {})))
+            data = wire_data(await self.handler(payload, context))
+            violations = validators.output_errors(data)
+            if violations:
+                log.error("contract violation in %s response (request %s): %s", spec.name,
+                          request_id, "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
+                raise ContractViolation("the server produced a response that violates its contract")
+            return to_json(data)
+        except (ApiError, ClientDisconnect):
+            raise
+        except Exception as exc:
+            raise unexpected(exc, f"{spec.name} (request {request_id})") from None
+
+
+def operation_endpoint(spec: OperationSpec, handler: Handler) -> OperationEndpoint:
+    return OperationEndpoint(spec, handler)

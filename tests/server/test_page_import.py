@@ -1,0 +1,138 @@
+"""The importer takes the published pages into contracts/ exactly as they are committed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evidencekit.contracts.loader import Operation, load_operation, read_json
+from evidencekit.server.evidence.page_import import (
+    PageError,
+    detect_language,
+    import_page,
+    json_objects,
+    read_page,
+)
+from tests.conftest import (
+    SEED_DE_RETRIEVE,
+    SEED_FR_STATUS,
+    SEED_HE_RETRIEVE_REST,
+    SEED_ZH_RETRIEVE,
+)
+from tests.support import CONTRACTS_DIR
+
+PAGES = [SEED_DE_RETRIEVE, SEED_HE_RETRIEVE_REST, SEED_ZH_RETRIEVE, SEED_FR_STATUS]
+
+
+def test_each_page_is_read_with_its_facts() -> None:
+    de = read_page(SEED_DE_RETRIEVE.read_text())
+    assert (de.language, de.surface, de.tool_name) == ("de", "mcp", "sosoapi_research_evidence_retrieve")
+    assert de.title == "Eine öffentliche Forschungsquelle lesen"
+    assert de.annotations == {"readOnlyHint": False, "destructiveHint": False,
+                              "idempotentHint": True, "openWorldHint": True}
+    assert (de.profiles, de.transports) == (["full"], ["stdio", "http"])
+    assert (de.rest_path, de.capability) == ("/research-api/evidence/retrieve", "agent:research")
+
+    he = read_page(SEED_HE_RETRIEVE_REST.read_text())
+    assert (he.language, he.surface, he.rest_method, he.rest_path) == (
+        "he", "rest", "POST", "/research-api/evidence/retrieve")
+    assert he.published_hash == "sha256:ab393e91e9b7f18a"
+    assert he.credential_kinds == ["user_session", "delegated_oauth", "personal_access_token"]
+    assert he.minimum_role == "editor"
+    assert he.completion_rule.startswith("durable bounded read receipt")
+    assert he.input_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+    # The French page is rendered with the tool name glued to the description.
+    fr = read_page(SEED_FR_STATUS.read_text())
+    assert (fr.language, fr.tool_name) == ("fr", "sosoapi_research_evidence_status")
+    assert fr.description.startswith("Lire le même reçu")
+    assert fr.annotations["readOnlyHint"] is True
+    assert fr.rest_path == "/research-api/evidence/status"
+    assert fr.output_schema["properties"]["retrieval"]["anyOf"][1] == {"type": "null"}
+
+
+def test_zh_and_de_pages_publish_identical_schemas() -> None:
+    de, zh = read_page(SEED_DE_RETRIEVE.read_text()), read_page(SEED_ZH_RETRIEVE.read_text())
+    assert (de.input_schema, de.output_schema) == (zh.input_schema, zh.output_schema)
+    assert zh.language == "zh"
+
+
+def test_import_into_an_empty_folder_reproduces_the_committed_contracts(tmp_path: Path) -> None:
+    for page in PAGES:
+        import_page(page, tmp_path)
+    for name in ("sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"):
+        # Not load_operation: the pages publish no English title, which the committed manifest adds.
+        imported = Operation(name, tmp_path / name, read_json(tmp_path / name / "manifest.json"))
+        committed = load_operation(CONTRACTS_DIR / name)
+        for rel, value in imported.document.items():
+            if rel == "manifest.json":
+                continue
+            assert value == committed.document[rel], rel
+            assert (tmp_path / name / rel).read_text() == (CONTRACTS_DIR / name / rel).read_text()
+        # Every fact the pages publish matches; the committed manifest adds English and notes.
+        assert imported.manifest["model_variant"] == committed.manifest["model_variant"]
+        for key in ("mcp", "rest", "variants", "examples"):
+            for field, value in imported.manifest[key].items():
+                if field != "summary":
+                    assert committed.manifest[key][field] == value, (name, key, field)
+
+
+def test_reimporting_is_idempotent(tmp_path: Path) -> None:
+    first = [import_page(page, tmp_path).written for page in PAGES]
+    assert all(first[:2])
+    again = [import_page(page, tmp_path).written for page in PAGES]
+    assert again == [[], [], [], []]
+
+
+def test_import_keeps_hand_added_manifest_keys(contracts_copy: Path) -> None:
+    import_page(SEED_FR_STATUS, contracts_copy)
+    manifest = json.loads((contracts_copy / "sosoapi_research_evidence_status" / "manifest.json").read_text())
+    assert manifest["title"]["en"] == "Read the retrieval status of a public source"
+    assert manifest["auth"]["minimum_role"] == "viewer"
+
+
+def test_a_page_without_schemas_is_refused() -> None:
+    with pytest.raises(PageError, match="expected an input and an output JSON Schema"):
+        read_page("MCP-Tool\n\nTitle\n\nsosoapi_x\n\nnothing here\n")
+
+
+def test_json_objects_handles_flattened_and_pretty_blocks() -> None:
+    text = 'Intro\n{\n"a": 1\n}Glued text\n{"b": {"c": [1, 2]}}\nnot json {"x": 1}\n{broken\n'
+    assert json_objects(text) == [{"a": 1}, {"b": {"c": [1, 2]}}]
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("Required input and the output", "en"),
+    ("Erforderlich: die Eingabe und der Wert", "de"),
+    ("Champs requis et le reste", "fr"),
+    ("שדות הבקשה", "he"),
+    ("输入字段", "zh"),
+])
+def test_detect_language(text: str, language: str) -> None:
+    assert detect_language(text) == language
+
+
+def test_the_same_page_under_another_name_keeps_the_contract_and_its_hash(contracts_copy: Path,
+                                                                          tmp_path: Path) -> None:
+    before = load_operation(contracts_copy / "sosoapi_research_evidence_status").contract_hash
+    renamed = tmp_path / "status-page-2026-12.txt"
+    renamed.write_text(SEED_FR_STATUS.read_text(encoding="utf-8"), encoding="utf-8")
+    assert import_page(renamed, contracts_copy).written == []
+    assert load_operation(contracts_copy / "sosoapi_research_evidence_status").contract_hash == before
+
+
+def test_import_names_the_page_that_cannot_be_read_and_writes_nothing(contracts_copy: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from evidencekit.server.evidence.page_import import main
+
+    changed = tmp_path / "changed.txt"
+    text = SEED_FR_STATUS.read_text(encoding="utf-8")
+    changed.write_text(text.replace('"format": "uuid"', '"format": "uri"', 1), encoding="utf-8")
+    broken = tmp_path / "broken.txt"
+    broken.write_text("too\nshort\n", encoding="utf-8")
+    before = {path: path.read_bytes() for path in contracts_copy.rglob("*.json")}
+    assert main(["--contracts", str(contracts_copy), str(changed), str(broken)]) == 2
+    assert f"error: {broken}: too short to be a contract page" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in contracts_copy.rglob("*.json")} == before
