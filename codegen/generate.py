@@ -86,6 +86,9 @@ def plan(config: CodegenConfig) -> Plan:
         "handlers.py.jinja", header=everything, operations=views, package=package)
     python[f"{server}/rest.py"] = render(
         "rest.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
+    python[f"{server}/app.py"] = render(
+        "app.py.jinja", header=everything, package=package, title=config.title,
+        mcp_operations=[view for view in views if view.mcp_tool])
     python[f"{server}/mcp_tools.py"] = render(
         "mcp_tools.py.jinja", header=python_header(mcp_ops),
         tools=[mcp_descriptor(op) for op in mcp_ops])

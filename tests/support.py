@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,36 @@ CONTRACTS_DIR = REPO / "contracts"  # the service's published contracts
 def validator_named(operation: str) -> OperationValidator:
     """The runtime's validators of one of the service's operations, by its name."""
     return validator_for(OPERATIONS_BY_NAME[operation])
+
+
+class AllowAll:
+    """An Auth for serving the generated skeleton alone: every caller may do everything."""
+
+    @dataclass(frozen=True)
+    class Caller:
+        kind: str = "personal_access_token"
+        capabilities: frozenset[str] = frozenset({"agent:research"})
+
+    async def authenticate(self, credential: str) -> AllowAll.Caller:
+        return self.Caller()
+
+    async def check_role(self, principal: Any, minimum_role: str, payload: Any) -> None:
+        return None
+
+    def challenge(self, base_url: str) -> str:
+        return "Bearer"
+
+
+def skeleton_app(handlers: Any) -> ASGIApp:
+    """The generated app over `handlers`, with no store: any caller, the service's outage mapping."""
+    from evidencekit.server.evidence.auth import STORE_OUTAGE
+    from evidencekit.server.evidence.store.outage import is_store_outage
+    from evidencekit.server.generated.app import create_app
+    from evidencekit.server.runtime.hooks import ServiceHooks
+
+    hooks = ServiceHooks(auth=AllowAll(), is_outage=is_store_outage, outage_message=STORE_OUTAGE,
+                         outage_log="database unavailable")
+    return create_app(handlers, hooks)
 
 
 @contextmanager

@@ -1,8 +1,10 @@
 """The hand-written implementation of the generated `Handlers` interface (both surfaces use it).
 
-The answers are JSON data (`<Prefix>OutputData`) read from the store: their states and kinds are
-the database's strings, which no static type can vouch for; each answer is checked against every
-published output variant before it is sent (rest_runtime, mcp_server).
+The runtime has checked each call's input against the contract and the caller against the
+operation's declared requirement (credential kind, capability, workspace role) before a handler
+runs. The answers are JSON data (`<Prefix>OutputData`) read from the store: their states and kinds
+are the database's strings, which no static type can vouch for; each answer is checked against
+every published output variant before it is sent.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import cast
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
-from evidencekit.server.evidence.store.access import AccessDenied, Principal
+from evidencekit.server.evidence.store.access import Principal
 from evidencekit.server.evidence.store.receipts import MutationConflict
 from evidencekit.server.generated.models import (
     GetDocumentsInput,
@@ -23,17 +25,11 @@ from evidencekit.server.generated.models import (
     StatusOutputData,
 )
 from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import (
-    BadRequest,
-    Conflict,
-    Forbidden,
-    RateLimited,
-    Unauthorized,
-)
+from evidencekit.server.runtime.errors import BadRequest, Conflict, RateLimited, Unauthorized
 
 
 def principal_of(context: RequestContext) -> Principal:
-    principal = context.extras.get("principal")
+    principal = context.principal
     if not isinstance(principal, Principal):
         raise Unauthorized("a valid bearer token is required")
     return principal
@@ -44,13 +40,10 @@ class EvidenceHandlers:
         self.service = service or EvidenceService()
 
     async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutputData:
-        principal = principal_of(context)
         language = payload.language if isinstance(payload.language, str) else None
         try:
-            data = await self.service.retrieve(principal, payload.workspace_id, payload.mutation_id,
-                                               payload.url, payload.kind, language)
-        except AccessDenied as denied:
-            raise Forbidden(denied.message, code=denied.code) from None
+            data = await self.service.retrieve(payload.workspace_id, payload.mutation_id, payload.url,
+                                               payload.kind, language)
         except MutationConflict as conflict:
             raise Conflict(str(conflict), code="mutation_conflict") from None
         except ServiceRateLimited as limited:
@@ -58,19 +51,11 @@ class EvidenceHandlers:
         return cast(RetrieveOutputData, data)
 
     async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData:
-        principal = principal_of(context)
-        try:
-            data = await self.service.status(principal, payload.workspace_id, payload.mutation_id)
-        except AccessDenied as denied:
-            raise Forbidden(denied.message, code=denied.code) from None
-        return cast(StatusOutputData, data)
+        return cast(StatusOutputData, await self.service.status(payload.workspace_id, payload.mutation_id))
 
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutputData:
-        principal = principal_of(context)
-        if "agent:research" not in principal.capabilities:
-            raise Forbidden("this token was not granted agent:research", code="missing_capability")
         try:
-            data = await get_documents(principal, [name.root for name in payload.names])
+            data = await get_documents(principal_of(context), [name.root for name in payload.names])
         except UnknownDocument as unknown:
             raise BadRequest(str(unknown), code="unknown_document") from None
         return cast(GetDocumentsOutputData, data)

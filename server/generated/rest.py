@@ -4,34 +4,17 @@
 #   contracts/sosoapi_research_evidence_status (sha256:98be4d72ae1d401e)
 # Do not edit by hand: change the contract, then regenerate (`evidencekit codegen check` fails when stale).
 
-"""Starlette routes of the REST surface; validation and error mapping live in evidencekit.server.runtime."""
+"""The REST surface's operations bound to their handlers; serving, validation and error mapping
+live in evidencekit.server.runtime."""
 
-from starlette.routing import Route
-
-from evidencekit.server.runtime.rest_runtime import operation_endpoint
-
+from evidencekit.server.runtime.app import Binding
 from evidencekit.server.generated.handlers import Handlers
 from evidencekit.server.generated.operations import GET_DOCUMENTS, RETRIEVE, STATUS
 
 
-def build_rest_routes(handlers: Handlers) -> list[Route]:
+def rest_bindings(handlers: Handlers) -> list[Binding]:
     return [
-        Route(
-            "/research-api/documents",
-            operation_endpoint(GET_DOCUMENTS, handlers.get_documents),
-            methods=["POST"],
-            name="get_documents",
-        ),
-        Route(
-            "/research-api/evidence/retrieve",
-            operation_endpoint(RETRIEVE, handlers.retrieve),
-            methods=["POST"],
-            name="sosoapi_research_evidence_retrieve",
-        ),
-        Route(
-            "/research-api/evidence/status",
-            operation_endpoint(STATUS, handlers.status),
-            methods=["POST"],
-            name="sosoapi_research_evidence_status",
-        ),
+        Binding(GET_DOCUMENTS, handlers.get_documents),
+        Binding(RETRIEVE, handlers.retrieve),
+        Binding(STATUS, handlers.status),
     ]

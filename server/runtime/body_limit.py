@@ -31,7 +31,7 @@ class BodyLimit:
             body = await read_body(receive, headers, self.limit)
         except PayloadTooLarge as error:
             request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
-            await error_response(error, request_id, scope["path"])(scope, receive, send)
+            await error_response(error, request_id, scope["path"], {})(scope, receive, send)
             return
         except ClientDisconnect:
             return

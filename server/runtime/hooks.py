@@ -16,6 +16,7 @@ def never(exc: BaseException) -> bool:
 class ServiceHooks:
     auth: Auth = field(default_factory=NoAuth)
     # Whether an unexpected exception means a dependency (a database) is down: answered 503 with
-    # `outage_message` and logged in one line, instead of a 500 with a traceback.
+    # `outage_message` and logged in one line (`outage_log`), instead of a 500 with a traceback.
     is_outage: Callable[[BaseException], bool] = never
     outage_message: str = "a service this server needs is unavailable; retry later"
+    outage_log: str = "dependency unavailable"  # how the log line names it

@@ -14,28 +14,25 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json, to_json
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from evidencekit.contracts.spec import OperationSpec
-from evidencekit.contracts.validation import FieldError, validator_for
-from evidencekit.contracts.wire import parse, wire_data
-from evidencekit.server.evidence.store.outage import is_store_outage
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import (
     ApiError,
     BadRequest,
-    ContractViolation,
     PayloadTooLarge,
     PreconditionFailed,
     ServiceUnavailable,
 )
+from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
 
 log = logging.getLogger("evidencekit.rest")
 
@@ -43,8 +40,6 @@ CONTRACT_HASH_HEADER = "X-Contract-Hash"
 REQUEST_ID_HEADER = "X-Request-Id"
 MAX_BODY_BYTES = 64 * 1024
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-
-Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any]]]
 
 
 class _RequestIds:
@@ -128,14 +123,6 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
 
-def model_errors(exc: ValidationError) -> list[FieldError]:
-    return [
-        FieldError("$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]),
-                   e["msg"], e["type"])
-        for e in exc.errors()
-    ]
-
-
 async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
     """One JSON response. pydantic-core's `to_json` gives the same bytes as Starlette's JSONResponse
     (compact, UTF-8); the contracts have no `number` fields, so no NaN can reach it."""
@@ -144,15 +131,12 @@ async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[by
     await send({"type": "http.response.body", "body": body})
 
 
-STORE_OUTAGE = "the database is unavailable; retry later (every operation is safe to repeat)"
-
-
-def unexpected(exc: Exception, where: str) -> ApiError:
-    """The error to answer for an exception no handler expected, logged: 503 when the database
-    could not be reached (with the cause in one line, no traceback), else 500."""
-    if is_store_outage(exc):
-        log.error("database unavailable in %s: %s: %s", where, type(exc).__name__, exc)
-        return ServiceUnavailable(STORE_OUTAGE)
+def unexpected(exc: Exception, where: str, hooks: ServiceHooks) -> ApiError:
+    """The error to answer for an exception no handler expected, logged: 503 when the service says
+    a dependency is down (with the cause in one line, no traceback), else 500."""
+    if hooks.is_outage(exc):
+        log.error("%s in %s: %s: %s", hooks.outage_log, where, type(exc).__name__, exc)
+        return ServiceUnavailable(hooks.outage_message)
     log.error("unhandled error in %s", where, exc_info=exc)
     return ApiError("internal server error")
 
@@ -165,11 +149,11 @@ def error_headers(error: ApiError, request_id: str) -> list[tuple[bytes, bytes]]
 class OperationEndpoint:
     """An ASGI app that serves one operation exactly as its contract says."""
 
-    def __init__(self, spec: OperationSpec, handler: Handler) -> None:
+    def __init__(self, spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> None:
         assert spec.rest_variant is not None
         self.spec = spec
-        self.handler = handler
-        self.validators = validator_for(spec)
+        self.hooks = hooks
+        self.pipeline = OperationPipeline(spec, handler, hooks.auth)
         self._hash_header = (CONTRACT_HASH_HEADER.lower().encode(), spec.contract_hash.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -189,36 +173,21 @@ class OperationEndpoint:
         await send_json(send, 200, body, [(REQUEST_ID_KEY, request_id.encode()), self._hash_header])
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
-        spec, validators = self.spec, self.validators
+        spec = self.spec
         expected = headers.get(CONTRACT_HASH_KEY, "").strip()
         if expected and expected != spec.contract_hash:  # refused before anything is read or done
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
         try:
             raw, body = await read_json_body(receive, headers)  # refuses lone surrogates ("\ud800")
-            errors = validators.input_errors(body)  # every variant: see OperationValidator.input_errors
-            if errors:
-                names = ", ".join(dict.fromkeys(error.path for error in errors))
-                raise BadRequest(f"request does not match the contract: {names}",
-                                 code="validation_failed", fields=errors)
-            try:
-                payload = parse(spec.input_model, raw)
-            except ValidationError as exc:  # the contract accepted it; the model must too
-                raise BadRequest("request does not match the contract", code="validation_failed",
-                                 fields=model_errors(exc)) from None
-            context = RequestContext(request_id, "rest", Headers(scope=scope), dict(scope.get("state", {})))
-            data = wire_data(await self.handler(payload, context))
-            violations = validators.output_errors(data)
-            if violations:
-                log.error("contract violation in %s response (request %s): %s", spec.name,
-                          request_id, "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
-                raise ContractViolation("the server produced a response that violates its contract")
-            return to_json(data)
+            state = scope.get("state", {})
+            context = RequestContext(request_id, "rest", Headers(scope=scope), dict(state), state.get("principal"))
+            return to_json(await self.pipeline.run(body, raw, context))
         except (ApiError, ClientDisconnect):
             raise
         except Exception as exc:
-            raise unexpected(exc, f"{spec.name} (request {request_id})") from None
+            raise unexpected(exc, f"{spec.name} (request {request_id})", self.hooks) from None
 
 
-def operation_endpoint(spec: OperationSpec, handler: Handler) -> OperationEndpoint:
-    return OperationEndpoint(spec, handler)
+def operation_endpoint(spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> OperationEndpoint:
+    return OperationEndpoint(spec, handler, hooks)

@@ -6,15 +6,12 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidencekit.client.generated.client import AsyncClient, Client
 from evidencekit.client.runtime import errors
 from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput, StatusOutput
-from evidencekit.server.generated.rest import build_rest_routes
-from tests.support import ExampleHandlers, live_server
+from tests.support import ExampleHandlers, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
 MUTATION = "40000000-0000-4000-8000-000000000001"
@@ -38,7 +35,7 @@ class OtherContractHash:
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    with live_server(Starlette(routes=build_rest_routes(ExampleHandlers()))) as url:
+    with live_server(skeleton_app(ExampleHandlers())) as url:
         yield url
 
 
@@ -69,7 +66,7 @@ def test_errors_are_typed_with_code_and_request_id(base_url: str) -> None:
 
 
 def test_a_server_on_another_contract_version_is_caught() -> None:
-    app = Starlette(routes=build_rest_routes(ExampleHandlers()), middleware=[Middleware(OtherContractHash)])
+    app = OtherContractHash(skeleton_app(ExampleHandlers()))
     with live_server(app) as url, Client(url) as client, pytest.raises(errors.ContractMismatch) as caught:
         client.status({"workspace_id": WORKSPACE, "mutation_id": MUTATION})
     assert "sha256:0000000000000000" in str(caught.value)

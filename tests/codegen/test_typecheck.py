@@ -15,7 +15,7 @@ from evidencekit.server.generated.models import GetDocumentsInput, GetDocumentsO
 from evidencekit.client.generated.client import AsyncClient, Client
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.generated.handlers import Handlers
-from evidencekit.server.generated.rest import build_rest_routes
+from evidencekit.server.generated.app import create_app
 
 
 class Implementation:
@@ -30,7 +30,7 @@ class Implementation:
 
 
 handlers: Handlers = Implementation()
-routes = build_rest_routes(handlers)
+app = create_app(handlers)
 
 
 def use(client: Client) -> str | None:

@@ -23,17 +23,13 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from evidencekit.contracts.loader import load_operation
+from evidencekit.contracts.loader import LOCK_NAME, load_operation, read_json
 from evidencekit.contracts.validation import OperationValidator
 from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from tests.conformance.test_rest_conformance import mutations
 from tests.support import CONTRACTS_DIR, running_service
 
-PINNED = {
-    "get_documents": "sha256:1efdc01ee2209b16",
-    "sosoapi_research_evidence_retrieve": "sha256:e6a8eb28919d74d9",
-    "sosoapi_research_evidence_status": "sha256:98be4d72ae1d401e",
-}
+PINNED = {name: entry["contract_hash"] for name, entry in read_json(CONTRACTS_DIR / LOCK_NAME)["operations"].items()}
 OPERATIONS = {name: load_operation(CONTRACTS_DIR / name) for name in PINNED}
 VALIDATORS = {name: OperationValidator.of(op) for name, op in OPERATIONS.items()}
 ROOT = Path(__file__).resolve().parents[2]

@@ -158,7 +158,7 @@ def test_a_token_lookup_that_meets_a_database_outage_is_a_json_503(service: dict
     async def database_down(secret: str) -> None:
         raise ConnectionRefusedError(111, "Connection refused")  # what asyncpg meets when PostgreSQL is down
 
-    monkeypatch.setattr("evidencekit.server.evidence.auth_middleware.authenticate_bearer", database_down)
+    monkeypatch.setattr("evidencekit.server.evidence.auth.authenticate_bearer", database_down)
     auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "outage-1"}
     body = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}
     for path in (STATUS.rest_path, "/mcp"):

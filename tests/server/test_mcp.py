@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from evidencekit.server.evidence.admin import bootstrap
 from evidencekit.server.evidence.handlers import EvidenceHandlers
-from evidencekit.server.evidence.mcp_server import ToolCaller, build_server, listed_tools
+from evidencekit.server.evidence.mcp_server import build_server, listed_tools
 from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
@@ -310,7 +310,7 @@ async def test_an_unexpected_failure_is_an_error_result_not_a_protocol_error(
     """Tool failures are isError results (DESIGN.md), also when the cause is a bug or an outage."""
     async with open_store(f"sqlite://{tmp_path / 'evidencekit.sqlite3'}"):
         who = await bootstrap()
-        async with Client(build_server(ToolCaller(FailingHandlers(), stdio_token=who["token"]))) as client:
+        async with Client(build_server(FailingHandlers(), stdio_token=who["token"])) as client:
             result = await client.call_tool("sosoapi_research_evidence_status", {
                 "workspace_id": who["workspace_id"], "mutation_id": str(uuid.uuid4())})
     assert result.is_error

@@ -9,14 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
 from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.generated.rest import build_rest_routes
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import Conflict, RateLimited
-from tests.support import ExampleHandlers, example_output, live_server
+from tests.support import ExampleHandlers, example_output, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
 MUTATION = "40000000-0000-4000-8000-000000000001"
@@ -45,13 +43,13 @@ class MisbehavingHandlers(ExampleHandlers):
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    with live_server(Starlette(routes=build_rest_routes(ExampleHandlers()))) as url:
+    with live_server(skeleton_app(ExampleHandlers())) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def bad_url() -> Iterator[str]:
-    with live_server(Starlette(routes=build_rest_routes(MisbehavingHandlers()))) as url:
+    with live_server(skeleton_app(MisbehavingHandlers())) as url:
         yield url
 
 

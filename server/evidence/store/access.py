@@ -112,6 +112,11 @@ async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability
     """The caller's role in the workspace, or AccessDenied. Never says whether a receipt exists."""
     if capability not in principal.capabilities:
         raise AccessDenied("missing_capability", f"this token was not granted {capability}")
+    return await check_role(principal, workspace_id, minimum_role)
+
+
+async def check_role(principal: Principal, workspace_id: uuid.UUID, minimum_role: str) -> str:
+    """The caller's role in the workspace when it is at least `minimum_role`, else AccessDenied."""
     key = (principal.user_id.int, workspace_id.int)  # ints hash in C; UUID.__hash__ is Python
     role = _roles.peek(key) or await _roles.get(key, lambda: _role_of(principal.user_id, workspace_id))
     if role is None:

@@ -78,12 +78,17 @@ async def test_documents_are_read_only_by_members_of_their_workspace(store: str)
 
 
 async def test_a_token_without_the_research_capability_reads_no_documents(store: str) -> None:
+    """The manifest declares agent:research; the runtime refuses before the handler runs."""
+    import json
+
+    from evidencekit.server.evidence.auth import EvidenceAuth
     from evidencekit.server.evidence.handlers import EvidenceHandlers
     from evidencekit.server.evidence.store import access
     from evidencekit.server.evidence.store.models import User
-    from evidencekit.server.generated.models import GetDocumentsInput
+    from evidencekit.server.generated.operations import GET_DOCUMENTS
     from evidencekit.server.runtime.context import RequestContext
     from evidencekit.server.runtime.errors import Forbidden
+    from evidencekit.server.runtime.pipeline import OperationPipeline
 
     lab = await Workspace.create(name="lab")
     await settle_page(lab, "https://example.com/notes", "https://example.com/notes", "Notes.")
@@ -92,7 +97,8 @@ async def test_a_token_without_the_research_capability_reads_no_documents(store:
     _, secret = await access.create_token(user, capabilities=())
     principal = await access.authenticate(secret)
     assert principal is not None
-    payload = GetDocumentsInput.model_validate({"names": ["documents/example.com/notes"]})
+    arguments = {"names": ["documents/example.com/notes"]}
+    pipeline = OperationPipeline(GET_DOCUMENTS, EvidenceHandlers().get_documents, EvidenceAuth())
     with pytest.raises(Forbidden) as refused:
-        await EvidenceHandlers().get_documents(payload, RequestContext("r1", "rest", {}, {"principal": principal}))
+        await pipeline.run(arguments, json.dumps(arguments), RequestContext("r1", "rest", principal=principal))
     assert refused.value.code == "missing_capability"

@@ -2,14 +2,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import pytest
 
+from evidencekit.contracts.spec import OperationSpec
+from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.service import EvidenceService, RateLimited, ServiceSettings
 from evidencekit.server.evidence.store import access
-from evidencekit.server.evidence.store.access import AccessDenied
 from evidencekit.server.evidence.store.models import Receipt, User, Workspace
 from evidencekit.server.evidence.store.receipts import MutationConflict
+from evidencekit.server.generated.operations import RETRIEVE, STATUS
+from evidencekit.server.runtime.auth import enforce
+from evidencekit.server.runtime.errors import Forbidden
 
 pytestmark = pytest.mark.anyio
 
@@ -23,6 +28,12 @@ async def principal_in(workspace: Workspace, name: str, role: str) -> access.Pri
     return principal
 
 
+async def allowed(spec: OperationSpec, principal: access.Principal, arguments: dict[str, Any]) -> None:
+    """What the runtime checks before the handler runs: the manifest's requirement, with the
+    service's role check."""
+    await enforce(spec, EvidenceAuth(), principal, spec.input_model.model_validate(arguments))
+
+
 async def test_retrieve_and_status_follow_the_roles(store: str) -> None:
     lab = await Workspace.create(name="lab")
     other = await Workspace.create(name="other")
@@ -30,67 +41,70 @@ async def test_retrieve_and_status_follow_the_roles(store: str) -> None:
     outsider = await principal_in(other, "out", "owner")
     service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
     mutation = uuid.uuid4()
-    created = await service.retrieve(editor, lab.id, mutation, "https://example.com/a", "url_text", None)
+    created = await service.retrieve(lab.id, mutation, "https://example.com/a", "url_text", None)
     assert created["retrieval"]["state"] == "pending"
-    assert (await service.status(viewer, lab.id, mutation))["retrieval"]["id"] == created["retrieval"]["id"]
-    assert (await service.status(viewer, lab.id, uuid.uuid4())) == {"retrieval": None}
-    with pytest.raises(AccessDenied) as caught:
-        await service.retrieve(viewer, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
+    assert (await service.status(lab.id, mutation))["retrieval"]["id"] == created["retrieval"]["id"]
+    assert (await service.status(lab.id, uuid.uuid4())) == {"retrieval": None}
+    await allowed(RETRIEVE, editor, {"workspace_id": lab.id, "mutation_id": mutation, "url": "https://e.com",
+                                     "kind": "url_text"})
+    with pytest.raises(Forbidden) as caught:
+        await allowed(RETRIEVE, viewer, {"workspace_id": lab.id, "mutation_id": mutation, "url": "https://e.com",
+                                         "kind": "url_text"})
     assert caught.value.code == "insufficient_role"
     # An outsider learns nothing: the same refusal whether the receipt exists or not.
     refusals = []
     for probe in (mutation, uuid.uuid4()):
-        with pytest.raises(AccessDenied) as caught:
-            await service.status(outsider, lab.id, probe)
+        with pytest.raises(Forbidden) as caught:
+            await allowed(STATUS, outsider, {"workspace_id": lab.id, "mutation_id": probe})
         refusals.append((caught.value.code, caught.value.message))
     assert refusals[0] == refusals[1] == ("not_a_member", "you are not a member of this workspace")
     with pytest.raises(MutationConflict):
-        await service.retrieve(editor, lab.id, mutation, "https://example.com/b", "url_text", None)
+        await service.retrieve(lab.id, mutation, "https://example.com/b", "url_text", None)
     assert await Receipt.all().count() == 1
 
 
 async def test_retrieve_is_rate_limited_per_workspace(store: str) -> None:
     lab = await Workspace.create(name="lab", retrieve_rate_per_minute=2)
-    editor = await principal_in(lab, "ed", "editor")
+    await principal_in(lab, "ed", "editor")
     service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
     for _ in range(2):
-        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
+        await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
     with pytest.raises(RateLimited) as caught:
-        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
+        await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/a", "url_text", None)
     assert 1 <= caught.value.retry_after <= 60
 
 
 async def test_only_new_receipts_count_against_the_rate(store: str) -> None:
     """Clients may poll by repeating retrieve (DESIGN.md): a repeat returns the receipt, never a 429."""
     lab = await Workspace.create(name="lab", retrieve_rate_per_minute=2)
-    editor = await principal_in(lab, "ed", "editor")
+    await principal_in(lab, "ed", "editor")
     service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
     first = uuid.uuid4()
-    created = await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None)
+    created = await service.retrieve(lab.id, first, "https://example.com/a", "url_text", None)
     for _ in range(5):
-        repeat = await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None)
+        repeat = await service.retrieve(lab.id, first, "https://example.com/a", "url_text", None)
         assert repeat == created
         with pytest.raises(MutationConflict):
-            await service.retrieve(editor, lab.id, first, "https://example.com/b", "url_text", None)
-    await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
+            await service.retrieve(lab.id, first, "https://example.com/b", "url_text", None)
+    await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
     with pytest.raises(RateLimited):
-        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
-    assert await service.retrieve(editor, lab.id, first, "https://example.com/a", "url_text", None) == created
+        await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
+    assert await service.retrieve(lab.id, first, "https://example.com/a", "url_text", None) == created
     with pytest.raises(MutationConflict):
-        await service.retrieve(editor, lab.id, first, "https://example.com/b", "url_text", None)
+        await service.retrieve(lab.id, first, "https://example.com/b", "url_text", None)
 
 
 async def test_concurrent_repeats_and_conflicts_are_not_rate_limited(store: str) -> None:
     """Many identical calls at once (a client retrying on a timeout) make one receipt and spend one
     unit of the rate; none of them gets a 429, nor does a concurrent conflicting call."""
     lab = await Workspace.create(name="lab", retrieve_rate_per_minute=2)
-    editor = await principal_in(lab, "ed", "editor")
+    await principal_in(lab, "ed", "editor")
     service = EvidenceService(ServiceSettings(retrieve_per_minute=100))
     mutation = uuid.uuid4()
 
     async def call(url: str) -> object:
         try:
-            return await service.retrieve(editor, lab.id, mutation, url, "url_text", None)
+            return await service.retrieve(lab.id, mutation, url, "url_text", None)
         except (RateLimited, MutationConflict) as refused:
             return refused
 
@@ -102,9 +116,9 @@ async def test_concurrent_repeats_and_conflicts_are_not_rate_limited(store: str)
     assert len(receipts) + len(conflicts) == 9 and len(conflicts) in (1, 8)  # whichever input came first
     assert all(answer == receipts[0] for answer in receipts)
     assert await Receipt.all().count() == 1
-    await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
+    await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
     with pytest.raises(RateLimited):
-        await service.retrieve(editor, lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
+        await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
 
 
 async def test_the_counts_of_minutes_that_are_over_are_forgotten(store: str) -> None:

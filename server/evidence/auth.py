@@ -1,0 +1,52 @@
+"""The service's `Auth` for the toolkit's runtime: its own tokens and OAuth JWTs authenticate,
+workspace membership decides roles.
+
+The runtime checks each operation's declared credential kinds and capability itself; a role is
+the service's to check, in the workspace the payload names (`workspace_id`). An operation without
+a workspace (get_documents) reads only what the caller's memberships reach, in its own query.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from evidencekit.server.evidence.oauth import OAuthSettings
+from evidencekit.server.evidence.store.access import (
+    AccessDenied,
+    Principal,
+    authenticate_bearer,
+    check_role,
+)
+from evidencekit.server.evidence.store.outage import is_store_outage
+from evidencekit.server.runtime.errors import Forbidden
+from evidencekit.server.runtime.hooks import ServiceHooks
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+STORE_OUTAGE = "the database is unavailable; retry later (every operation is safe to repeat)"
+
+
+class EvidenceAuth:
+    async def authenticate(self, credential: str) -> Principal | None:
+        return await authenticate_bearer(credential)
+
+    async def check_role(self, principal: Any, minimum_role: str, payload: Any) -> None:
+        workspace_id = getattr(payload, "workspace_id", None)
+        if not isinstance(workspace_id, uuid.UUID):
+            return
+        try:
+            await check_role(principal, workspace_id, minimum_role)
+        except AccessDenied as denied:
+            raise Forbidden(denied.message, code=denied.code) from None
+
+    def challenge(self, base_url: str) -> str:
+        """With OAuth configured, the 401 names the protected resource metadata (RFC 9728): how a
+        remote MCP client finds the authorization server."""
+        if OAuthSettings.from_env() is None:
+            return "Bearer"
+        return f'Bearer resource_metadata="{base_url}{METADATA_PATH}"'
+
+
+def evidence_hooks() -> ServiceHooks:
+    return ServiceHooks(auth=EvidenceAuth(), is_outage=is_store_outage, outage_message=STORE_OUTAGE,
+                        outage_log="database unavailable")

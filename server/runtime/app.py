@@ -1,0 +1,106 @@
+"""One ASGI app from an adopting service's bound operations: REST routes, `/mcp` (Streamable HTTP,
+stateless), `/openapi.json`, the bearer check, the access log and errors in one JSON shape.
+
+The generated `create_app(handlers, hooks)` of each project calls `build_app`; the service adds
+its own routes (a health check, say) and its lifespan (its database, its workers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
+
+from evidencekit.contracts.spec import OperationSpec
+from evidencekit.server.runtime.access_log import AccessLog
+from evidencekit.server.runtime.bearer import BearerAuth, BearerCheck
+from evidencekit.server.runtime.body_limit import BodyLimit
+from evidencekit.server.runtime.direct_dispatch import DirectDispatch
+from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.http_errors import exception_handlers, hashes_by_path
+from evidencekit.server.runtime.mcp import SettingsSource, ToolBinding, ToolCaller, build_server
+from evidencekit.server.runtime.pipeline import Handler
+from evidencekit.server.runtime.rest_runtime import operation_endpoint
+
+MCP_PATH = "/mcp"
+Lifespan = Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """An operation and the handler that serves it (bound in generated code)."""
+
+    spec: OperationSpec
+    handler: Handler
+
+
+def loopback_security(*extra_hosts: str) -> TransportSecuritySettings:
+    """Host and Origin checks for /mcp (DNS rebinding): loopback, plus the given public hostnames."""
+    hosts = [host for loopback in ("127.0.0.1", "localhost", "[::1]") for host in (loopback, f"{loopback}:*")]
+    for public in extra_hosts:
+        hosts += [public, f"{public}:*"]  # with no port: the scheme's default (80, 443)
+    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
+              mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
+              lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
+              protected_prefixes: Sequence[str] = ()) -> DirectDispatch:
+    """The service's ASGI app. `protected_prefixes`: more paths (beneath each) that need a bearer
+    token besides the operations that declare `auth` and /mcp."""
+    specs = [binding.spec for binding in operations]
+    hashes = hashes_by_path(specs)
+    check = BearerCheck(hooks, hashes)
+    endpoints = {binding.spec.rest_path: operation_endpoint(binding.spec, binding.handler, hooks)
+                 for binding in operations if binding.spec.rest_path}
+    protected = frozenset(binding.spec.rest_path for binding in operations
+                          if binding.spec.rest_path and binding.spec.requirement.authenticated)
+    sessions = StreamableHTTPSessionManager(app=build_server(ToolCaller(tools, hooks, mcp)), stateless=True,
+                                            security_settings=mcp_security or loopback_security())
+    any_tool_authenticated = any(binding.spec.requirement.authenticated for binding in tools)
+    document = openapi.read_bytes()
+
+    async def openapi_json(_: Request) -> Response:
+        return Response(document, media_type="application/json")
+
+    @contextlib.asynccontextmanager
+    async def run(app: Starlette) -> AsyncIterator[None]:
+        async with sessions.run():  # the MCP session manager runs inside the host app's lifespan
+            if lifespan is None:
+                yield
+            else:
+                async with lifespan(app):
+                    yield
+
+    all_routes: list[BaseRoute] = [
+        *(Route(path, endpoint, methods=["POST"]) for path, endpoint in endpoints.items()),
+        Route("/openapi.json", openapi_json),
+        Route(MCP_PATH, BodyLimit(StreamableHTTPASGIApp(sessions))),
+        *routes,
+    ]
+    prefixes = (*protected_prefixes, *([MCP_PATH] if any_tool_authenticated else []))
+    app = Starlette(routes=all_routes, exception_handlers=exception_handlers(specs, hooks), lifespan=run,
+                    middleware=[Middleware(AccessLog),
+                                Middleware(BearerAuth, check=check, paths=protected, prefixes=prefixes)])
+    direct: dict[str, ASGIApp] = dict(endpoints)
+    return DirectDispatch(app, direct, check, protected)
+
+
+def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,
+                 credential: str | None) -> Server[Any]:
+    """The MCP server for `evidencekit.server.runtime.mcp.serve_stdio`, acting with `credential`."""
+    return build_server(ToolCaller(tools, hooks, mcp, stdio_credential=credential))

@@ -1,0 +1,74 @@
+"""Bearer authentication for the REST and MCP HTTP surfaces: the caller's principal, or a JSON 401.
+
+The service's `Auth` says who a credential belongs to; this asks it once per request on the paths
+that need a caller (the operations that declare `auth`, and /mcp) and keeps the answer in
+`scope["state"]["principal"]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evidencekit.server.runtime.access_log import logged_path
+from evidencekit.server.runtime.auth import UNAUTHENTICATED, bearer_secret
+from evidencekit.server.runtime.errors import Unauthorized
+from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.http_errors import error_response
+from evidencekit.server.runtime.rest_runtime import (
+    REQUEST_ID_KEY,
+    header_values,
+    request_id_for,
+    unexpected,
+)
+
+
+class BearerCheck:
+    """`await check(scope, receive, send)`: True with the principal in the scope's state when the
+    request's bearer token is good; else the request is answered here (401; 503 when the service
+    says the lookup met an outage) and False."""
+
+    def __init__(self, hooks: ServiceHooks, hashes: dict[str, str]) -> None:
+        self.auth = hooks.auth
+        self.hooks = hooks
+        self.hashes = hashes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        headers = header_values(scope)
+        try:
+            principal = await self.auth.authenticate(bearer_secret(headers.get(b"authorization", "")))
+        except Exception as exc:  # the token lookup met an outage (503), or a bug (500)
+            error = unexpected(exc, f"the bearer check of {scope['method']} {logged_path(scope)}", self.hooks)
+            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            await error_response(error, request_id, scope["path"], self.hashes)(scope, receive, send)
+            return False
+        if principal is None:
+            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            response = error_response(Unauthorized(UNAUTHENTICATED), request_id, scope["path"], self.hashes)
+            response.headers["WWW-Authenticate"] = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
+            await response(scope, receive, send)
+            return False
+        scope.setdefault("state", {})["principal"] = principal
+        return True
+
+
+class BearerAuth:
+    """Middleware: `check` on the protected paths (exact paths, and everything beneath a prefix)."""
+
+    def __init__(self, app: ASGIApp, check: BearerCheck, paths: Iterable[str] = (),
+                 prefixes: Iterable[str] = ()) -> None:
+        self.app = app
+        self.check = check
+        self._paths = frozenset(paths)
+        self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
+        self._beneath = tuple(root + "/" for root in self._roots)
+
+    def protects(self, path: str) -> bool:
+        return path in self._paths or path in self._roots or path.startswith(self._beneath)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        unprotected = scope["type"] != "http" or not self.protects(scope["path"])
+        if unprotected or await self.check(scope, receive, send):
+            await self.app(scope, receive, send)

@@ -1,0 +1,157 @@
+"""The MCP surface (official `mcp` SDK, low-level server): tools from the generated descriptors,
+each call through the same OperationPipeline as REST.
+
+Tool failures (bad input, authentication, permissions, the handler's refusals) are `isError`
+results carrying the REST error body; unknown tools are protocol errors. Over HTTP the bearer
+check has put the caller in the request's state; over stdio the credential given at start-up is
+authenticated per call. What a result means for the caller's next step is the service's to say
+(`McpSettings.notes`), not the runtime's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from evidencekit.contracts.spec import OperationSpec
+from evidencekit.contracts.validation import FieldError
+from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime.errors import ApiError, BadRequest, RateLimited
+from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
+from evidencekit.server.runtime.rest_runtime import unexpected
+
+log = logging.getLogger("evidencekit.mcp")
+
+
+def no_notes(spec: OperationSpec, data: Mapping[str, Any]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class ToolBinding:
+    """One tool: its descriptor as generated (name, schemas, annotations, profiles), its operation
+    and the handler that serves it (bound in generated code, so it is type-checked)."""
+
+    descriptor: Mapping[str, Any]
+    spec: OperationSpec
+    handler: Handler
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    name: str
+    version: str = "0.1.0"
+    instructions: str | None = None
+    profile: str | None = None  # list only the tools of this profile; None: every tool
+    output_schemas: bool = True  # list each tool's outputSchema in tools/list
+    notes: Callable[[OperationSpec, Mapping[str, Any]], list[str]] = no_notes  # text after the result's JSON
+
+
+def listed_tools(bindings: Sequence[ToolBinding], profile: str | None, output_schemas: bool) -> list[types.Tool]:
+    """tools/list: the published descriptors of the profile; outputSchema only when asked for."""
+    tools = []
+    for binding in bindings:
+        descriptor = binding.descriptor
+        if profile is not None and profile not in descriptor.get("profiles", ()):
+            continue
+        wire = {key: descriptor[key] for key in ("name", "title", "description", "inputSchema", "annotations")
+                if key in descriptor}
+        if output_schemas:
+            wire["outputSchema"] = descriptor["outputSchema"]
+        tools.append(types.Tool.model_validate(wire))
+    return tools
+
+
+def error_result(error: ApiError, request_id: str) -> types.CallToolResult:
+    """The REST error body (error, message, code, request_id, fields) as an isError result."""
+    body = error.to_json(request_id)
+    if isinstance(error, RateLimited):
+        body["retry_after_seconds"] = error.retry_after
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(body))], is_error=True)
+
+
+def _arguments_refused(errors: Sequence[FieldError]) -> BadRequest:
+    fields = "; ".join(f"{e.path} {e.message}" for e in errors)
+    return BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed", fields=errors)
+
+
+SettingsSource = McpSettings | Callable[[], McpSettings]  # a callable: read again on every request
+
+
+def current(source: SettingsSource) -> McpSettings:
+    return source if isinstance(source, McpSettings) else source()
+
+
+@dataclass
+class ToolCaller:
+    """Runs one tools/call: find the tool, take the caller, run the operation's pipeline."""
+
+    bindings: Sequence[ToolBinding]
+    hooks: ServiceHooks
+    settings: SettingsSource
+    stdio_credential: str | None = None  # over stdio: the credential every call acts with
+    _pipelines: dict[str, OperationPipeline] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler, self.hooks.auth)
+                           for binding in self.bindings}
+
+    def tools(self) -> list[types.Tool]:
+        settings = current(self.settings)
+        return listed_tools(self.bindings, settings.profile, settings.output_schemas)
+
+    async def principal(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        request = ctx.request
+        if request is not None:  # HTTP: the bearer check has authenticated the request
+            return request.scope.get("state", {}).get("principal")
+        return await self.hooks.auth.authenticate(self.stdio_credential or "")
+
+    async def list_tools(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools())
+
+    async def call_tool(self, ctx: ServerRequestContext[Any, Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        pipeline = self._pipelines.get(params.name)
+        if pipeline is None or params.name not in {tool.name for tool in self.tools()}:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        request_id = uuid.uuid4().hex
+        spec = pipeline.spec
+        try:
+            arguments = params.arguments or {}
+            context = RequestContext(request_id, "mcp", {}, {}, await self.principal(ctx))
+            data = await pipeline.run(arguments, json.dumps(arguments), context)
+        except BadRequest as refused:
+            if refused.code == "validation_failed":
+                refused = _arguments_refused(refused.fields)
+            return error_result(refused, request_id)
+        except ApiError as error:
+            return error_result(error, request_id)
+        except Exception as exc:  # a tool failure, not a protocol error: the caller gets an isError result
+            return error_result(unexpected(exc, f"{spec.name} (request {request_id})", self.hooks), request_id)
+        content = [types.TextContent(text=json.dumps(data, ensure_ascii=False))]
+        content += [types.TextContent(text=note) for note in current(self.settings).notes(spec, data)]
+        return types.CallToolResult(content=content, structured_content=data)
+
+
+def build_server(caller: ToolCaller) -> Server[Any]:
+    settings = current(caller.settings)
+    return Server(settings.name, version=settings.version, instructions=settings.instructions,
+                  on_list_tools=caller.list_tools, on_call_tool=caller.call_tool)
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """MCP over this process's stdin and stdout until the end of input."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
