@@ -27,7 +27,7 @@ def format_python(sources: dict[str, str]) -> dict[str, str]:
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        command = [_ruff(), "format", "--isolated", "--line-length", "100",
+        command = [_ruff(), "format", "--isolated", "--no-cache", "--line-length", "100",
                    "--target-version", "py311", "--quiet", str(root)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:

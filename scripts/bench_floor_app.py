@@ -16,6 +16,7 @@ from evidencekit.contracts.validation import validator_for
 from evidencekit.contracts.wire import parse
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.store import access
+from evidencekit.server.evidence.store.access import RESEARCH
 from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.generated.operations import STATUS
@@ -43,7 +44,10 @@ async def status(scope: dict[str, Any], receive: Any) -> bytes:
     if principal is None or VALIDATORS.input_errors(from_json(raw)):
         raise ValueError("the floor answers only valid, authenticated status calls")
     payload = parse(StatusInput, raw)
-    data = await SERVICE.status(principal, payload.workspace_id, payload.mutation_id)  # role check, batched read
+    if RESEARCH not in principal.capabilities:  # what the runtime enforces from the manifest
+        raise ValueError("the floor answers only authorized status calls")
+    await access.check_role(principal, payload.workspace_id, "viewer")
+    data = await SERVICE.status(payload.workspace_id, payload.mutation_id)  # the batched read
     if VALIDATORS.output_errors(data):
         raise ValueError("contract violation")
     return to_json(data)

@@ -4,6 +4,8 @@ Turn it on in the project's `tests/conftest.py`:
 
     pytest_plugins = ["evidencekit.testing.conformance"]
 
+    from evidencekit.testing.target import Target   # not from the plugin module: see target.py
+
     @pytest.fixture(scope="session")
     def conformance_target():
         with serve_app(create_app(MyHandlers())) as base_url:   # evidencekit.testing.serve
@@ -28,7 +30,7 @@ import copy
 import json
 import shlex
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -47,19 +49,13 @@ from evidencekit.contracts.loader import (
     resolve_pointer,
 )
 from evidencekit.contracts.validation import OperationValidator
+from evidencekit.testing.target import Target
+
+__all__ = ["Target", "test_mcp_conformance", "test_rest_conformance"]
 
 Prepare = Callable[[str, dict[str, Any]], dict[str, Any]]
 ERROR_KEYS = {"error", "message", "code", "request_id"}
 _MAX_REF_DEPTH = 3
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where the app under test answers, and the headers every call sends (its credential)."""
-
-    base_url: str
-    headers: Mapping[str, str] = field(default_factory=dict)
-    mcp_path: str | None = "/mcp"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -10,7 +10,7 @@ from starlette.types import Message, Receive, Scope, Send
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.testing import conformance
-from evidencekit.testing.conformance import Target
+from evidencekit.testing.target import Target
 from tests.support import ExampleHandlers, live_server, skeleton_app
 
 

@@ -1,0 +1,1 @@
+from evidencekit.testing.conformance import test_mcp_conformance, test_rest_conformance  # noqa: F401
