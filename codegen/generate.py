@@ -90,15 +90,16 @@ def plan(config: CodegenConfig) -> Plan:
         "app.py.jinja", header=everything, package=package, title=config.title,
         mcp_operations=[view for view in views if view.mcp_tool])
     python[f"{server}/mcp_tools.py"] = render(
-        "mcp_tools.py.jinja", header=python_header(mcp_ops),
+        "mcp_tools.py.jinja", header=python_header(mcp_ops), package=package,
         tools=[mcp_descriptor(op) for op in mcp_ops])
 
-    if client != server:
-        python[f"{client}/__init__.py"] = render(
-            "package_init.py.jinja", header=python_header(rest_ops),
-            docstring="Generated REST client (sync and async).")
-    python[f"{client}/client.py"] = render(
-        "client.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
+    if rest_views:  # a client of the REST surface, when there is one
+        if client != server:
+            python[f"{client}/__init__.py"] = render(
+                "package_init.py.jinja", header=python_header(rest_ops),
+                docstring="Generated REST client (sync and async).")
+        python[f"{client}/client.py"] = render(
+            "client.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
 
     result.files.update(format_python(python))
 

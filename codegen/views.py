@@ -116,21 +116,28 @@ def operation_view(op: Operation) -> OperationView:
     )
 
 
-def mcp_descriptor(op: Operation) -> dict[str, Any]:
-    """A tool as the server lists it; `profiles` and `contractHash` are for the server, not the wire."""
+@dataclass(frozen=True)
+class ToolView:
+    """A tool as the server lists it, less its schemas (the template takes them from SCHEMAS);
+    `profiles` and `contractHash` are for the server, not the wire."""
+
+    operation: str
+    variant: str
+    fields: dict[str, Any]
+
+
+def mcp_descriptor(op: Operation) -> ToolView:
     mcp = op.mcp
     variant = op.mcp_variant
     assert mcp is not None and variant is not None
-    return {
+    return ToolView(op.name, variant.name, {
         "name": mcp["tool_name"],
         "title": op.title,
         "description": op.description,
-        "inputSchema": variant.input_schema,
-        "outputSchema": variant.output_schema,
         "annotations": mcp["annotations"],
         "profiles": mcp.get("profiles", []),
         "contractHash": op.contract_hash,
-    }
+    })
 
 
 def variant_schemas(op: Operation) -> dict[str, dict[str, Any]]:

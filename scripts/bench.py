@@ -232,7 +232,7 @@ METHOD = """## How each row is measured
   into the ratio. Each setting is measured with httptools (what `evidencekit serve` uses) and with
   the pure-Python h11 parser: the faster the HTTP layer, the larger the share of the service's own
   work, so the ratio drops while both absolute rates rise. `evidencekit serve` settles its heap
-  before serving (server/heap.py: `gc.freeze()` and a higher young-generation threshold); the
+  before serving (server/runtime/heap.py: `gc.freeze()` and a higher young-generation threshold); the
   **settled peer** row compares with the same peer given the same settling. The **floor** rows run
   the status call's own steps (bearer lookup, JSON, every input variant, the typed input, role
   check, the batched database read, the answer's JSON data, every output variant) in a bare ASGI

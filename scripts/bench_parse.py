@@ -1,4 +1,4 @@
-"""Benchmark server.parse against its peers, in one process, on generated inputs.
+"""Benchmark evidencekit.server.evidence.parse against its peers, in one process, on generated inputs.
 
 HTML: parse_html vs trafilatura.extract() (default settings, text output) on generated pages
 (articles, docs, news, forum threads, product pages; 20-200 KB; seeded, so runs repeat).

@@ -9,7 +9,7 @@ one row). Sides:
 ours          `evidencekit serve --no-worker`
 floor         the status call's own steps in a bare ASGI function (bench_floor_app.py)
 peer          bare Starlette returning the same bytes (bench_peer_app.py), as uvicorn runs it
-peer_settled  the same peer with the heap settled as serve settles its own (server/heap.py)
+peer_settled  the same peer with the heap settled as serve settles its own (server/runtime/heap.py)
 """
 
 from __future__ import annotations

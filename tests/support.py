@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidencekit.contracts.validation import OperationValidator, validator_for
 from evidencekit.server.generated.models import (
@@ -52,6 +52,22 @@ class AllowAll:
 
     def challenge(self, base_url: str) -> str:
         return "Bearer"
+
+
+class OtherContractHash:
+    """Stands for a server generated from a newer contract: it answers with another hash."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_other(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message["headers"] if k != b"x-contract-hash"]
+                message["headers"] = headers + [(b"x-contract-hash", b"sha256:0000000000000000")]
+            await send(message)
+
+        await self.app(scope, receive, send_other)
 
 
 def skeleton_app(handlers: Any) -> ASGIApp:

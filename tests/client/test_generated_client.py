@@ -6,31 +6,14 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidencekit.client.generated.client import AsyncClient, Client
 from evidencekit.client.runtime import errors
 from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput, StatusOutput
-from tests.support import ExampleHandlers, live_server, skeleton_app
+from tests.support import ExampleHandlers, OtherContractHash, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
 MUTATION = "40000000-0000-4000-8000-000000000001"
-
-
-class OtherContractHash:
-    """Stands for a server generated from a newer contract: it answers with another hash."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_other(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message["headers"] if k != b"x-contract-hash"]
-                message["headers"] = headers + [(b"x-contract-hash", b"sha256:0000000000000000")]
-            await send(message)
-
-        await self.app(scope, receive, send_other)
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from starlette.types import Message, Receive, Scope, Send
 
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.testing import conformance
 from evidencekit.testing.target import Target
-from tests.support import ExampleHandlers, live_server, skeleton_app
+from tests.support import ExampleHandlers, OtherContractHash, live_server, skeleton_app
 
 
 class WrongStatus(ExampleHandlers):
@@ -19,26 +18,12 @@ class WrongStatus(ExampleHandlers):
         return {"retrieval": {"state": "nonsense"}}
 
 
-class OtherHash:
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def other(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [(k, b"sha256:0000000000000000" if k == b"x-contract-hash" else v)
-                                      for k, v in message["headers"]]
-            await send(message)
-
-        await self.app(scope, receive, other)
-
-
 def identity(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
 @pytest.mark.parametrize(("app", "says"), [(skeleton_app(WrongStatus()), "500"),
-                                           (OtherHash(skeleton_app(ExampleHandlers())), "X-Contract-Hash")],
+                                           (OtherContractHash(skeleton_app(ExampleHandlers())), "X-Contract-Hash")],
                          ids=["answer-outside-the-contract", "another-contract-hash"])
 def test_a_server_that_breaks_its_contract_fails_conformance(app: Any, says: str,
                                                              pytestconfig: pytest.Config) -> None:

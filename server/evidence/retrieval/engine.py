@@ -1,7 +1,7 @@
 """Retrieve one public source into the contract's `result` object.
 
-fetch (server.fetch) -> read by media type (server.parse) -> limits -> status and reason from the
-one mapping table (server.retrieval.outcomes). Every path ends in a result valid against every
+fetch (evidence.fetch) -> read by media type (evidence.parse) -> limits -> status and reason from the
+one mapping table (evidence.retrieval.outcomes). Every path ends in a result valid against every
 published output schema; nothing here raises for anything a remote origin can send.
 """
 

@@ -1,4 +1,4 @@
-"""The public surface of server.parse does not drift."""
+"""The public surface of evidencekit.server.evidence.parse does not drift."""
 
 from __future__ import annotations
 
