@@ -12,7 +12,7 @@
     [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
     name = "Conflict"
     description = "The request conflicts with an earlier one."
-    read_only = false                   # listed on read-only operations too (default: true)
+    read_only = false                   # false: not listed on read-only operations (default: true)
 
 Every path is relative to the project root: the folder of that pyproject.toml, found from the
 working directory upwards. The generator owns `package` (and `client_package`, `docs`) entirely.
@@ -157,6 +157,33 @@ def _errors(table: Any, where: Path) -> dict[str, ErrorResponse]:
     return dict(sorted(errors.items()))
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _check_places(config: CodegenConfig, pyproject: Path) -> None:
+    """The generator deletes what it does not plan in the folders it owns: each must be a folder of
+    its own inside the project, apart from the contracts and from each other (the client package may
+    be the package itself)."""
+    root = config.root.resolve()
+    contracts = config.contracts.resolve()
+    named = {"package": config.server_dir, "client_package": config.client_dir, "docs": config.docs}
+    places = {key: folder.resolve() for key, folder in named.items() if folder is not None}
+    if not _inside(contracts, root):
+        raise ConfigError(pyproject, f"{TABLE} contracts ({contracts}) must be inside the project ({root})")
+    for key, folder in places.items():
+        if not _inside(folder, root) or folder == root:
+            raise ConfigError(pyproject, f"{TABLE} {key} ({folder}) must be a folder inside the project "
+                                         f"({root}), not the project itself: the generator owns it entirely")
+        if _inside(folder, contracts) or _inside(contracts, folder):
+            raise ConfigError(pyproject, f"{TABLE} {key} ({folder}) overlaps the contracts ({contracts})")
+    for key, folder in places.items():
+        for other, there in places.items():
+            if key < other and folder != there and (_inside(folder, there) or _inside(there, folder)):
+                raise ConfigError(pyproject, f"{TABLE} {key} ({folder}) and {other} ({there}) overlap: "
+                                             "each is the generator's own folder")
+
+
 def load_config(project: Path | None = None) -> CodegenConfig:
     root = project.resolve() if project else find_project()
     pyproject = root / "pyproject.toml"
@@ -174,7 +201,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
     version = table.get("version")
     if version is not None and not isinstance(version, str):
         raise ConfigError(pyproject, f"{TABLE} version must be a string")
-    return CodegenConfig(
+    config = CodegenConfig(
         root=root,
         contracts=root / _text(table, "contracts", pyproject, "contracts"),
         package=package,
@@ -185,3 +212,5 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         version=version,
         errors=_errors(table.get("errors"), pyproject),
     )
+    _check_places(config, pyproject)
+    return config

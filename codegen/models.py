@@ -6,7 +6,7 @@ against the raw published schemas with jsonschema.
 
 Each output also gets a TypedDict (`<Prefix>OutputData`): the answer as the JSON data it is sent
 as. A handler may return it instead of the model: it is checked against the contract all the same,
-and the service skips building a model only to dump it again (scripts/bench.py status).
+and a handler on a hot path skips building a model only to dump it again.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 _HEADER = {"schema": {"type": "string"}}
+# What only an operation that declares `auth` answers: a public one has no caller to refuse.
+_CALLER_ERRORS = frozenset({"401", "403"})
 
 
 def _error_response(description: str, status: str) -> dict[str, Any]:
@@ -65,10 +67,10 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
         }
     }
     read_only = ((op.mcp or {}).get("annotations") or {}).get("readOnlyHint") is True
-    for status, error in errors.items():
-        if error.read_only or not read_only:
-            responses[status] = {"$ref": f"#/components/responses/{error.name}"}
     auth = op.manifest.get("auth", {})
+    for status, error in errors.items():
+        if (error.read_only or not read_only) and (auth or status not in _CALLER_ERRORS):
+            responses[status] = {"$ref": f"#/components/responses/{error.name}"}
     return {
         rest["method"].lower(): {
             "operationId": op.name,
@@ -78,7 +80,7 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
             "x-capability": auth.get("capability"),
             "x-minimum-role": auth.get("minimum_role"),
             "x-credential-kinds": auth.get("credential_kinds", []),
-            "security": [{"bearerAuth": []}],
+            "security": [{"bearerAuth": []}] if auth else [],
             "parameters": [
                 {"name": "X-Request-Id", "in": "header", "required": False, "schema": {"type": "string"},
                  "description": "Echoed when it is 1-128 characters of [A-Za-z0-9._:-]; generated otherwise."},

@@ -78,7 +78,7 @@ def is_date_time(value: object) -> bool:
 
 @lru_cache(maxsize=4096)
 def _is_rfc3339(value: str) -> bool:
-    # Remembered: a polled receipt shows the same timestamps on every read, and the check
+    # Remembered: a polled resource shows the same timestamps on every read, and the check
     # (a regex, then the calendar) costs ~10x a cache hit.
     return bool(validate_rfc3339(value.upper()))
 

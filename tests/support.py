@@ -70,14 +70,15 @@ class OtherContractHash:
         await self.app(scope, receive, send_other)
 
 
-def skeleton_app(handlers: Any) -> ASGIApp:
-    """The generated app over `handlers`, with no store: any caller, the service's outage mapping."""
+def skeleton_app(handlers: Any, auth: Any = None) -> ASGIApp:
+    """The generated app over `handlers`, with no store: any caller (or `auth`'s), the service's
+    outage mapping."""
     from evidencekit.server.evidence.auth import STORE_OUTAGE
     from evidencekit.server.evidence.store.outage import is_store_outage
     from evidencekit.server.generated.app import create_app
     from evidencekit.server.runtime.hooks import ServiceHooks
 
-    hooks = ServiceHooks(auth=AllowAll(), is_outage=is_store_outage, outage_message=STORE_OUTAGE,
+    hooks = ServiceHooks(auth=auth or AllowAll(), is_outage=is_store_outage, outage_message=STORE_OUTAGE,
                          outage_log="database unavailable")
     return create_app(handlers, hooks)
 

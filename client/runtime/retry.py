@@ -1,7 +1,7 @@
 """Retries for the client: exponential backoff with full jitter, bounded in attempts and total time.
 
 Retried: connection errors, 429 (waiting at least its Retry-After) and 5xx. Never retried: other
-4xx, and contract mismatches. A retrieve is safe to repeat because its mutation_id stays the same.
+4xx, and contract mismatches. Retry only calls that are safe to repeat (idempotent by contract).
 """
 
 from __future__ import annotations

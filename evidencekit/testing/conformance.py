@@ -60,6 +60,9 @@ _MAX_REF_DEPTH = 3
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("conformance_max_examples", "generated inputs per operation and test", default="25")
+    parser.addini("conformance_no_success", "operations no generated input can succeed on (a lookup of "
+                  "names the target does not hold): they are not required to answer one valid call "
+                  "with success", type="args", default=[])
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,11 @@ def conformance_prepare() -> Prepare:
     return lambda operation, payload: payload
 
 
+# Keywords whose value maps names to schemas, and keywords whose value is data, not a schema.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_DATA = frozenset({"enum", "const", "default", "examples", "required"})
+
+
 def _bounded(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
     """`schema` with its local $refs inlined, recursion cut at _MAX_REF_DEPTH (the cut branch
     accepts anything; every generated value is filtered by the real schema afterwards)."""
@@ -106,8 +114,15 @@ def _bounded(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
         target = _bounded(resolve_pointer(root, schema["$ref"]), root, depth + 1)
         rest = {key: value for key, value in schema.items() if key != "$ref"}
         return {"allOf": [target, _bounded(rest, root, depth)]} if rest else target
-    return {key: (value if key in ("$defs", "definitions", "enum", "const") else _bounded(value, root, depth))
-            for key, value in schema.items()}
+    bounded: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _DATA:
+            bounded[key] = value
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            bounded[key] = {name: _bounded(sub, root, depth) for name, sub in value.items()}
+        else:
+            bounded[key] = _bounded(value, root, depth)
+    return bounded
 
 
 def inputs(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
@@ -178,12 +193,15 @@ def test_rest_conformance(conformance_operation: str, conformance_target: Target
             assert response.status_code < 500, f"{response.status_code}: {response.text[:500]}"
             return response
 
+        succeeded: list[Any] = []
+
         @_settings(pytestconfig)
         @given(payload=inputs(schema))
         def valid_inputs(payload: Any) -> None:
             payload = conformance_prepare(op.name, payload)
             response = post(payload)
             if response.status_code == 200:
+                succeeded.append(payload)
                 violations = contract.validator.output_errors(response.json())
                 assert violations == [], "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations)
             else:
@@ -203,7 +221,19 @@ def test_rest_conformance(conformance_operation: str, conformance_target: Target
                 assert body["code"] == "validation_failed" and body.get("fields"), body
 
         valid_inputs()
+        _require_success(op.name, succeeded, pytestconfig)
         invalid_inputs()
+
+
+def _require_success(operation: str, succeeded: list[Any], config: pytest.Config) -> None:
+    """A target that refuses every valid call (a credential without the capability, ids it does not
+    know) would pass every other check without ever showing an answer: one success is required."""
+    if succeeded or operation in config.getini("conformance_no_success"):
+        return
+    pytest.fail(f"{operation}: no generated valid input got a successful answer, so no answer was checked "
+                "against the contract; give the target a credential that may call it, or adapt the inputs "
+                "with a `conformance_prepare` fixture (or list the operation in the `conformance_no_success` "
+                "ini option)", pytrace=False)
 
 
 def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
@@ -214,6 +244,9 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
     op, target = contract.operation, conformance_target
     mcp, variant = op.mcp or {}, op.mcp_variant
     assert variant is not None
+    assert op.contract_hash == contract.locked_hash, (
+        f"{op.name}: the contract is {op.contract_hash}, the lock pins {contract.locked_hash or 'nothing'}: "
+        "run `evidencekit codegen lock` after review")
     if target.mcp_path is None:
         pytest.skip("the target serves no MCP (Target.mcp_path is None)")
     url = target.base_url.rstrip("/") + target.mcp_path
@@ -233,6 +266,8 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
                                              "params": {"name": tool, "arguments": arguments}}))
             return portal.call(session.call_tool, tool, arguments)
 
+        succeeded: list[Any] = []
+
         @_settings(pytestconfig)
         @given(arguments=inputs(variant.input_schema))
         def valid_arguments(arguments: Any) -> None:
@@ -240,6 +275,7 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
             if result.is_error:
                 _check_error_body(json.loads(result.content[0].text), "isError result")
             else:
+                succeeded.append(arguments)
                 violations = contract.validator.output_errors(result.structured_content)
                 assert violations == [], "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations)
 
@@ -254,9 +290,10 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
                 assert result.is_error, f"an invalid call was answered: {result.structured_content}"
                 body = json.loads(result.content[0].text)
                 _check_error_body(body, "isError result")
-                assert body["code"] == "validation_failed", body
+                assert body["code"] == "validation_failed" and body.get("fields"), body
 
         valid_arguments()
+        _require_success(op.name, succeeded, pytestconfig)
         invalid_arguments()
 
 

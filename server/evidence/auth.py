@@ -14,11 +14,11 @@ from typing import Any
 from evidencekit.server.evidence.oauth import OAuthSettings
 from evidencekit.server.evidence.store.access import (
     AccessDenied,
-    Principal,
     authenticate_bearer,
     check_role,
 )
 from evidencekit.server.evidence.store.outage import is_store_outage
+from evidencekit.server.generated.models import GetDocumentsInput
 from evidencekit.server.runtime.errors import Forbidden
 from evidencekit.server.runtime.hooks import ServiceHooks
 
@@ -27,13 +27,15 @@ STORE_OUTAGE = "the database is unavailable; retry later (every operation is saf
 
 
 class EvidenceAuth:
-    async def authenticate(self, credential: str) -> Principal | None:
-        return await authenticate_bearer(credential)
+    authenticate = staticmethod(authenticate_bearer)  # no wrapper: every request asks
 
     async def check_role(self, principal: Any, minimum_role: str, payload: Any) -> None:
         workspace_id = getattr(payload, "workspace_id", None)
         if not isinstance(workspace_id, uuid.UUID):
-            return
+            if isinstance(payload, GetDocumentsInput):  # reads only what the caller's memberships reach
+                return
+            raise Forbidden(f"this operation names no workspace to hold the {minimum_role} role in",
+                            code="no_workspace")  # fails closed: a contract change must not open it
         try:
             await check_role(principal, workspace_id, minimum_role)
         except AccessDenied as denied:

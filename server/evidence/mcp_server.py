@@ -26,6 +26,8 @@ from evidencekit.server.runtime.mcp import McpSettings, serve_stdio
 from evidencekit.server.runtime.mcp import listed_tools as runtime_listed_tools
 
 log = logging.getLogger("evidencekit.mcp")
+UNAUTHENTICATED = ("not authenticated: a valid bearer token (HTTP) or SOSOAPI_ACCESS_TOKEN (stdio) "
+                   "is required")
 PROFILE_ENV = "EVIDENCEKIT_MCP_PROFILE"
 OUTPUT_SCHEMAS_ENV = "SOSOAPI_OUTPUT_SCHEMAS"
 TOKEN_ENV = "SOSOAPI_ACCESS_TOKEN"
@@ -50,7 +52,8 @@ def mcp_settings(profile: str | None = None, output_schemas: bool | None = None)
     if output_schemas is None:
         output_schemas = os.environ.get(OUTPUT_SCHEMAS_ENV) == "1"
     return McpSettings(name="evidencekit", version="0.1.0", instructions=INSTRUCTIONS,
-                       profile=profile or profile_from_env(), output_schemas=output_schemas, notes=result_notes)
+                       profile=profile or profile_from_env(), output_schemas=output_schemas, notes=result_notes,
+                       unauthenticated=UNAUTHENTICATED)
 
 
 def listed_tools(profile: str | None = None, output_schemas: bool | None = None) -> list[types.Tool]:

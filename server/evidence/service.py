@@ -1,7 +1,8 @@
-"""The research-evidence operations over the store, for an authenticated caller.
+"""The research-evidence operations over the store, for a caller already authorized.
 
-Order matters: the caller's rights in the workspace are checked before any receipt is looked
-up, so a workspace the caller is not in never reveals whether a receipt exists.
+The runtime checks the manifest's requirement (capability, then the workspace role through
+evidence.auth) before a handler calls in here, so a workspace the caller is not in never reveals
+whether a receipt exists. Callers outside the runtime must check it themselves.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp
 
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.runtime.access_log import AccessLog
-from evidencekit.server.runtime.bearer import BearerAuth, BearerCheck
+from evidencekit.server.runtime.bearer import BearerAuth, BearerCheck, Protected
 from evidencekit.server.runtime.body_limit import BodyLimit
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
@@ -65,13 +65,16 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     specs = [binding.spec for binding in operations]
     hashes = hashes_by_path(specs)
     check = BearerCheck(hooks, hashes)
-    endpoints = {binding.spec.rest_path: operation_endpoint(binding.spec, binding.handler, hooks)
-                 for binding in operations if binding.spec.rest_path}
-    protected = frozenset(binding.spec.rest_path for binding in operations
-                          if binding.spec.rest_path and binding.spec.requirement.authenticated)
+    endpoints: dict[tuple[str, str], ASGIApp] = {
+        (binding.spec.rest_method or "POST", binding.spec.rest_path): operation_endpoint(binding.spec, binding.handler, hooks)
+        for binding in operations if binding.spec.rest_path}
+    any_tool_authenticated = any(binding.spec.requirement.authenticated for binding in tools)
+    protects = Protected(
+        paths=[binding.spec.rest_path for binding in operations
+               if binding.spec.rest_path and binding.spec.requirement.authenticated],
+        prefixes=(*protected_prefixes, *([MCP_PATH] if any_tool_authenticated else [])))
     sessions = StreamableHTTPSessionManager(app=build_server(ToolCaller(tools, hooks, mcp)), stateless=True,
                                             security_settings=mcp_security or loopback_security())
-    any_tool_authenticated = any(binding.spec.requirement.authenticated for binding in tools)
     document = openapi.read_bytes()
 
     async def openapi_json(_: Request) -> Response:
@@ -87,17 +90,14 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
                     yield
 
     all_routes: list[BaseRoute] = [
-        *(Route(path, endpoint, methods=["POST"]) for path, endpoint in endpoints.items()),
+        *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
         Route("/openapi.json", openapi_json),
         Route(MCP_PATH, BodyLimit(StreamableHTTPASGIApp(sessions))),
         *routes,
     ]
-    prefixes = (*protected_prefixes, *([MCP_PATH] if any_tool_authenticated else []))
-    app = Starlette(routes=all_routes, exception_handlers=exception_handlers(specs, hooks), lifespan=run,
-                    middleware=[Middleware(AccessLog),
-                                Middleware(BearerAuth, check=check, paths=protected, prefixes=prefixes)])
-    direct: dict[str, ASGIApp] = dict(endpoints)
-    return DirectDispatch(app, direct, check, protected)
+    app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
+                    middleware=[Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
+    return DirectDispatch(app, endpoints, check, protects)
 
 
 def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,

@@ -63,18 +63,25 @@ def bearer_secret(authorization: str) -> str:
 UNAUTHENTICATED = "a valid bearer token is required (Authorization: Bearer <token>)"
 
 
-async def enforce(spec: OperationSpec, auth: Auth, principal: Any, payload: Any) -> None:
-    """The operation's declared requirement, checked in the order that reveals least: who, which
-    credential, which capability, then the role (the only check that reads the service's data)."""
+def check_caller(spec: OperationSpec, principal: Any, unauthenticated: str = UNAUTHENTICATED) -> None:
+    """The checks that need nothing but the caller, in the order that reveals least: who, which
+    credential, which capability."""
     requirement: Requirement = spec.requirement
-    if not requirement.authenticated:
-        return
     if principal is None:
-        raise Unauthorized(UNAUTHENTICATED)
+        raise Unauthorized(unauthenticated)
     if requirement.credential_kinds and principal.kind not in requirement.credential_kinds:
         raise Forbidden(f"{spec.name} does not accept {principal.kind} credentials",
                         code="credential_kind_not_accepted")
     if requirement.capability and requirement.capability not in principal.capabilities:
         raise Forbidden(f"this token was not granted {requirement.capability}", code="missing_capability")
-    if requirement.minimum_role:
-        await auth.check_role(principal, requirement.minimum_role, payload)
+
+
+async def enforce(spec: OperationSpec, auth: Auth, principal: Any, payload: Any,
+                  unauthenticated: str = UNAUTHENTICATED) -> None:
+    """The operation's declared requirement: the caller's checks, then the role (the only one that
+    reads the service's data)."""
+    if not spec.requirement.authenticated:
+        return
+    check_caller(spec, principal, unauthenticated)
+    if spec.requirement.minimum_role:
+        await auth.check_role(principal, spec.requirement.minimum_role, payload)

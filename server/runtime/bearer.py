@@ -54,19 +54,26 @@ class BearerCheck:
         return True
 
 
-class BearerAuth:
-    """Middleware: `check` on the protected paths (exact paths, and everything beneath a prefix)."""
+class Protected:
+    """Which paths need a caller: exact paths, and everything beneath a prefix (the prefix itself too).
+    The middleware and the direct dispatch ask the same one."""
 
-    def __init__(self, app: ASGIApp, check: BearerCheck, paths: Iterable[str] = (),
-                 prefixes: Iterable[str] = ()) -> None:
-        self.app = app
-        self.check = check
+    def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = ()) -> None:
         self._paths = frozenset(paths)
         self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
         self._beneath = tuple(root + "/" for root in self._roots)
 
-    def protects(self, path: str) -> bool:
+    def __call__(self, path: str) -> bool:
         return path in self._paths or path in self._roots or path.startswith(self._beneath)
+
+
+class BearerAuth:
+    """Middleware: `check` on the protected paths."""
+
+    def __init__(self, app: ASGIApp, check: BearerCheck, protects: Protected) -> None:
+        self.app = app
+        self.check = check
+        self.protects = protects
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         unprotected = scope["type"] != "http" or not self.protects(scope["path"])

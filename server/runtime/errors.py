@@ -6,7 +6,7 @@
     ├── Forbidden (403 forbidden)
     ├── NotFound (404 not_found)
     ├── MethodNotAllowed (405 method_not_allowed)  adds Allow
-    ├── Conflict (409 conflict)                 e.g. code mutation_conflict
+    ├── Conflict (409 conflict)                 the request conflicts with an earlier one
     ├── PreconditionFailed (412 contract_mismatch)  the caller's X-Contract-Hash is not ours
     ├── PayloadTooLarge (413 payload_too_large)
     ├── RateLimited (429 rate_limited)          adds Retry-After

@@ -41,9 +41,9 @@ def answer(request: Request, error: ApiError, hashes: Mapping[str, str]) -> Resp
     return error_response(error, request_id, request.url.path, hashes)
 
 
-def exception_handlers(specs: Iterable[OperationSpec], hooks: ServiceHooks) -> dict[int, ExceptionHandler]:
-    """Starlette's exception_handlers, by status (500: ServerErrorMiddleware, any unhandled exception)."""
-    hashes = hashes_by_path(specs)
+def exception_handlers(hashes: Mapping[str, str], hooks: ServiceHooks) -> dict[int, ExceptionHandler]:
+    """Starlette's exception_handlers, by status (500: ServerErrorMiddleware, any unhandled exception);
+    `hashes`: each operation's contract hash by its path."""
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return answer(request, NotFound(f"nothing is served at {request.url.path}; the API is described at "

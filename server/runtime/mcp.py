@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError
+from evidencekit.server.runtime.auth import UNAUTHENTICATED
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import ApiError, BadRequest, RateLimited
 from evidencekit.server.runtime.hooks import ServiceHooks
@@ -54,6 +55,7 @@ class McpSettings:
     profile: str | None = None  # list only the tools of this profile; None: every tool
     output_schemas: bool = True  # list each tool's outputSchema in tools/list
     notes: Callable[[OperationSpec, Mapping[str, Any]], list[str]] = no_notes  # text after the result's JSON
+    unauthenticated: str = UNAUTHENTICATED  # the 401 message (say how a stdio caller gives its credential)
 
 
 def listed_tools(bindings: Sequence[ToolBinding], profile: str | None, output_schemas: bool) -> list[types.Tool]:
@@ -102,17 +104,16 @@ class ToolCaller:
     _pipelines: dict[str, OperationPipeline] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler, self.hooks.auth)
+        unauthenticated = current(self.settings).unauthenticated
+        self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler,
+                                                                         self.hooks.auth, unauthenticated)
                            for binding in self.bindings}
 
     def tools(self) -> list[types.Tool]:
         settings = current(self.settings)
         return listed_tools(self.bindings, settings.profile, settings.output_schemas)
 
-    async def principal(self, ctx: ServerRequestContext[Any, Any]) -> Any:
-        request = ctx.request
-        if request is not None:  # HTTP: the bearer check has authenticated the request
-            return request.scope.get("state", {}).get("principal")
+    async def stdio_caller(self) -> Any:
         return await self.hooks.auth.authenticate(self.stdio_credential or "")
 
     async def list_tools(self, ctx: ServerRequestContext[Any, Any],
@@ -128,8 +129,11 @@ class ToolCaller:
         spec = pipeline.spec
         try:
             arguments = params.arguments or {}
-            context = RequestContext(request_id, "mcp", {}, {}, await self.principal(ctx))
-            data = await pipeline.run(arguments, json.dumps(arguments), context)
+            context = RequestContext(request_id, "mcp")
+            if ctx.request is not None:  # HTTP: the bearer check has authenticated the request
+                context.principal = ctx.request.scope.get("state", {}).get("principal")
+            caller = None if ctx.request is not None else self.stdio_caller  # stdio: asked once the input is valid
+            data = await pipeline.run(arguments, json.dumps(arguments), context, caller)
         except BadRequest as refused:
             if refused.code == "validation_failed":
                 refused = _arguments_refused(refused.fields)

@@ -14,11 +14,9 @@ from pydantic import BaseModel, ValidationError
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError, validator_for
 from evidencekit.contracts.wire import parse, wire_data
-from evidencekit.server.runtime.auth import Auth, enforce
+from evidencekit.server.runtime.auth import UNAUTHENTICATED, Auth, check_caller
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import BadRequest, ContractViolation
-
-log = logging.getLogger("evidencekit.runtime")
 
 Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any]]]
 
@@ -31,18 +29,29 @@ def model_errors(exc: ValidationError) -> list[FieldError]:
     ]
 
 
-class OperationPipeline:
-    """An operation's spec, its handler and the service's auth, bound once."""
+_LOGS = {"rest": logging.getLogger("evidencekit.rest"), "mcp": logging.getLogger("evidencekit.mcp")}
+_ANSWER = {"rest": "response", "mcp": "result"}
 
-    def __init__(self, spec: OperationSpec, handler: Handler, auth: Auth) -> None:
+
+class OperationPipeline:
+    """An operation's spec, its handler and the service's auth, bound once. `unauthenticated`: the
+    401 message of this surface (over stdio there is no header to send)."""
+
+    def __init__(self, spec: OperationSpec, handler: Handler, auth: Auth,
+                 unauthenticated: str = UNAUTHENTICATED) -> None:
         self.spec = spec
         self.handler = handler
         self.auth = auth
+        self.unauthenticated = unauthenticated
         self.validators = validator_for(spec)
+        self._checked = spec.requirement.authenticated
+        self._role = spec.requirement.minimum_role
 
-    async def run(self, body: Any, raw: bytes | str, context: RequestContext) -> Any:
+    async def run(self, body: Any, raw: bytes | str, context: RequestContext,
+                  caller: Callable[[], Awaitable[Any]] | None = None) -> Any:
         """The answer's JSON data; ApiError for anything the caller should be told. `raw` is the
-        body's JSON text, which the typed model parses (pydantic-core, faster than from `body`)."""
+        body's JSON text, which the typed model parses (pydantic-core, faster than from `body`);
+        `caller` finds the principal when the context has none, once the input is known valid."""
         spec = self.spec
         errors = self.validators.input_errors(body)  # every variant: see OperationValidator.input_errors
         if errors:
@@ -54,12 +63,18 @@ class OperationPipeline:
         except ValidationError as exc:  # the contract accepted it; the model must too
             raise BadRequest("request does not match the contract", code="validation_failed",
                              fields=model_errors(exc)) from None
-        if spec.requirement.authenticated:
-            await enforce(spec, self.auth, context.principal, payload)
+        if self._checked:
+            if context.principal is None and caller is not None:
+                context.principal = await caller()
+            check_caller(spec, context.principal, self.unauthenticated)
+            if self._role:
+                await self.auth.check_role(context.principal, self._role, payload)
         data = wire_data(await self.handler(payload, context))
         violations = self.validators.output_errors(data)
         if violations:
-            log.error("contract violation in %s answer (request %s, %s): %s", spec.name, context.request_id,
-                      context.surface, "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
-            raise ContractViolation("the server produced a response that violates its contract")
+            surface = context.surface if context.surface in _LOGS else "rest"
+            _LOGS[surface].error("contract violation in %s %s (request %s): %s", spec.name, _ANSWER[surface],
+                                 context.request_id,
+                                 "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
+            raise ContractViolation(f"the server produced a {_ANSWER[surface]} that violates its contract")
         return data

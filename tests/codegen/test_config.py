@@ -92,3 +92,20 @@ def test_a_project_without_rest_operations_gets_no_client(tmp_path: Path) -> Non
     generated = root / "ping_api" / "generated"
     assert (generated / "app.py").exists() and not (generated / "client.py").exists()
     assert "def rest_bindings(handlers: Handlers) -> list[Binding]:\n    return []" in (generated / "rest.py").read_text()
+
+
+@pytest.mark.parametrize(("keys", "says"), [
+    ('package = "demo_api.generated"\ndocs = "."', "not the project itself"),
+    ('package = "demo_api.generated"\nsource_root = ".."', "must be a folder inside the project"),
+    ('package = "demo_api.generated"\ndocs = "/tmp/elsewhere"', "must be a folder inside the project"),
+    ('package = "demo_api.generated"\ndocs = "contracts/docs"', "overlaps the contracts"),
+    ('package = "demo_api.generated"\nclient_package = "demo_api"', "overlap"),
+    ('package = "demo_api"\ncontracts = "demo_api/contracts"', "overlaps the contracts"),
+])
+def test_the_generator_owns_only_folders_of_its_own(tmp_path: Path,
+                                                    keys: str, says: str) -> None:
+    """It deletes what it did not write in them: never the project, the contracts or hand-written code."""
+    root = project(tmp_path / "demo", f"[tool.evidencekit.codegen]\n{keys}")
+    with pytest.raises(ConfigError) as raised:
+        load_config(root)
+    assert says in str(raised.value)

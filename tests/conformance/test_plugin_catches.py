@@ -10,12 +10,17 @@ from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.testing import conformance
 from evidencekit.testing.target import Target
-from tests.support import ExampleHandlers, OtherContractHash, live_server, skeleton_app
+from tests.support import AllowAll, ExampleHandlers, OtherContractHash, live_server, skeleton_app
 
 
 class WrongStatus(ExampleHandlers):
     async def status(self, payload: StatusInput, context: RequestContext) -> Any:
         return {"retrieval": {"state": "nonsense"}}
+
+
+class NoCapabilities(AllowAll):
+    async def authenticate(self, credential: str) -> AllowAll.Caller:
+        return self.Caller(capabilities=frozenset())
 
 
 def identity(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -30,3 +35,11 @@ def test_a_server_that_breaks_its_contract_fails_conformance(app: Any, says: str
     with live_server(app) as base, pytest.raises(AssertionError) as failed:
         conformance.test_rest_conformance("sosoapi_research_evidence_status", Target(base), identity, pytestconfig)
     assert says in str(failed.value)
+
+
+def test_a_target_that_refuses_every_call_fails_conformance(pytestconfig: pytest.Config) -> None:
+    """Refusals have the error shape; a target whose every answer is one checks nothing, and says so."""
+    with live_server(skeleton_app(WrongStatus(), NoCapabilities())) as base, \
+            pytest.raises(pytest.fail.Exception) as failed:
+        conformance.test_rest_conformance("sosoapi_research_evidence_status", Target(base), identity, pytestconfig)
+    assert "no generated valid input got a successful answer" in str(failed.value)

@@ -98,3 +98,15 @@ def test_names_the_generated_code_and_surfaces_key_on_must_be_unique(contracts_c
 def test_a_folder_without_contracts_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ContractError, match="no contracts here"):
         load_operations(tmp_path)
+
+
+@pytest.mark.parametrize("auth", [{"capabilty": "agent:research"}, {}, {"minimum_role": ""}])
+def test_an_auth_block_that_would_make_an_operation_public_by_mistake_is_refused(
+        contracts_copy: Path, auth: dict[str, str]) -> None:
+    """The runtime enforces `auth` as written: a typo or an empty block must not open an operation."""
+    path = contracts_copy / "sosoapi_research_evidence_status" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["auth"] = auth
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(ContractError, match=r"\$\.auth"):
+        load_operation(path.parent)

@@ -15,6 +15,7 @@ from evidencekit.client.generated.client import Client
 from evidencekit.client.runtime import errors
 from evidencekit.server.evidence.admin import bootstrap
 from evidencekit.server.evidence.app import create_app
+from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import User, Workspace
@@ -158,7 +159,7 @@ def test_a_token_lookup_that_meets_a_database_outage_is_a_json_503(service: dict
     async def database_down(secret: str) -> None:
         raise ConnectionRefusedError(111, "Connection refused")  # what asyncpg meets when PostgreSQL is down
 
-    monkeypatch.setattr("evidencekit.server.evidence.auth.authenticate_bearer", database_down)
+    monkeypatch.setattr(EvidenceAuth, "authenticate", staticmethod(database_down))
     auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "outage-1"}
     body = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}
     for path in (STATUS.rest_path, "/mcp"):
