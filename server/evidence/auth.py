@@ -13,9 +13,10 @@ from typing import Any
 
 from evidencekit.server.evidence.oauth import OAuthSettings
 from evidencekit.server.evidence.store.access import (
-    AccessDenied,
     authenticate_bearer,
-    check_role,
+    cached_role,
+    role_in,
+    role_refusal,
 )
 from evidencekit.server.evidence.store.outage import is_store_outage
 from evidencekit.server.generated.models import GetDocumentsInput
@@ -36,10 +37,10 @@ class EvidenceAuth:
                 return
             raise Forbidden(f"this operation names no workspace to hold the {minimum_role} role in",
                             code="no_workspace")  # fails closed: a contract change must not open it
-        try:
-            await check_role(principal, workspace_id, minimum_role)
-        except AccessDenied as denied:
-            raise Forbidden(denied.message, code=denied.code) from None
+        role = cached_role(principal, workspace_id) or await role_in(principal, workspace_id)
+        denied = role_refusal(role, minimum_role)
+        if denied is not None:
+            raise Forbidden(denied.message, code=denied.code)
 
     def challenge(self, base_url: str) -> str:
         """With OAuth configured, the 401 names the protected resource metadata (RFC 9728): how a

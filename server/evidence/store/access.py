@@ -117,14 +117,32 @@ async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability
 
 async def check_role(principal: Principal, workspace_id: uuid.UUID, minimum_role: str) -> str:
     """The caller's role in the workspace when it is at least `minimum_role`, else AccessDenied."""
-    key = (principal.user_id.int, workspace_id.int)  # ints hash in C; UUID.__hash__ is Python
-    role = _roles.peek(key) or await _roles.get(key, lambda: _role_of(principal.user_id, workspace_id))
-    if role is None:
-        raise AccessDenied("not_a_member", "you are not a member of this workspace")
-    if ROLE_RANK[role] < ROLE_RANK[minimum_role]:
-        raise AccessDenied("insufficient_role", f"this needs the {minimum_role} role in the workspace "
-                                                f"(you are {role})")
+    role = cached_role(principal, workspace_id) or await role_in(principal, workspace_id)
+    denied = role_refusal(role, minimum_role)
+    if denied is not None:
+        raise denied
+    assert role is not None
     return role
+
+
+def cached_role(principal: Principal, workspace_id: uuid.UUID) -> str | None:
+    """The role the cache holds (no await: a polled status read asks on every request), else None."""
+    return _roles.peek((principal.user_id.int, workspace_id.int))  # ints hash in C; UUID.__hash__ is Python
+
+
+async def role_in(principal: Principal, workspace_id: uuid.UUID) -> str | None:
+    """The caller's role in the workspace (None: not a member), through the cache."""
+    key = (principal.user_id.int, workspace_id.int)
+    return await _roles.get(key, lambda: _role_of(principal.user_id, workspace_id))
+
+
+def role_refusal(role: str | None, minimum_role: str) -> AccessDenied | None:
+    if role is None:
+        return AccessDenied("not_a_member", "you are not a member of this workspace")
+    if ROLE_RANK[role] < ROLE_RANK[minimum_role]:
+        return AccessDenied("insufficient_role", f"this needs the {minimum_role} role in the workspace "
+                                                 f"(you are {role})")
+    return None
 
 
 async def _role_of(user_id: uuid.UUID, workspace_id: uuid.UUID) -> str | None:
