@@ -18,6 +18,7 @@ import httpcore
 import httpx
 
 from evidencekit.server.evidence.env_check import setting
+from evidencekit.server.evidence.fetch import log_redaction
 from evidencekit.server.evidence.fetch.backend import (
     BlockedAddress,
     GuardedBackend,
@@ -133,6 +134,7 @@ def default_ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLCont
 class Fetcher:
     def __init__(self, policy: EgressPolicy | None = None, limits: FetchLimits | None = None, *,
                  ssl_context: ssl.SSLContext | None = None, resolver: Resolver = system_resolver) -> None:
+        log_redaction.install()  # httpx logs each request's URL: never its query string
         self.policy = policy or EgressPolicy.from_env()
         self.limits = limits or FetchLimits()
         self.backend = GuardedBackend(self.policy, resolver)
@@ -192,6 +194,8 @@ class Fetcher:
             raise FetchError("timeout", f"{type(exc).__name__} for {url.host}") from None
         except httpx.HTTPError as exc:
             raise FetchError("egress_unavailable", f"{type(exc).__name__}: {exc}") from None
+        except UnicodeError as exc:  # idna.IDNAError: httpx builds the redirect's URL (its Location) in send
+            raise FetchError("unsafe_url", f"redirect to a host that cannot be encoded: {exc}") from None
         try:
             if response.status_code in REDIRECTS and "location" in response.headers:
                 redirects.append(str(url.join(response.headers["location"])))

@@ -85,7 +85,10 @@ def check_url(url: str | httpx.URL, policy: EgressPolicy) -> Target:
         raise UnsafeUrl(f"scheme {parsed.scheme!r} is not https")
     if parsed.userinfo:
         raise UnsafeUrl("credentials in the URL")
-    host = normalize_host(parsed.host)
+    try:
+        host = normalize_host(parsed.host)  # decodes IDNA labels: may refuse an A-label (xn--localhost-)
+    except ValueError as exc:  # idna.IDNAError and UnicodeError are ValueErrors
+        raise UnsafeUrl(f"host cannot be encoded: {exc}") from None
     if not host:
         raise UnsafeUrl("no host")
     port = parsed.port or (443 if parsed.scheme == "https" else 80)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
@@ -205,3 +206,17 @@ def test_a_ca_bundle_adds_to_the_system_roots(tls: LocalCA, tmp_path) -> None:  
     bundle = tmp_path / "intranet.pem"
     tls.ca.cert_pem.write_to_path(str(bundle))
     assert default_ssl_context({"EVIDENCEKIT_CA_BUNDLE": str(bundle)}).cert_store_stats()["x509_ca"] == system + 1
+
+
+async def test_no_log_shows_a_fetched_query_string(fetcher: Fetcher, origin: Origin,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """httpx logs every request it sends at INFO, with its URL; a query string may carry a secret."""
+    caplog.set_level(logging.DEBUG)
+    final = origin.reply("/landing", Reply(b"ok", content_type="text/plain"))
+    first = origin.reply("/start", Reply(status=302, headers={"location": "/landing?session=hop-secret-2",
+                                                             "set-cookie": "sid=cookie-secret-3"}))
+    response = await fetcher.fetch(first + "?token=first-secret-1#frag", "*/*")
+    assert response.body == b"ok" and response.url == final + "?session=hop-secret-2"
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert f"HTTP Request: GET {first} " in logged and f"HTTP Request: GET {final} " in logged  # it does log
+    assert "secret" not in logged and "frag" not in logged

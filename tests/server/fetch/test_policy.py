@@ -54,3 +54,11 @@ def test_allowlisted_hosts_may_use_plain_http() -> None:
 def test_public_https_passes() -> None:
     target = check_url("https://Example.COM/a?b=1#c", EgressPolicy())
     assert (target.host, target.port, target.private_allowed) == ("example.com", 443, False)
+
+
+@pytest.mark.parametrize("url", ["https://xn--localhost-/", "https://XN--LOCALHOST-.com/", "https://xn--a/",
+                                 "https://xn--zz-/path?q=1"])
+def test_a_host_that_cannot_be_encoded_is_an_unsafe_url(url: str) -> None:
+    """An A-label idna refuses is judged here (unsafe_url), never an exception for the worker."""
+    with pytest.raises(UnsafeUrl, match="cannot be encoded"):
+        check_url(url, EgressPolicy())
