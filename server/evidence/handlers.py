@@ -10,7 +10,9 @@ every published output variant before it is sent.
 from __future__ import annotations
 
 from typing import cast
+from urllib.parse import urlsplit
 
+from evidencekit.contracts.validation import FieldError
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
@@ -28,6 +30,17 @@ from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import BadRequest, Conflict, RateLimited, Unauthorized
 
 
+def fetchable(url: str) -> bool:
+    """An http(s) URL with a host: anything else (another scheme, no host, unparsable) cannot become
+    a fetch. What a fetchable URL may reach (public hosts, https) is the fetch guard's to judge, as a
+    receipt that settles blocked/unsafe_url."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an unbalanced [ in the host
+        return False
+
+
 def principal_of(context: RequestContext) -> Principal:
     principal = context.principal
     if not isinstance(principal, Principal):
@@ -40,6 +53,9 @@ class EvidenceHandlers:
         self.service = service or EvidenceService()
 
     async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutputData:
+        if not fetchable(payload.url):  # refused before a receipt exists: it would only ever settle blocked
+            raise BadRequest("url must be an http(s) URL with a host", code="unsupported_url",
+                             fields=[FieldError("$.url", "must be an http(s) URL with a host", "format")])
         language = payload.language if isinstance(payload.language, str) else None
         try:
             data = await self.service.retrieve(payload.workspace_id, payload.mutation_id, payload.url,

@@ -232,3 +232,18 @@ def test_captions_over_rest(service: dict[str, str], origin: Origin) -> None:
     result = final["retrieval"]["result"]
     assert result["segments"] == [{"start_ms": 0, "end_ms": 1000, "text": "Hello there."}]
     assert result["provenance"]["source_url"] == track and result["provenance"]["language"] == "en"
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/file.txt", "mailto:someone@example.com", "https:///no-host",
+                                 "http://[unbalanced/"])
+def test_a_url_that_can_never_be_fetched_is_a_400_and_no_receipt(service: dict[str, str], url: str) -> None:
+    auth = {"Authorization": f"Bearer {service['token']}"}
+    ids = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}
+    refused = httpx.post(service["base"] + RETRIEVE.rest_path, headers=auth,
+                         json={**ids, "url": url, "kind": "url_text"})
+    assert refused.status_code == 400, refused.text
+    # a URL the contract's format already refuses is validation_failed; one it allows, unsupported_url
+    assert refused.json()["code"] in ("unsupported_url", "validation_failed")
+    assert [field["field"] for field in refused.json()["fields"]] == ["$.url"]
+    status = httpx.post(service["base"] + STATUS.rest_path, headers=auth, json=ids)
+    assert status.json() == {"retrieval": None}  # nothing was started, nothing counted against the rate
