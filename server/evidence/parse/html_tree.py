@@ -19,7 +19,6 @@ _SELF_CLOSED = re.compile(
     r"(\s[^<>]*?)?/>",
     re.IGNORECASE,
 )
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
 _XML_PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, recover=False, huge_tree=False
 )
@@ -36,7 +35,7 @@ def load_tree(text: str) -> Element:
         # XHTML's self-closed elements closed, or "<script/>" would swallow the page, and keep
         # CDATA sections as text (the HTML parser drops them).
         text = _SELF_CLOSED.sub(r"<\1\2></\1>", text)
-        text = _CDATA.sub(lambda match: html.escape(match.group(1), quote=False), text)
+        text = cdata_as_text(text)
     try:
         return Selector(text=text, type="html").root
     except (etree.Error, ValueError):
@@ -72,3 +71,26 @@ def limit_nodes(root: Element, max_nodes: int) -> bool:
         del parent[first:]
         node = parent
     return True
+
+
+def cdata_as_text(text: str) -> str:
+    """CDATA sections (`<![CDATA[...]]>`) replaced by their content as escaped text, in one pass.
+
+    The regex `<!\\[CDATA\\[(.*?)\\]\\]>` did the same in time quadratic in the page's length when
+    sections never close (an 805-byte gzipped body took 50 s): a section with no `]]>` after it
+    ends the search, as no later one can close either.
+    """
+    kept: list[str] = []
+    copied = 0
+    while True:
+        start = text.find("<![CDATA[", copied)
+        if start == -1:
+            break
+        end = text.find("]]>", start + 9)
+        if end == -1:
+            break
+        kept.append(text[copied:start])
+        kept.append(html.escape(text[start + 9:end], quote=False))
+        copied = end + 3
+    kept.append(text[copied:])
+    return "".join(kept)
