@@ -27,13 +27,27 @@ def _text_or_none(value: str | None) -> str | None:
     return collapse_text(value) or None
 
 
-def _inside(element: Element, tags: frozenset[str]) -> bool:
-    return any(ancestor.tag in tags for ancestor in element.iterancestors())
+def _inside(root: Element, containers: frozenset[str], wanted: str) -> set[Element]:
+    """Every `wanted` element with an ancestor among `containers`, in one walk of the tree: asking
+    each element for its ancestors took time quadratic in the nesting (thousands of unclosed
+    <track>s nest, and each walked all of them)."""
+    found: set[Element] = set()
+    covered: set[Element] = set()  # containers already walked as part of an outer one
+    for container in root.iter(*containers):
+        if container in covered:
+            continue
+        for element in container.iter(wanted, *containers):
+            if element.tag == wanted:
+                found.add(element)
+            else:
+                covered.add(element)
+    return found
 
 
 def title(root: Element) -> str | None:
+    tooltips = _inside(root, _SVG, "title")  # an SVG <title> is a tooltip
     for element in root.iter("title"):
-        if not _inside(element, _SVG):  # an SVG <title> is a tooltip
+        if element not in tooltips:
             found = _text_or_none("".join(element.itertext()))
             if found:
                 return found
@@ -71,9 +85,10 @@ def language(root: Element, content_language: str | None) -> str | None:
 def tracks(root: Element) -> tuple[Track, ...]:
     """Every <track> with a src inside <video>/<audio>; a missing kind is "subtitles" as in HTML."""
     found = []
+    in_media = _inside(root, _MEDIA, "track")
     for element in root.iter("track"):
         src = (element.get("src") or "").strip()
-        if not src or not _inside(element, _MEDIA):
+        if not src or element not in in_media:
             continue
         found.append(
             Track(

@@ -1,0 +1,67 @@
+"""Every parser of fetched content takes time in proportion to its input, whatever it repeats.
+
+Each parser is fed adversarial repetitions of every token its grammar knows, at one size and at
+four times that size, in the same run: a ratio to a linear baseline, not a clock bound. Quadratic
+work shows as a ratio near 16; linear as about 4.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from evidencekit.server.evidence.parse import (
+    CaptionError,
+    parse_html,
+    parse_plain_text,
+    parse_subrip,
+    parse_webvtt,
+    sniff_captions,
+)
+
+VTT = [b"<rt ", b"<rt>", b"</rt>", b"<ruby>", b"<c.", b"<v ", b"<", b">", b"00:00.000 --> 00:01.000\n", b"-->",
+       b"\n", b"\n\n", b"NOTE ", b"&amp;", b"&", b"<b>", b"STYLE\n", b"00:", b" ", b"\r"]
+SRT = [b"1\n00:00:00,000 --> 00:00:01,000\n", b"{\\", b"<i>", b"<", b"-->", b"\n", b"\n\n", b"0", b"0:0:0,0 ",
+       b"&", b"\r\n"]
+HTML = [b"<![CDATA[", b"]]>", b"<div ", b"<div>", b"</div>", b"<p>", b"<a href='", b"<!--", b"-->", b"<script>",
+        b"<html xmlns='http://www.w3.org/1999/xhtml'", b"<?xml ", b"<meta charset=", b"<table><tr><td>",
+        b"<ul><li>", b"<pre>", b"&nbsp;", b"&#", b"<", b">", b"<br/>", b"<h1>", b"<rt ", b"<svg><title>x",
+        b"<video><track kind='captions' srclang='en' src='x.vtt'>", b"<track src='x.vtt'>", b"<base href='/'>"]
+TEXT = [b"\r", b"\n", b"\x00", b"a ", b"\xff", b"\r\n", b"\xe2\x80"]
+SIZE = 20_000  # bytes at the smaller size
+
+
+def quietly(parse: Callable[[bytes], object]) -> Callable[[bytes], object]:
+    def run(body: bytes) -> object:
+        try:
+            return parse(body)
+        except CaptionError:  # refusing a body is an answer too: it must come as quickly
+            return None
+    return run
+
+
+PARSERS = {"webvtt": (quietly(parse_webvtt), b"WEBVTT\n\n00:00.000 --> 00:01.000\n", VTT),  # in a cue
+           "subrip": (quietly(parse_subrip), b"1\n00:00:00,000 --> 00:00:01,000\n", SRT),
+           "html": (parse_html, b"", HTML), "plain_text": (parse_plain_text, b"", TEXT),
+           "sniff_captions": (sniff_captions, b"", [*VTT, *SRT])}
+CASES = [pytest.param(parse, head, token, id=f"{name}-{token!r}")
+         for name, (parse, head, tokens) in PARSERS.items() for token in tokens]
+
+
+def seconds(parse: Callable[[bytes], object], body: bytes) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        parse(body)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize(("parse", "head", "token"), CASES)
+def test_a_repeated_token_costs_time_in_proportion(parse: Callable[[bytes], object], head: bytes, token: bytes) -> None:
+    copies = SIZE // len(token) + 1
+    small = seconds(parse, head + token * copies)
+    large = seconds(parse, head + token * (4 * copies))
+    assert large / max(small, 1e-4) < 8, f"{token!r}: {small * 1000:.1f} ms, 4x: {large * 1000:.1f} ms"
