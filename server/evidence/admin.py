@@ -87,6 +87,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         if target is None:
             raise LookupError(f"no workspace {args.workspace_id}")
         user = await _user(args.user)
+        if args.remove:
+            if not await access.remove_member(target, user):
+                raise LookupError(f"{user.name} is not a member of workspace {target.id}")
+            return {"workspace_id": str(target.id), "user": user.name, "role": None}
         membership = await access.add_member(target, user, args.role)
         return {"workspace_id": str(target.id), "user": user.name, "role": membership.role}
     if args.command == "token":
@@ -151,10 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     user = commands.add_parser("user", help="create a user")
     user.add_argument("name")
     user.add_argument("--oauth-subject", default=None, help="the `sub` of this user's OAuth access tokens")
-    member = commands.add_parser("member", help="add a user to a workspace (or change their role)")
+    member = commands.add_parser("member", help="add a user to a workspace, change their role, or remove them")
     member.add_argument("workspace_id", type=uuid.UUID)
     member.add_argument("user")
-    member.add_argument("--role", choices=ROLES, default="editor")
+    given = member.add_mutually_exclusive_group()
+    given.add_argument("--role", choices=ROLES, default="editor")
+    given.add_argument("--remove", action="store_true", help="remove the user from the workspace")
     token = commands.add_parser("token", help="create a token for a user (the secret is shown once)")
     token.add_argument("user")
     token.add_argument("--kind", choices=TOKEN_KINDS, default="personal_access_token")

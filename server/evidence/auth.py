@@ -44,10 +44,10 @@ class EvidenceAuth:
 
     def challenge(self, base_url: str) -> str:
         """With OAuth configured, the 401 names the protected resource metadata (RFC 9728): how a
-        remote MCP client finds the authorization server."""
-        if OAuthSettings.from_env() is None:
-            return "Bearer"
-        return f'Bearer resource_metadata="{base_url}{METADATA_PATH}"'
+        remote MCP client finds the authorization server. Its URL comes from the configured audience:
+        built from the request's Host, a forged Host would send clients elsewhere."""
+        settings = OAuthSettings.from_env()
+        return "Bearer" if settings is None else f'Bearer resource_metadata="{settings.metadata_url}"'
 
 
 def evidence_hooks() -> ServiceHooks:

@@ -14,6 +14,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import jwt
 
@@ -40,6 +41,14 @@ class OAuthSettings:
             return None
         jwks = env.get(JWKS_ENV, "").strip() or issuer.rstrip("/") + "/.well-known/jwks.json"
         return cls(issuer, audience, jwks)
+
+    @property
+    def metadata_url(self) -> str:
+        """Where this resource's metadata is (RFC 9728 3.1: the well-known path between the audience's
+        host and its path), built from the configuration, never from a request's Host header."""
+        parts = urlsplit(self.audience)
+        path = parts.path.rstrip("/")
+        return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{path}"
 
     def resource_metadata(self) -> dict[str, Any]:
         """RFC 9728 protected resource metadata."""
@@ -69,7 +78,8 @@ class OAuthVerifier:
         scopes = claims.get("scope", "")
         granted = set(scopes.split()) if isinstance(scopes, str) else set(claims.get("scp", []))
         token_id = uuid.UUID(hashlib.sha256(token.encode()).hexdigest()[:32])
-        return Principal(user.id, token_id, "delegated_oauth", frozenset(granted & {RESEARCH}))
+        return Principal(user.id, token_id, "delegated_oauth", frozenset(granted & {RESEARCH}),
+                         float(claims["exp"]))
 
 
 _verifier: tuple[OAuthSettings | None, OAuthVerifier | None] = (None, None)

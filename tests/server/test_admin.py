@@ -140,3 +140,19 @@ def test_tokens_with_a_label_and_expiry_are_listed_and_revoked(tmp_path: Path) -
             return await access.authenticate(made["token"]) is not None
 
     assert not asyncio.run(authenticates())
+
+
+def test_a_member_can_be_removed_and_then_reads_nothing(tmp_path: Path) -> None:
+    workspace = json.loads(admin(tmp_path, "workspace", "lab").stdout)["workspace_id"]
+    assert admin(tmp_path, "user", "ana").returncode == 0
+    assert admin(tmp_path, "member", workspace, "ana", "--role", "editor").returncode == 0
+    removed = admin(tmp_path, "member", workspace, "ana", "--remove")
+    assert removed.returncode == 0 and json.loads(removed.stdout)["role"] is None
+    again = admin(tmp_path, "member", workspace, "ana", "--remove")
+    assert again.returncode == 1 and "ana is not a member" in again.stderr
+
+    async def memberships() -> int:
+        async with open_store(f"sqlite://{tmp_path / 'evidencekit.sqlite3'}"):
+            return await Membership.filter(workspace_id=workspace).count()
+
+    assert asyncio.run(memberships()) == 0

@@ -48,6 +48,11 @@ class Principal:
     token_id: uuid.UUID
     kind: str
     capabilities: frozenset[str]
+    expires_at: float | None = None  # the credential's expiry (Unix time): no cache keeps it past this
+
+
+# Credentials of these kinds expire unless told otherwise: a session or a delegation is not for ever.
+DEFAULT_LIFETIME = {"user_session": timedelta(hours=12), "delegated_oauth": timedelta(hours=1)}
 
 
 async def create_token(user: User, *, kind: str = "personal_access_token",
@@ -57,6 +62,7 @@ async def create_token(user: User, *, kind: str = "personal_access_token",
     if kind not in TOKEN_KINDS:
         raise ValueError(f"token kind must be one of {', '.join(TOKEN_KINDS)}")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    expires_in = expires_in or DEFAULT_LIFETIME.get(kind)
     expires_at = datetime.now(UTC) + expires_in if expires_in else None
     token = await Token.create(owner=user, kind=kind, secret_hash=hash_secret(secret),
                                capabilities=list(capabilities), expires_at=expires_at, label=label)
@@ -71,10 +77,12 @@ async def authenticate(secret: str, *, now: datetime | None = None) -> Principal
     now = now or datetime.now(UTC)
     if token is None or token.revoked_at is not None or (token.expires_at and token.expires_at <= now):
         return None
-    return Principal(token.owner_id, token.id, token.kind, frozenset(token.capabilities))  # type: ignore[attr-defined]
+    expires = token.expires_at.timestamp() if token.expires_at else None
+    return Principal(token.owner_id, token.id, token.kind, frozenset(token.capabilities),  # type: ignore[attr-defined]
+                     expires)
 
 
-_principals: TTLCache[Principal] = TTLCache()
+_principals: TTLCache[Principal] = TTLCache(expiry=lambda principal: principal.expires_at)
 _roles: TTLCache[str] = TTLCache()
 
 
@@ -105,7 +113,11 @@ async def authenticate_bearer(secret: str) -> Principal | None:
 
 
 async def revoke_token(token_id: uuid.UUID) -> bool:
-    return await Token.filter(id=token_id, revoked_at=None).update(revoked_at=datetime.now(UTC)) == 1
+    """Revoked at once in this process (its cached principals are dropped: they are keyed by the
+    secret's digest, which is not stored); other processes within EVIDENCEKIT_AUTH_CACHE_SECONDS."""
+    revoked = await Token.filter(id=token_id, revoked_at=None).update(revoked_at=datetime.now(UTC)) == 1
+    _principals.clear()
+    return revoked
 
 
 async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability: str, minimum_role: str) -> str:
@@ -148,6 +160,14 @@ def role_refusal(role: str | None, minimum_role: str) -> AccessDenied | None:
 async def _role_of(user_id: uuid.UUID, workspace_id: uuid.UUID) -> str | None:
     membership = await Membership.get_or_none(workspace_id=workspace_id, user_id=user_id)
     return None if membership is None else membership.role
+
+
+async def remove_member(workspace: Workspace, user: User) -> bool:
+    """The user leaves the workspace (their tokens lose it at once in this process, within
+    EVIDENCEKIT_AUTH_CACHE_SECONDS elsewhere); False when they were not a member."""
+    removed = await Membership.filter(workspace=workspace, user=user).delete() > 0
+    _roles.clear()
+    return removed
 
 
 async def add_member(workspace: Workspace, user: User, role: str) -> Membership:

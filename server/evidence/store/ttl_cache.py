@@ -26,9 +26,14 @@ def ttl_from_env() -> float:
 
 
 class TTLCache(Generic[V]):
-    def __init__(self, ttl: float | None = None, max_entries: int = 10_000) -> None:
+    """`expiry(value)`: when a value stops being valid by itself (Unix time; None: never), so no
+    entry outlives it (a token's expiry)."""
+
+    def __init__(self, ttl: float | None = None, max_entries: int = 10_000,
+                 expiry: Callable[[V], float | None] | None = None) -> None:
         self.ttl = ttl_from_env() if ttl is None else ttl
         self.max_entries = max_entries
+        self.expiry = expiry
         self._entries: dict[Hashable, tuple[float, V]] = {}
         self._loading: dict[Hashable, asyncio.Task[V | None]] = {}
         self._generation = 0  # bumped by clear(): a load started before it must not be stored
@@ -63,7 +68,12 @@ class TTLCache(Generic[V]):
         if value is not None:
             if len(self._entries) >= self.max_entries:
                 self._entries.clear()
-            self._entries[key] = (time.monotonic() + self.ttl, value)
+            now = time.monotonic()
+            until = now + self.ttl
+            ends = self.expiry(value) if self.expiry is not None else None
+            if ends is not None:
+                until = min(until, now + (ends - time.time()))
+            self._entries[key] = (until, value)
 
     def clear(self) -> None:
         """Forget every entry; loads already running are not joined or stored any more."""

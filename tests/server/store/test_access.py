@@ -84,10 +84,14 @@ async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(stor
     access._principals, access._roles = TTLCache(ttl=0.3), TTLCache(ttl=0.3)
     try:
         assert await access.authenticate_bearer(secret) is not None
-        await access.revoke_token(token.id)
-        assert await access.authenticate_bearer(secret) is not None  # still cached
+        await Token.filter(id=token.id).update(revoked_at=datetime.now(UTC))  # revoked by another process
+        assert await access.authenticate_bearer(secret) is not None  # still cached here
         await asyncio.sleep(0.35)
         assert await access.authenticate_bearer(secret) is None  # the TTL has passed
+        here, secret_here = await access.create_token(editor)
+        assert await access.authenticate_bearer(secret_here) is not None
+        await access.revoke_token(here.id)  # revoked by this process: at once
+        assert await access.authenticate_bearer(secret_here) is None
         _, fresh = await access.create_token(editor)
         principal = await access.authenticate_bearer(fresh)
         assert principal is not None
@@ -98,3 +102,31 @@ async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(stor
             await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
     finally:
         access._principals, access._roles = previous
+
+
+async def test_no_cache_keeps_a_token_past_its_expiry(store: str) -> None:
+    import asyncio
+
+    from evidencekit.server.evidence.store.ttl_cache import TTLCache
+
+    _, editor, _ = await setup_people()
+    _, secret = await access.create_token(editor, expires_in=timedelta(seconds=0.5))
+    previous = access._principals
+    access._principals = TTLCache(ttl=60, expiry=lambda principal: principal.expires_at)
+    try:
+        assert await access.authenticate_bearer(secret) is not None  # cached, for at most 0.5 s
+        await asyncio.sleep(0.6)
+        assert await access.authenticate_bearer(secret) is None  # a 60 s cache did not keep it
+    finally:
+        access._principals = previous
+
+
+async def test_sessions_and_delegations_expire_by_default(store: str) -> None:
+    _, editor, _ = await setup_people()
+    before = datetime.now(UTC)
+    session, _ = await access.create_token(editor, kind="user_session")
+    delegated, _ = await access.create_token(editor, kind="delegated_oauth")
+    personal, _ = await access.create_token(editor)
+    assert session.expires_at is not None and timedelta(hours=11) < session.expires_at - before <= timedelta(hours=12, seconds=5)
+    assert delegated.expires_at is not None and delegated.expires_at - before <= timedelta(hours=1, seconds=5)
+    assert personal.expires_at is None  # a personal access token lives until it is revoked
