@@ -39,6 +39,9 @@ _NUMBERS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "EVIDENCEKIT_RETENTION_HOURS": _number(positive=True),
     "EVIDENCEKIT_WORKER_GRACE_SECONDS": _number(positive=False),
     "EVIDENCEKIT_AUTH_CACHE_SECONDS": _number(positive=False),
+    "EVIDENCEKIT_REQUEST_READ_SECONDS": _number(positive=True),
+    "EVIDENCEKIT_MAX_CONNECTIONS_PER_CLIENT": _whole(1),
+    "EVIDENCEKIT_MAX_CONNECTIONS": _whole(1),
 }
 
 

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
-from evidencekit.server.evidence.env_check import check_or_exit, configure_logging
+from evidencekit.server.evidence.env_check import check_or_exit, configure_logging, setting
 from evidencekit.server.evidence.store.db import (
     database_url,
     is_postgres,
@@ -16,6 +16,10 @@ from evidencekit.server.evidence.store.db import (
     sqlite_path,
 )
 from evidencekit.server.runtime import heap
+
+READ_SECONDS_ENV = "EVIDENCEKIT_REQUEST_READ_SECONDS"
+PER_CLIENT_ENV = "EVIDENCEKIT_MAX_CONNECTIONS_PER_CLIENT"
+CONNECTIONS_ENV = "EVIDENCEKIT_MAX_CONNECTIONS"
 
 
 async def _bootstrap(url: str) -> dict[str, Any]:
@@ -62,11 +66,14 @@ def main(argv: list[str]) -> int:
           f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{first['workspace_id']}\", "
           f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
           f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)
-    from evidencekit.server.runtime.http_protocol import BoundedHeadHttpTools
+    from evidencekit.server.runtime.http_protocol import bounded_protocol
 
-    http: Any = args.http if args.http == "h11" else BoundedHeadHttpTools  # h11 bounds the head itself
+    read_seconds = float(setting(READ_SECONDS_ENV, "10"))
+    per_client = int(setting(PER_CLIENT_ENV, "256"))
+    # h11 bounds the head itself; the read deadline and the per-client cap come with httptools
+    http: Any = args.http if args.http == "h11" else bounded_protocol(read_seconds, per_client)
     app = create_app(url, in_process_worker=not args.no_worker)
     heap.settle()
-    uvicorn.run(app, host=args.host, port=args.port,
-                log_level="info", access_log=False, http=http)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False, http=http,
+                limit_concurrency=int(setting(CONNECTIONS_ENV, "2048")), timeout_keep_alive=5)
     return 0

@@ -1,30 +1,88 @@
-"""uvicorn's httptools protocol with a bound on each request's head (request line and headers).
+"""uvicorn's httptools protocol, hardened against slow and greedy clients before any
+authentication runs.
 
-uvicorn bounds the head only with h11 (h11_max_incomplete_event_size); with httptools, the parser
-keeps every byte of an unfinished header, so a few connections could grow the server's memory
-without limit, before any authentication runs. Past MAX_HEAD_BYTES the request gets a JSON 431
-and the connection is closed.
+- The request head (request line and headers) is bounded: uvicorn bounds it only with h11
+  (h11_max_incomplete_event_size); with httptools the parser keeps every byte of an unfinished
+  header. Past MAX_HEAD_BYTES the request gets a JSON 431 and the connection is closed.
+- A request must arrive whole (head and body) within `read_seconds` of its first byte, and a new
+  connection must start one within that time: a client that trickles bytes (slowloris) or opens
+  connections and sends nothing gets a JSON 408 and loses the connection.
+- One client address holds at most `per_client` connections at once; more are answered 503 and
+  closed at once. (Behind a proxy every client has the proxy's address: raise it there.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any
+from collections import Counter
+from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEAD_BYTES = 64 * 1024
-_REFUSAL = json.dumps({"error": "request_header_fields_too_large", "code": "request_header_fields_too_large",
-                       "message": f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes",
-                       "request_id": "-"}).encode()
+
+
+def _refusal(status: str, code: str, message: str) -> bytes:
+    body = json.dumps({"error": code, "code": code, "message": message, "request_id": "-"}).encode()
+    return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+
+_TOO_LARGE = _refusal("431 Request Header Fields Too Large", "request_header_fields_too_large",
+                      f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes")
 
 
 class BoundedHeadHttpTools(HttpToolsProtocol):
+    read_seconds: ClassVar[float] = 10.0
+    per_client: ClassVar[int] = 256
+    _clients: ClassVar[Counter[str]] = Counter()  # open connections by client address, per protocol class
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._reading_head = True
         self._head_bytes = 0
         self._ended_a_message = False
+        self._deadline: asyncio.TimerHandle | None = None
+        self._counted: str | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        host = self.client[0] if self.client else None
+        if host is not None:
+            if self._clients[host] >= self.per_client:
+                transport.write(_refusal("503 Service Unavailable", "too_many_connections",
+                                         f"this address holds {self.per_client} connections already"))
+                transport.close()
+                return
+            self._clients[host] += 1
+            self._counted = host
+        self._arm()  # a connection that never sends a request does not hold its descriptor for ever
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._counted is not None:
+            self._clients[self._counted] -= 1
+            if self._clients[self._counted] <= 0:
+                del self._clients[self._counted]
+            self._counted = None
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        if self._deadline is None:
+            self._deadline = self.loop.call_later(self.read_seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.write(_refusal("408 Request Timeout", "request_timeout",
+                                          f"the request did not arrive within {self.read_seconds:g} s"))
+            self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         self._ended_a_message = False
@@ -34,10 +92,12 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         if self._reading_head and not self._ended_a_message and not self.transport.is_closing():
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES:
-                self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-                                     b"content-type: application/json\r\nconnection: close\r\n"
-                                     b"content-length: " + str(len(_REFUSAL)).encode() + b"\r\n\r\n" + _REFUSAL)
+                self.transport.write(_TOO_LARGE)
                 self.transport.close()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._arm()
 
     def on_headers_complete(self) -> None:
         self._reading_head = False
@@ -45,5 +105,12 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
+        self._disarm()  # the whole request is in: answering it may take as long as it takes
         self._reading_head, self._head_bytes = True, 0  # what comes next is the next request's head
         self._ended_a_message = True
+
+
+def bounded_protocol(read_seconds: float = 10.0, per_client: int = 256) -> type[BoundedHeadHttpTools]:
+    """The protocol class to give uvicorn (`http=`), with its own limits and connection counts."""
+    return type("BoundedHttpTools", (BoundedHeadHttpTools,),
+                {"read_seconds": read_seconds, "per_client": per_client, "_clients": Counter()})

@@ -7,7 +7,11 @@ from typing import Any
 
 import httpx
 
-from evidencekit.server.runtime.http_protocol import MAX_HEAD_BYTES, BoundedHeadHttpTools
+from evidencekit.server.runtime.http_protocol import (
+    MAX_HEAD_BYTES,
+    BoundedHeadHttpTools,
+    bounded_protocol,
+)
 from tests.support import live_server
 
 
@@ -51,3 +55,63 @@ def test_ordinary_heads_and_bodies_pass_and_keep_alive_counts_each_request_anew(
         for _ in range(4):  # one connection: the heads together pass the bound, each alone does not
             response = client.post(base + "/", headers=headers, content=b"b" * 60_000)
             assert (response.status_code, response.text) == (200, "60000")
+
+
+def read_all(connection: socket.socket) -> bytes:
+    answer = b""
+    try:
+        while chunk := connection.recv(65536):
+            answer += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return answer
+
+
+def test_a_request_that_trickles_or_never_comes_is_cut_at_the_read_deadline() -> None:
+    import time
+
+    with live_server(echo_length, http=bounded_protocol(read_seconds=0.5)) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as trickling, \
+                socket.create_connection(("127.0.0.1", port), timeout=5) as silent:
+            started = time.monotonic()
+            trickling.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")
+            time.sleep(0.2)
+            trickling.sendall(b"X-Slow: 1\r\n")  # still within the head: the deadline counts from its start
+            answers = [read_all(trickling), read_all(silent)]
+            assert time.monotonic() - started < 3  # cut, not held
+        for answer in answers:
+            assert answer.startswith(b"HTTP/1.1 408 ") and b'"code": "request_timeout"' in answer, answer[:200]
+
+
+def test_a_slow_answer_is_not_cut_by_the_read_deadline() -> None:
+    import asyncio
+
+    async def slow(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        await asyncio.sleep(1.0)  # twice the read deadline: the request itself arrived in time
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    with live_server(slow, http=bounded_protocol(read_seconds=0.5)) as base:
+        assert httpx.post(base + "/", content=b"x", timeout=5).text == "ok"
+
+
+def test_one_client_holds_at_most_its_share_of_connections() -> None:
+    with live_server(echo_length, http=bounded_protocol(read_seconds=5, per_client=3)) as base:
+        port = int(base.rsplit(":", 1)[1])
+        held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
+        try:
+            for connection in held:
+                connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # half-sent requests
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as extra:
+                answer = read_all(extra)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"too_many_connections" in answer, answer[:200]
+        finally:
+            for connection in held:
+                connection.close()
+        for _ in range(50):  # the server notices the closed connections, then takes new ones
+            response = httpx.post(base + "/", content=b"abc", timeout=5)
+            if response.status_code == 200:
+                break
+        assert response.text == "3"
