@@ -339,6 +339,8 @@ def _failure(exc: BaseException, server: str = "the server") -> tuple[str, int]:
         return (f"{exc.message.split(':')[0]}: {reasons}" if reasons else exc.message), USAGE
     if isinstance(exc, WaitTimeout):
         return str(exc), TIMED_OUT
+    if isinstance(exc, errors.NotFound) and exc.code == "unknown_document":  # as for "no such receipt"
+        return exc.message, UNSUCCESSFUL
     return str(exc), REFUSED  # ApiError, ContractMismatch, MalformedAnswer
 
 

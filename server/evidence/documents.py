@@ -12,12 +12,20 @@ from evidencekit.server.evidence.store.models import Evidence, EvidenceRevision,
 PREFIX = "documents/"
 
 
-class UnknownDocument(LookupError):
-    """Every name that was malformed or found nothing, each with why, so one answer names them all."""
+MALFORMED = "names have the form documents/{uri_without_scheme}"
+NOT_FOUND = "no stored document with that name that you may read"
 
-    def __init__(self, unknown: list[tuple[str, str]]) -> None:
-        super().__init__("; ".join(f"{name}: {why}" for name, why in unknown))
-        self.names = [name for name, _ in unknown]
+
+class UnknownDocument(LookupError):
+    """Every name that was malformed or found nothing, each with why and where it stood in the
+    request, so one answer names them all."""
+
+    def __init__(self, unknown: list[tuple[int, str, str]]) -> None:
+        named = dict.fromkeys((name, why) for _, name, why in unknown)  # a name asked for twice is named once
+        super().__init__("; ".join(f"{name}: {why}" for name, why in named))
+        self.names = [name for name, _ in named]
+        self.places = unknown  # (index in names, name, why)
+        self.malformed = any(why == MALFORMED for _, _, why in unknown)
 
 
 async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any]:
@@ -29,10 +37,10 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
     now = datetime.now(UTC)
     workspaces = [m.workspace_id for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
     documents = []
-    unknown: list[tuple[str, str]] = []
-    for name in names:
+    unknown: list[tuple[int, str, str]] = []
+    for index, name in enumerate(names):
         if not name.startswith(PREFIX) or len(name) <= len(PREFIX):
-            unknown.append((name, "names have the form documents/{uri_without_scheme}"))
+            unknown.append((index, name, MALFORMED))
             continue
         rest = name[len(PREFIX):]
         keys = [source_key(f"{scheme}://{rest}") for scheme in ("https", "http")]
@@ -44,7 +52,7 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
             revision = await EvidenceRevision.get_or_none(evidence_id=evidence.id, revision=evidence.revision,
                                                           purged_at=None)
         if evidence is None or revision is None:
-            unknown.append((name, "no stored document with that name that you may read"))
+            unknown.append((index, name, NOT_FOUND))
             continue
         documents.append({
             "name": name,
@@ -54,5 +62,5 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
             "title": revision.title or "",
         })
     if unknown:
-        raise UnknownDocument(list(dict.fromkeys(unknown)))  # a name asked for twice is named once
+        raise UnknownDocument(unknown)
     return {"documents": documents}

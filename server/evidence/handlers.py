@@ -27,7 +27,13 @@ from evidencekit.server.generated.models import (
     StatusOutputData,
 )
 from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import BadRequest, Conflict, RateLimited, Unauthorized
+from evidencekit.server.runtime.errors import (
+    BadRequest,
+    Conflict,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+)
 
 
 def fetchable(url: str) -> bool:
@@ -73,5 +79,8 @@ class EvidenceHandlers:
         try:
             data = await get_documents(principal_of(context), [name.root for name in payload.names])
         except UnknownDocument as unknown:
-            raise BadRequest(str(unknown), code="unknown_document") from None
+            fields = [FieldError(f"$.names[{index}]", why, "not_found") for index, _, why in unknown.places]
+            if unknown.malformed:  # a name that cannot be one: the request is wrong
+                raise BadRequest(str(unknown), code="invalid_document_name", fields=fields) from None
+            raise NotFound(str(unknown), code="unknown_document", fields=fields) from None
         return cast(GetDocumentsOutputData, data)

@@ -20,7 +20,7 @@ from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import User, Workspace
 from evidencekit.server.evidence.worker import WorkerSettings
-from evidencekit.server.generated.operations import RETRIEVE, STATUS
+from evidencekit.server.generated.operations import GET_DOCUMENTS, RETRIEVE, STATUS
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import live_server, validator_named
 
@@ -247,3 +247,14 @@ def test_a_url_that_can_never_be_fetched_is_a_400_and_no_receipt(service: dict[s
     assert [field["field"] for field in refused.json()["fields"]] == ["$.url"]
     status = httpx.post(service["base"] + STATUS.rest_path, headers=auth, json=ids)
     assert status.json() == {"retrieval": None}  # nothing was started, nothing counted against the rate
+
+
+def test_documents_not_found_are_a_404_naming_each_name(service: dict[str, str]) -> None:
+    auth = {"Authorization": f"Bearer {service['token']}"}
+    names = ["documents/nowhere.test/a", "documents/nowhere.test/b", "documents/nowhere.test/a"]
+    answer = httpx.post(service["base"] + GET_DOCUMENTS.rest_path, headers=auth, json={"names": names})
+    assert answer.status_code == 404 and answer.json()["code"] == "unknown_document"
+    assert [field["field"] for field in answer.json()["fields"]] == ["$.names[0]", "$.names[1]", "$.names[2]"]
+    assert answer.headers["x-contract-hash"] == GET_DOCUMENTS.contract_hash
+    document = httpx.get(service["base"] + "/openapi.json").json()
+    assert "404" in document["paths"][GET_DOCUMENTS.rest_path]["post"]["responses"]  # declared
