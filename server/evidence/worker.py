@@ -9,14 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
+from evidencekit.server.evidence import lease_owner
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
 from evidencekit.server.evidence.store import jobs, ratelimit, receipts
@@ -85,7 +83,7 @@ class Worker:
                  worker_id: str | None = None) -> None:
         self.engine = engine
         self.settings = settings or WorkerSettings()
-        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.worker_id = worker_id or lease_owner.worker_id()
 
     async def run_once(self) -> bool:
         """Claim and settle one receipt; False when there was nothing to claim."""
@@ -148,9 +146,26 @@ class Worker:
         except TimeoutError:
             log.warning("worker %s: grace period over, releasing unfinished receipts", self.worker_id)
 
+    async def take_up_the_dead(self) -> int:
+        """Free at once the leases held by dead processes of this machine (a crash, SIGKILL) instead
+        of waiting them out; holders elsewhere keep theirs until they expire."""
+        owners = await jobs.running_owners(lease_owner.host_prefix())
+        dead = [owner for owner in owners if owner != self.worker_id and lease_owner.is_dead_here(owner)]
+        freed = await jobs.expire_leases(dead)
+        if freed:
+            log.warning("worker %s: took up %d receipts of %d dead worker(s) of this machine", self.worker_id,
+                        freed, len(dead))
+        return freed
+
     async def run(self, stop: asyncio.Event) -> None:
         """Work with `concurrency` slots until `stop` is set; then finish what is in hand."""
         backoff = _StoreBackoff(self.settings.poll_interval, self.settings.sweep_interval)
+        if lease_owner.boot_id():
+            try:
+                await self.take_up_the_dead()
+            except Exception as exc:  # noqa: BLE001 - the leases then expire as they would have
+                log.warning("worker %s: could not look for dead workers' leases (%s: %s)", self.worker_id,
+                            type(exc).__name__, exc)
 
         async def slot() -> None:
             while not stop.is_set():

@@ -105,3 +105,19 @@ async def settle_abandoned(max_attempts: int, *, now: datetime | None = None) ->
     now = now or datetime.now(UTC)
     return await Receipt.filter(state="running", lease_expires_at__lt=now, attempts__gte=max_attempts).update(
         state="unconfirmed", settled_at=now, lease_owner=None, lease_expires_at=None)
+
+
+async def running_owners(prefix: str) -> list[str]:
+    """The lease holders of running receipts whose ids start with `prefix` (one machine's boot)."""
+    rows = await Receipt.filter(state="running", lease_owner__startswith=prefix).distinct().values_list(
+        "lease_owner", flat=True)
+    return sorted(str(owner) for owner in rows if owner)
+
+
+async def expire_leases(owners: list[str], now: datetime | None = None) -> int:
+    """End the leases of holders known to be dead: their receipts are claimable at once, as if the
+    leases had run out (the attempt they spent still counts)."""
+    if not owners:
+        return 0
+    now = now or datetime.now(UTC)
+    return await Receipt.filter(state="running", lease_owner__in=owners).update(lease_expires_at=now)

@@ -116,6 +116,38 @@ async def test_a_worker_killed_mid_fetch_loses_nothing(database_url: str, http_o
     assert survivor.returncode == 0, log
 
 
+async def test_a_restart_on_the_same_machine_takes_up_the_dead_workers_receipts_at_once(
+        database_url: str, http_origin: Origin) -> None:
+    """The dead worker's leases run 60 s; the restarted one must not wait them out."""
+    import uuid
+
+    slow = http_origin.reply("/stuck", Reply(b"<html><body><p>Taken up.</p></body></html>", delay=30))
+    async with open_store(database_url):
+        ids = [(await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), f"{slow}?n={n}", "url_text")))[0].id
+               for n in range(4)]
+    env = env_for(database_url, http_origin, EVIDENCEKIT_LEASE_SECONDS="60", EVIDENCEKIT_POLL_SECONDS="0.1",
+                  EVIDENCEKIT_WORKER_CONCURRENCY="4")
+    doomed = start_worker(env)
+    async with open_store(database_url):
+        await wait_for(lambda: _running(ids, 4))
+    stop(doomed, signal.SIGKILL)
+    http_origin.replies["/stuck"].delay = 0
+    restarted = time.monotonic()
+    survivor = start_worker(env)
+    try:
+        async with open_store(database_url):
+            await wait_for(lambda: _all_settled(ids), timeout=20)
+            assert await Receipt.filter(id__in=ids, state="completed").count() == 4
+        assert time.monotonic() - restarted < 20  # not the 60 s the leases had left
+    finally:
+        log = stop(survivor)
+    assert "took up 4 receipts of 1 dead worker(s) of this machine" in log
+
+
+async def _running(ids: list, count: int) -> bool:  # type: ignore[type-arg]
+    return await Receipt.filter(id__in=ids, state="running").count() == count
+
+
 async def _all_settled(ids: list) -> bool:  # type: ignore[type-arg]
     return await Receipt.filter(id__in=ids, state__in=["pending", "running"]).count() == 0
 
