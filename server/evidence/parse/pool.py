@@ -1,10 +1,14 @@
-"""Where parse_html runs: in worker processes by default, so a large page does not stall the event
-loop that also answers status calls (a 2 MB page takes tens of milliseconds to read).
+"""Where fetched bodies are read (HTML, caption files, plain text): in worker processes by default,
+so neither a large page nor a hostile one stalls the event loop that also answers status calls
+(a 2 MB page takes tens of milliseconds to read).
 
 EVIDENCEKIT_PARSE_PROCESSES sets how many (default: one per usable CPU but one, at least 1, at
-most 8); 0 parses on the event loop.
-A worker process that dies (e.g. killed for memory) is replaced, and the page is tried once more
-in the new pool; a second death propagates, so the receipt is retried like any crashed attempt.
+most 8); 0 parses on the event loop (and then no deadline can stop a parse).
+A parse that runs past its deadline (the retrieval's) raises ParseTimeout and its processes are
+killed (which one holds it, the pool does not say): the pages the others were reading start again
+in a new pool. A worker process that dies (e.g. killed for memory) is replaced the same way; with
+no deadline a page is tried once more, and a second death propagates, so the receipt is retried
+like any crashed attempt.
 """
 
 from __future__ import annotations
@@ -18,11 +22,19 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
+from typing import Any, TypeVar
 
+from evidencekit.server.evidence.parse.captions import CaptionError, CaptionExtract
+from evidencekit.server.evidence.parse.captions_srt import parse_subrip
+from evidencekit.server.evidence.parse.captions_vtt import parse_webvtt
 from evidencekit.server.evidence.parse.html_extract import HtmlExtract, parse_html
+from evidencekit.server.evidence.parse.plain_text import parse_plain_text
+
+T = TypeVar("T")
 
 PROCESSES_ENV = "EVIDENCEKIT_PARSE_PROCESSES"
 log = logging.getLogger("evidencekit.parse")
@@ -86,8 +98,20 @@ def parse_within(body: bytes, text_limit: int | None, *, http_charset: str | Non
     return page
 
 
+class ParseTimeout(Exception):
+    """A parse ran past its deadline (its processes were killed)."""
+
+
+def read_captions(body: bytes, http_charset: str | None, fmt: str) -> CaptionExtract | None:
+    """A caption file's cues; None when it cannot be read as `fmt` (CaptionError)."""
+    try:
+        return (parse_webvtt if fmt == "webvtt" else parse_subrip)(body, http_charset)
+    except CaptionError:
+        return None
+
+
 class HtmlParser:
-    """parse_html behind an await; inline when `processes` is 0."""
+    """The readers of fetched bodies behind an await; inline when `processes` is 0."""
 
     def __init__(self, processes: int = 0) -> None:
         self.processes = processes
@@ -107,24 +131,60 @@ class HtmlParser:
         return self._pool
 
     async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,
-                    text_limit: int | None = None, markdown_limit: int | None = None) -> HtmlExtract:
+                    text_limit: int | None = None, markdown_limit: int | None = None,
+                    deadline: float | None = None) -> HtmlExtract:
         """parse_html's result; with `text_limit`, its text may come back cut after text_limit + 1
-        characters (see parse_within)."""
+        characters (see parse_within). `deadline`: event-loop time, else ParseTimeout."""
         call = partial(parse_within, body, text_limit, http_charset=http_charset, content_language=content_language,
                        markdown_limit=markdown_limit)
+        return await self.run(call, len(body), deadline)
+
+    async def captions(self, body: bytes, http_charset: str | None, fmt: str,
+                       deadline: float | None = None) -> CaptionExtract | None:
+        return await self.run(partial(read_captions, body, http_charset, fmt), len(body), deadline)
+
+    async def plain_text(self, body: bytes, http_charset: str | None, deadline: float | None = None) -> str:
+        return await self.run(partial(parse_plain_text, body, http_charset), len(body), deadline)
+
+    async def run(self, call: Callable[[], T], size: int, deadline: float | None = None) -> T:
+        """`call()` in a parse process (a picklable partial), within `deadline` (event-loop time)."""
         if self.processes == 0:
             return call()
         loop = asyncio.get_running_loop()
-        large = self._large_slots if len(body) > LARGE_BODY else contextlib.nullcontext()
+        large = self._large_slots if size > LARGE_BODY else contextlib.nullcontext()
         async with large, self._slots:  # always in this order: a small page never holds a slot it waits on
-            pool = self._executor()
-            try:
-                return await loop.run_in_executor(pool, call)
-            except BrokenProcessPool:
-                if self._pool is pool:  # pages that were in the same pool find it already replaced
-                    log.warning("a parse process died; starting a new pool and trying the page once more")
-                    self._discard()
-                return await loop.run_in_executor(self._executor(), call)
+            tries = 0
+            while True:
+                if deadline is not None and deadline <= loop.time():
+                    raise ParseTimeout("no time was left to read the body")
+                pool = self._executor()
+                tries += 1
+                try:
+                    return await self._within(loop.run_in_executor(pool, call), pool, deadline)
+                except BrokenProcessPool:
+                    if self._pool is pool:  # pages that were in the same pool find it already replaced
+                        log.warning("a parse process died; starting a new pool and reading the page again")
+                        self._discard()
+                    if deadline is None and tries >= 2:
+                        raise
+
+    async def _within(self, future: asyncio.Future[T], pool: ProcessPoolExecutor, deadline: float | None) -> T:
+        if deadline is None:
+            return await future
+        try:
+            return await asyncio.wait_for(future, deadline - asyncio.get_running_loop().time())
+        except TimeoutError:
+            log.warning("a parse ran past its deadline: killing its pool's processes")
+            self._kill(pool)
+            raise ParseTimeout("the body could not be read within the retrieval's deadline") from None
+
+    def _kill(self, pool: ProcessPoolExecutor) -> None:
+        processes: dict[Any, Any] = getattr(pool, "_processes", None) or {}
+        for process in list(processes.values()):
+            with contextlib.suppress(Exception):
+                process.kill()
+        if self._pool is pool:
+            self._discard()
 
     async def warm_up(self) -> None:
         """Start the processes now rather than on the first page."""

@@ -26,15 +26,10 @@ from evidencekit.server.evidence.fetch.fetcher import (
     FetchResponse,
 )
 from evidencekit.server.evidence.parse import (
-    CaptionError,
-    CaptionExtract,
     Track,
-    parse_plain_text,
-    parse_subrip,
-    parse_webvtt,
     sniff_captions,
 )
-from evidencekit.server.evidence.parse.pool import HtmlParser
+from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
 from evidencekit.server.evidence.parse.text import first_language
 from evidencekit.server.evidence.retrieval import limits
 from evidencekit.server.evidence.retrieval.outcomes import PARTIAL_PRIORITY, failure_status, outcome
@@ -164,23 +159,28 @@ class RetrievalEngine:
         except FetchError as error:
             draft.end(error.reason)
             return self.finish(draft)
-        if await self._origin_refused(draft, response):
-            return self.finish(draft)
-        draft.source_url = response.url
-        if kind == "url_text":
-            await self._read_document(draft, response)
-        else:
-            await self._read_captions(draft, response, budget)
+        try:
+            if await self._origin_refused(draft, response, budget):
+                return self.finish(draft)
+            draft.source_url = response.url
+            if kind == "url_text":
+                await self._read_document(draft, response, budget)
+            else:
+                await self._read_captions(draft, response, budget)
+        except ParseTimeout:  # the deadline covers reading the body as it covers fetching it
+            draft = Draft(kind, language)
+            draft.end("timeout")
         return self.finish(draft)
 
     # -- origin answers -------------------------------------------------------------------
 
-    async def _origin_refused(self, draft: Draft, response: FetchResponse) -> bool:
+    async def _origin_refused(self, draft: Draft, response: FetchResponse, budget: FetchBudget) -> bool:
         status = response.status
         if 200 <= status < 300:
             return False
         if status in (401, 403):
-            page = await self.parser.parse(response.body, http_charset=response.charset) if response.body else None
+            page = (await self.parser.parse(response.body, http_charset=response.charset, deadline=budget.deadline)
+                    if response.body else None)
             draft.end("login_required" if page is not None and page.login_wall else "access_denied")
         elif status in (404, 410):
             draft.end("not_found")
@@ -202,7 +202,7 @@ class RetrievalEngine:
 
     # -- url_text ------------------------------------------------------------------------
 
-    async def _read_document(self, draft: Draft, response: FetchResponse) -> None:
+    async def _read_document(self, draft: Draft, response: FetchResponse, budget: FetchBudget) -> None:
         media = self._take_media(draft, response)
         if not readable(media):
             draft.end("unsupported_media")
@@ -210,7 +210,8 @@ class RetrievalEngine:
         declared = first_language(response.content_language)
         if media in HTML_TYPES:
             page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
-                                           text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN)
+                                           text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN,
+                                           deadline=budget.deadline)
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
             if page.nodes_limited:
@@ -219,7 +220,7 @@ class RetrievalEngine:
                 draft.end("login_required")
                 return
         else:
-            draft.text = parse_plain_text(response.body, response.charset)
+            draft.text = await self.parser.plain_text(response.body, response.charset, budget.deadline)
             draft.markdown, draft.language = draft.text, declared
         if draft.requested_language and draft.language and not same_language(draft.requested_language, draft.language):
             draft.conditions.append("language_mismatch")
@@ -247,11 +248,11 @@ class RetrievalEngine:
         if fmt is None:
             draft.end("unsupported_source")
             return
-        self._read_caption_file(draft, response, fmt, None)
+        await self._read_caption_file(draft, response, fmt, None, budget)
 
     async def _captions_from_page(self, draft: Draft, response: FetchResponse, budget: FetchBudget) -> None:
         page = await self.parser.parse(response.body, http_charset=response.charset,
-                                       content_language=response.content_language)
+                                       content_language=response.content_language, deadline=budget.deadline)
         draft.title, draft.description = page.title, page.description
         tracks = [t for t in page.tracks if t.kind in ("captions", "subtitles") and t.src.strip()]
         if not tracks:  # of a page over the byte cap we saw only the start: a track may come later
@@ -272,7 +273,7 @@ class RetrievalEngine:
         except (httpx.InvalidURL, ValueError):
             draft.end("invalid_captions")
             return
-        if await self._origin_refused(draft, caption):
+        if await self._origin_refused(draft, caption, budget):
             return
         draft.source_url = caption.url
         draft.conditions.clear()  # the page's own (its size) no longer matter: the cues come from the track
@@ -284,7 +285,7 @@ class RetrievalEngine:
         if fmt is None:
             draft.end("invalid_captions")
             return
-        self._read_caption_file(draft, caption, fmt, track.srclang)
+        await self._read_caption_file(draft, caption, fmt, track.srclang, budget)
 
     @staticmethod
     def _choose_track(tracks: list[Track], language: str | None) -> Track | None:
@@ -297,11 +298,10 @@ class RetrievalEngine:
             return next((t for t in tracks if t.srclang and same_language(t.srclang, language)), None)
         return next((t for t in tracks if t.default), tracks[0])
 
-    def _read_caption_file(self, draft: Draft, response: FetchResponse, fmt: str, srclang: str | None) -> None:
-        try:
-            parsed: CaptionExtract = (parse_webvtt if fmt == "webvtt" else parse_subrip)(
-                response.body, response.charset)
-        except CaptionError:
+    async def _read_caption_file(self, draft: Draft, response: FetchResponse, fmt: str, srclang: str | None,
+                                 budget: FetchBudget) -> None:
+        parsed = await self.parser.captions(response.body, response.charset, fmt, budget.deadline)
+        if parsed is None:  # CaptionError
             draft.end("invalid_captions")
             return
         draft.caption_format = parsed.format

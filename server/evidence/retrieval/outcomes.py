@@ -41,7 +41,7 @@ _TABLE = [
     Outcome("empty", "language_mismatch", "caption tracks exist, none in the requested language"),
     Outcome("unavailable", "not_found", "origin answered 404 or 410"),
     Outcome("rate_limited", "rate_limited", "origin answered 429 (Retry-After becomes retry_after_seconds)"),
-    Outcome("unavailable", "timeout", "no complete answer within the connect, read or overall deadline"),
+    Outcome("unavailable", "timeout", "no complete answer within the connect, read or overall deadline, or a body not read within the overall deadline"),
     Outcome("unavailable", "egress_unavailable", "DNS, connection or TLS failure"),
     Outcome("unavailable", "unavailable", "origin 5xx or another error status, or more than 5 redirects"),
     Outcome("cancelled", "cancelled", "the retrieval was cancelled before it settled"),

@@ -10,7 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidencekit.server.evidence.parse import parse_html
-from evidencekit.server.evidence.parse.pool import PROCESSES_ENV, HtmlParser, processes_from_env
+from evidencekit.server.evidence.parse.pool import (
+    PROCESSES_ENV,
+    HtmlParser,
+    ParseTimeout,
+    processes_from_env,
+)
 
 pytestmark = pytest.mark.anyio
 PAGE = ("<html lang='de'><head><title>Bericht</title></head><body><nav>Menü</nav><article><h1>Bericht</h1>"
@@ -165,3 +170,34 @@ async def test_pages_cancelled_while_waiting_leave_no_permit_behind(monkeypatch:
         assert parser._slots._value == 2 and parser._large_slots._value == 1  # every permit came back
     finally:
         threads.shutdown()
+
+
+async def test_a_parse_past_its_deadline_is_killed_and_the_pool_reads_on() -> None:
+    import asyncio
+    import time
+
+    parser = HtmlParser(1)
+    try:
+        await parser.warm_up()
+        loop = asyncio.get_running_loop()
+        hostile = b"<p>" + b"<b>word " * 400_000  # 3 MB
+        started = time.monotonic()
+        calm = asyncio.ensure_future(parser.parse(PAGE))  # in the same pool when it is killed
+        with pytest.raises(ParseTimeout):
+            await parser.parse(hostile, deadline=loop.time() + 0.005)  # it takes some 30 ms
+        assert time.monotonic() - started < 2  # cut at its deadline, not read to the end
+        assert (await calm).title == "Bericht"  # read again in the new pool
+        assert (await parser.parse(PAGE, deadline=loop.time() + 30)).title == "Bericht"
+    finally:
+        parser.close()
+
+
+async def test_caption_files_and_plain_text_are_read_in_the_pool_too() -> None:
+    parser = HtmlParser(1)
+    try:
+        cues = await parser.captions(b"WEBVTT\n\n00:00.000 --> 00:01.000\nHallo\n", None, "webvtt")
+        assert cues is not None and [cue.text for cue in cues.cues] == ["Hallo"]
+        assert await parser.captions(b"not captions", None, "subrip") is None  # CaptionError
+        assert await parser.plain_text(b"caf\xc3\xa9\r\n", "utf-8") == "caf\u00e9\n"  # CRLF normalised
+    finally:
+        parser.close()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
 from tests.server.retrieval.conftest import contract_errors
@@ -333,3 +334,24 @@ async def test_the_markdown_kept_for_documents_is_bounded(engine: RetrievalEngin
                                                                       .encode())), "url_text")
     assert retrieved.markdown is not None and len(retrieved.markdown) <= limits.MAX_MARKDOWN
     assert retrieved.markdown.startswith("[note 0](/note/0) [note 1](/note/1)")
+
+
+async def test_a_body_that_cannot_be_read_in_time_settles_as_a_timeout(engine: RetrievalEngine, site: Origin) -> None:
+    """The retrieval's deadline covers reading the body (in the parse processes, which are killed
+    at it: tests/server/parse/test_parse_pool.py); for each reader the outcome is a timeout."""
+
+    class OutOfTime(HtmlParser):
+        async def run(self, call: Any, size: int, deadline: float | None = None) -> Any:
+            assert deadline is not None  # every read is given the retrieval's deadline
+            raise ParseTimeout("the body could not be read within the retrieval's deadline")
+
+    engine.parser = OutOfTime(0)
+    pages = {"/html": Reply(ARTICLE), "/text": Reply(b"plain words", content_type="text/plain"),
+             "/captions.vtt": Reply(VTT, content_type="text/vtt"),
+             "/denied": Reply(LOGIN, 401)}
+    for path, reply in pages.items():
+        url = site.reply("/out-of-time" + path, reply)
+        kind = "published_captions" if path.endswith(".vtt") else "url_text"
+        result = (await engine.retrieve(url, kind)).result
+        assert (result["status"], result["reason"]) == ("unavailable", "timeout"), path
+        assert contract_errors(result) == []
