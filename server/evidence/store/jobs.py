@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import cache
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,19 +33,26 @@ UPDATE receipt SET state = 'running', lease_owner = {p1}, lease_expires_at = {p2
 WHERE id = (
     SELECT id FROM receipt
     WHERE (state = 'pending' OR (state = 'running' AND lease_expires_at < {p3})) AND attempts < {p4}
-          AND valid_until > {p3}
+          AND valid_until > {p3}{fair}
     ORDER BY created_at{lock} LIMIT 1
 )
 RETURNING *
 """
+# Fairness between workspaces: first the oldest receipt of a workspace with nothing running (the
+# running receipts are few, and found by the state index), so one workspace's backlog of slow URLs
+# delays another's receipt by one slot at most; only then the oldest of all.
+_IDLE_WORKSPACE = """
+          AND workspace_id NOT IN (SELECT workspace_id FROM receipt WHERE state = 'running' AND lease_expires_at >= {p3})"""
 
 
 class LeaseLost(Exception):
     """The worker no longer holds the receipt (its lease expired and another worker took it)."""
 
 
-def _claim_statement(postgres: bool) -> str:
-    return dialect_params(_CLAIM.replace("{lock}", " FOR UPDATE SKIP LOCKED" if postgres else ""), postgres)
+@cache
+def _claim_statement(postgres: bool, fair: bool) -> str:
+    statement = _CLAIM.replace("{fair}", _IDLE_WORKSPACE if fair else "")
+    return dialect_params(statement.replace("{lock}", " FOR UPDATE SKIP LOCKED" if postgres else ""), postgres)
 
 
 async def claim(worker_id: str, lease: timedelta, *, max_attempts: int,
@@ -52,10 +60,10 @@ async def claim(worker_id: str, lease: timedelta, *, max_attempts: int,
     now = now or datetime.now(UTC)
     connection = get_connection("default")
     postgres = is_postgres_connection(connection)
-    rows = await connection.execute_query_dict(
-        _claim_statement(postgres),
-        [worker_id, sql_time(now + lease, postgres), sql_time(now, postgres), max_attempts],
-    )
+    values = [worker_id, sql_time(now + lease, postgres), sql_time(now, postgres), max_attempts]
+    rows = await connection.execute_query_dict(_claim_statement(postgres, fair=True), values)
+    if not rows:  # every workspace with work has some running: the oldest of all
+        rows = await connection.execute_query_dict(_claim_statement(postgres, fair=False), values)
     if not rows:
         return None
     return Receipt._init_from_db(**rows[0])  # the row as tortoise loads any other: no second query

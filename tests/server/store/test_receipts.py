@@ -242,3 +242,17 @@ async def test_a_purge_during_a_settle_never_blanks_the_revision_the_settle_refe
                                           revision=settled.evidence_revision)
     assert (revision.text, revision.purged_at) == ("findings", None)
     assert (await Receipt.get(id=expired.id)).state == "expired"
+
+
+async def test_a_workspace_with_nothing_running_is_served_before_a_busy_ones_backlog(store: str) -> None:
+    """Eight slow URLs of one workspace do not hold up another's single one beyond one slot."""
+    busy, quiet = uuid.uuid4(), uuid.uuid4()
+    backlog = [(await receipts.submit(request(f"https://slow.example/{n}", workspace_id=busy,
+                                              mutation_id=uuid.uuid4())))[0] for n in range(8)]
+    late, _ = await receipts.submit(request("https://quick.example/", workspace_id=quiet, mutation_id=uuid.uuid4()))
+    lease = timedelta(seconds=30)
+    claimed = [await jobs.claim(f"w{slot}", lease, max_attempts=3) for slot in range(4)]
+    assert [receipt.id for receipt in claimed if receipt] == [backlog[0].id, late.id, backlog[1].id, backlog[2].id]
+    await jobs.settle(claimed[1], "w1", RESULT, content())  # the quiet workspace's receipt is done
+    nxt = await jobs.claim("w1", lease, max_attempts=3)
+    assert nxt is not None and nxt.id == backlog[3].id  # then the backlog, oldest first, as before
