@@ -13,6 +13,7 @@
     name = "Conflict"
     description = "The request conflicts with an earlier one."
     read_only = false                   # false: not listed on read-only operations (default: true)
+    operations = ["add_book"]           # optional: listed only on these operations (default: all)
 
 Every path is relative to the project root: the folder of that pyproject.toml, found from the
 working directory upwards. The generator owns `package` (and `client_package`, `docs`) entirely.
@@ -31,7 +32,7 @@ from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors"}
-_ERROR_KEYS = {"name", "description", "read_only"}
+_ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
 
 class ConfigError(ContractError):
@@ -46,6 +47,10 @@ class ErrorResponse:
     name: str
     description: str
     read_only: bool = True
+    operations: tuple[str, ...] = ()  # only these operations answer it (empty: every one)
+
+    def applies_to(self, operation: str, read_only: bool) -> bool:
+        return (self.read_only or not read_only) and (not self.operations or operation in self.operations)
 
 
 # The errors the toolkit's runtime answers by itself, for every project.
@@ -146,14 +151,15 @@ def _errors(table: Any, where: Path) -> dict[str, ErrorResponse]:
         if not (status.isdigit() and len(status) == 3 and 400 <= int(status) <= 599):
             raise ConfigError(where, f"{TABLE} errors.{status}: the key must be an HTTP error status (400-599)")
         if not isinstance(entry, dict) or set(entry) - _ERROR_KEYS or not {"name", "description"} <= set(entry):
-            raise ConfigError(where, f"{TABLE} errors.\"{status}\" takes name, description and read_only")
+            raise ConfigError(where, f"{TABLE} errors.\"{status}\" takes name, description, read_only and operations")
         name, description = entry["name"], entry["description"]
-        read_only = entry.get("read_only", True)
+        read_only, operations = entry.get("read_only", True), entry.get("operations", [])
         if not (isinstance(name, str) and name.isidentifier() and isinstance(description, str)
-                and isinstance(read_only, bool)):
+                and isinstance(read_only, bool) and isinstance(operations, list)
+                and all(isinstance(op, str) for op in operations)):
             raise ConfigError(where, f"{TABLE} errors.\"{status}\": name must be an identifier, description a "
-                                     "string, read_only a boolean")
-        errors[status] = ErrorResponse(name, description, read_only)
+                                     "string, read_only a boolean, operations a list of operation names")
+        errors[status] = ErrorResponse(name, description, read_only, tuple(operations))
     return dict(sorted(errors.items()))
 
 

@@ -69,7 +69,7 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
     read_only = ((op.mcp or {}).get("annotations") or {}).get("readOnlyHint") is True
     auth = op.manifest.get("auth", {})
     for status, error in errors.items():
-        if (error.read_only or not read_only) and (auth or status not in _CALLER_ERRORS):
+        if error.applies_to(op.name, read_only) and (auth or status not in _CALLER_ERRORS):
             responses[status] = {"$ref": f"#/components/responses/{error.name}"}
     return {
         rest["method"].lower(): {

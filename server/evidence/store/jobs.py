@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from functools import cache
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from tortoise.connection import get_connection
