@@ -84,7 +84,10 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
             "parameters": [
                 {"name": "X-Request-Id", "in": "header", "required": False, "schema": {"type": "string"},
                  "description": "Echoed when it is 1-128 characters of [A-Za-z0-9._:-]; generated otherwise."},
-                {"name": "X-Contract-Hash", "in": "header", "required": False, "schema": {"type": "string"},
+                # Only this operation's hash is valid here: a request made for another contract is not
+                # a valid request of this one (412, before anything is done).
+                {"name": "X-Contract-Hash", "in": "header", "required": False,
+                 "schema": {"type": "string", "enum": [op.contract_hash]},
                  "description": "The contract hash the caller was built from; when it is not "
                                 f"{op.contract_hash}, the call is refused with 412 before anything is done."},
             ],
