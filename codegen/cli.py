@@ -15,6 +15,7 @@ from typing import Any
 from evidencekit.codegen.config import TABLE, CodegenConfig, load_config
 from evidencekit.codegen.lock import lock_problems, write_lock
 from evidencekit.codegen.locked import MISMATCH_NOTE, change_report
+from evidencekit.contracts.examples import example_problems
 from evidencekit.contracts.loader import (
     ContractError,
     Operation,
@@ -34,6 +35,15 @@ def _config(args: argparse.Namespace) -> CodegenConfig:
 def _contracts(args: argparse.Namespace) -> Path:
     """The contracts folder: --contracts, else the configured one."""
     return args.contracts.resolve() if args.contracts is not None else load_config(args.project).contracts
+
+
+def _load(contracts: Path) -> list[Operation]:
+    """The operations, refused when a published example breaks its own schemas."""
+    operations = load_operations(contracts)
+    problems = [problem for op in operations for problem in example_problems(op)]
+    if problems:
+        raise ContractError(contracts, "published examples that their own schemas refuse:\n  " + "\n  ".join(problems))
+    return operations
 
 
 def _say(*lines: str) -> None:
@@ -59,7 +69,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     config = _config(args)
-    operations = load_operations(config.contracts)
+    operations = _load(config.contracts)
     problems = lock_problems(operations, config.contracts)
     if problems:
         _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
@@ -81,7 +91,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     config = _config(args)
-    operations = load_operations(config.contracts)
+    operations = _load(config.contracts)
     problems = lock_problems(operations, config.contracts)
     diffs = stale(plan(config), args.out or config.root)
     for diff in diffs:
@@ -101,7 +111,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     contracts = _contracts(args)
-    operations = load_operations(contracts)
+    operations = _load(contracts)
     _say(*_changes_since_lock(operations, contracts))
     changed = write_lock(operations, contracts)
     for op in operations:

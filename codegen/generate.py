@@ -21,7 +21,8 @@ from evidencekit.codegen.formatting import format_python
 from evidencekit.codegen.headers import markdown_header, python_header
 from evidencekit.codegen.models import ModelNote, render_model
 from evidencekit.codegen.openapi import openapi_document
-from evidencekit.codegen.views import examples_of, mcp_descriptor, operation_view, variant_schemas
+from evidencekit.codegen.views import mcp_descriptor, operation_view, variant_schemas
+from evidencekit.contracts.examples import example_payloads
 from evidencekit.contracts.loader import load_operations
 
 
@@ -103,7 +104,8 @@ def plan(config: CodegenConfig) -> Plan:
 
     result.files.update(format_python(python))
 
-    examples = {op.name: examples_of(op, op.rest["variant"]) for op in rest_ops}  # type: ignore[index]
+    # as payloads: a tools/call message shown on a page is its arguments in a REST request
+    examples = {op.name: example_payloads(op, op.rest["variant"]) for op in rest_ops}  # type: ignore[index]
     document = openapi_document(operations, examples, config)
     result.files[f"{server}/openapi.json"] = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 

@@ -97,6 +97,20 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
     }
 
 
+def rehomed(schema: Any, home: str) -> Any:
+    """`schema` copied to `home` in the document: its local `$ref`s (`#/$defs/X`, `#`) point there,
+    or they would point at nothing once the schema is a component."""
+    if isinstance(schema, list):
+        return [rehomed(item, home) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    moved = {key: rehomed(value, home) for key, value in schema.items()}
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        moved["$ref"] = home + ref[1:]
+    return moved
+
+
 def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]],
                      config: CodegenConfig) -> dict[str, Any]:
     rest_ops = [op for op in operations if op.rest]
@@ -105,8 +119,9 @@ def openapi_document(operations: list[Operation], examples: dict[str, dict[str, 
     for op in rest_ops:
         variant = op.rest_variant
         assert variant is not None
-        schemas[f"{op.class_prefix}Input"] = variant.input_schema
-        schemas[f"{op.class_prefix}Output"] = variant.output_schema
+        for name, schema in ((f"{op.class_prefix}Input", variant.input_schema),
+                             (f"{op.class_prefix}Output", variant.output_schema)):
+            schemas[name] = rehomed(schema, f"#/components/schemas/{name}")
         paths[op.rest["path"]] = _path_item(op, examples.get(op.name, {}), config.errors)  # type: ignore[index]
     schemas["Error"] = ERROR_SCHEMA
     schemas["FieldError"] = FIELD_ERROR_SCHEMA

@@ -15,6 +15,7 @@ def pretty_json(value: Any) -> str:
 
 
 def examples_of(op: Operation, variant: str) -> dict[str, Any]:
+    """The variant's published example files as they are (the docs show them as published)."""
     files = op.manifest.get("examples", {}).get(variant)
     if not files:
         return {}

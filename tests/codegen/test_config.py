@@ -109,3 +109,41 @@ def test_the_generator_owns_only_folders_of_its_own(tmp_path: Path,
     with pytest.raises(ConfigError) as raised:
         load_config(root)
     assert says in str(raised.value)
+
+
+def test_the_openapi_document_of_a_contract_with_refs_is_valid(tmp_path: Path) -> None:
+    """$defs, definitions and recursion: every $ref of the document points at something."""
+    from openapi_spec_validator import validate
+
+    root = project(tmp_path, '[tool.evidencekit.codegen]\npackage = "tree_api.generated"')
+    folder = root / "contracts" / "tree"
+    folder.mkdir(parents=True)
+    node = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+    request = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+               "properties": {"root": {"$ref": "#/$defs/Node"}}, "required": ["root"], "$defs": {"Node": node}}
+    answer = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+              "properties": {"count": {"$ref": "#/definitions/Count"}}, "definitions": {"Count": {"type": "integer"}}}
+    (folder / "in.json").write_text(json.dumps(request))
+    (folder / "out.json").write_text(json.dumps(answer))
+    (folder / "manifest.json").write_text(json.dumps({
+        "operation": "tree", "python_name": "tree", "title": {"en": "Tree"}, "description": {"en": "Count."},
+        "variants": {"main": {"input": "in.json", "output": "out.json"}}, "model_variant": "main",
+        "rest": {"path": "/tree", "method": "POST", "variant": "main"}}))
+    assert main(["lock", "--project", str(root)]) == 0
+    assert main(["generate", "--project", str(root)]) == 0
+    document = json.loads((root / "tree_api/generated/openapi.json").read_text())
+    validate(document)  # openapi-spec-validator resolves every $ref
+    node_ref = document["components"]["schemas"]["TreeInput"]["properties"]["root"]["$ref"]
+    assert node_ref == "#/components/schemas/TreeInput/$defs/Node"
+
+
+def test_a_published_example_its_schema_refuses_is_refused(tmp_path: Path, contracts_copy: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    example = contracts_copy / "sosoapi_research_evidence_status" / "examples" / "mcp.input.json"
+    published = json.loads(example.read_text())
+    del published["arguments"]["workspace_id"]  # a required field the example leaves out
+    example.write_text(json.dumps(published))
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 2
+    err = capsys.readouterr().err
+    assert "published examples that their own schemas refuse" in err and "'workspace_id' is a required property" in err
