@@ -11,16 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import rfc8785
-
-from evidencekit.contracts.loader import LOCK_NAME, Operation
+from evidencekit.contracts.loader import LOCK_NAME, Operation, canonical_json
 
 LOCK_COMMENT = "Pinned contract hashes. Update with `evidencekit codegen lock` after reviewing `evidencekit codegen diff`."
 
 
 def file_digest(value: Any) -> str:
     """A contract file's digest: sha256 over its RFC 8785 canonical JSON, so reformatting changes nothing."""
-    return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
+    return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
 def lock_document(operations: list[Operation]) -> dict[str, Any]:

@@ -43,6 +43,29 @@ def read_json(path: Path) -> Any:
         raise ContractError(path, f"invalid JSON: {exc}") from None
 
 
+_SAFE_INTEGER = 2**53 - 1
+
+
+def canonical_json(value: Any) -> bytes:
+    """RFC 8785 canonical JSON of `value`, for hashing. RFC 8785 numbers are IEEE doubles, so an
+    integer beyond 2^53 - 1 (a schema's `maximum: 9223372036854775807`) has no exact canonical form:
+    it is hashed as its decimal text instead, so every such value still hashes apart from its
+    neighbours (and the same as that text would: no schema relies on the difference)."""
+    return rfc8785.dumps(_exact(value))
+
+
+def _exact(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and abs(value) > _SAFE_INTEGER:
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _exact(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_exact(item) for item in value]
+    return value
+
+
 def short_hash(hex_digest: str) -> str:
     """The form the published pages use: `sha256:` + 16 hex digits."""
     return f"sha256:{hex_digest[:16]}"
@@ -116,7 +139,7 @@ class Operation:
 
     @cached_property
     def sha256(self) -> str:
-        return hashlib.sha256(rfc8785.dumps(self.document)).hexdigest()
+        return hashlib.sha256(canonical_json(self.document)).hexdigest()
 
     @property
     def contract_hash(self) -> str:

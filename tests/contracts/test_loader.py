@@ -110,3 +110,19 @@ def test_an_auth_block_that_would_make_an_operation_public_by_mistake_is_refused
     path.write_text(json.dumps(manifest))
     with pytest.raises(ContractError, match=r"\$\.auth"):
         load_operation(path.parent)
+
+
+def test_integers_beyond_two_to_the_53_are_hashed_exactly(contracts_copy: Path) -> None:
+    """RFC 8785 numbers are IEEE doubles: a schema's maximum of 2^63 - 1 is hashed as its decimal
+    text, not refused, and a neighbouring value hashes apart from it."""
+    from evidencekit.contracts.loader import canonical_json
+
+    path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
+    schema = json.loads(path.read_text())
+    hashes = []
+    for maximum in (9223372036854775807, 9223372036854775806):
+        schema["properties"]["count"] = {"type": "integer", "maximum": maximum}
+        path.write_text(json.dumps(schema))
+        hashes.append(load_operation(path.parent).contract_hash)
+    assert hashes[0] != hashes[1]
+    assert canonical_json({"a": 2**63 - 1, "b": 2**53 - 1, "c": True}) == b'{"a":"9223372036854775807","b":9007199254740991,"c":true}'
