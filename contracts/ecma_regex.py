@@ -15,44 +15,80 @@ _SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\
 _DIGIT = "0-9"
 _WORD = "A-Za-z0-9_"
 _SETS = {"s": _SPACE, "d": _DIGIT, "w": _WORD}
+# The same sets as code points: finite, so a class that negates one of them can be written out
+_POINTS = {"s": frozenset("\t\n\x0b\x0c\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+                          + "".join(chr(c) for c in range(0x2000, 0x200B))),
+           "d": frozenset("0123456789"),
+           "w": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")}
+
+
+def _member(char: str) -> str:
+    """One code point as a class member both Python's and Rust's regex read alike."""
+    if char.isascii() and (char.isalnum() or char == "_"):
+        return char
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def _class(body: list[str], negated: bool, excluded: list[str], pattern: str) -> str:
+    """A class whose members are `body` (already translated) less the negated escapes `excluded`
+    (\\S \\D \\W inside it, which Python's `re` would read with its own sets): a positive class
+    becomes an alternation, a negated one the finite set it leaves, written out."""
+    inner = "".join(body)
+    if not excluded:
+        return f"[{'^' if negated else ''}{inner}]"
+    if not negated:  # [X\S] = X or not-space
+        parts = ([f"[{inner}]"] if inner else []) + [f"[^{_SETS[name]}]" for name in excluded]
+        return "(?:" + "|".join(parts) + ")"
+    # [^X\S] = space and not X: out of a finite set
+    candidates = frozenset.intersection(*(_POINTS[name] for name in excluded))
+    listed = re.compile(f"[{inner}]") if inner else None
+    kept = sorted(c for c in candidates if listed is None or not listed.match(c))
+    if not kept:  # ECMA-262 allows a class that matches nothing; so do both engines, spelled so
+        return "[^\\x00-\\U0010ffff]"
+    return "[" + "".join(_member(c) for c in kept) + "]"
 
 
 def to_python(pattern: str) -> str:
-    """The same pattern for Python's `re`, with \\s \\S \\d \\D \\w \\W meaning what ECMA-262 says."""
+    """The same pattern for Python's `re`, with \\s \\S \\d \\D \\w \\W meaning what ECMA-262 says
+    (inside character classes too)."""
     out: list[str] = []
-    in_class = False
+    body: list[str] = []  # the members of the class being read
+    excluded: list[str] = []  # the negated escapes in it
+    negated = in_class = False
     index = 0
     while index < len(pattern):
         char = pattern[index]
+        target = body if in_class else out
         if char == "\\" and index + 1 < len(pattern):
             escape = pattern[index + 1]
             index += 2
             if escape.lower() in _SETS:
                 members = _SETS[escape.lower()]
                 if escape.islower():
-                    out.append(members if in_class else f"[{members}]")
+                    target.append(members if in_class else f"[{members}]")
                 elif in_class:
-                    raise ValueError(f"pattern {pattern!r}: \\{escape} inside a character class is not supported")
+                    excluded.append(escape.lower())
                 else:
                     out.append(f"[^{members}]")
             else:
-                out.append(char + escape)
+                target.append(char + escape)
             continue
         if char == "[" and not in_class:
-            in_class = True
-            out.append(char)
+            in_class, negated, body, excluded = True, False, [], []
             if pattern[index + 1:index + 2] == "^":  # a leading ^ or ] belongs to the class
-                out.append("^")
+                negated = True
                 index += 1
             if pattern[index + 1:index + 2] == "]":
-                out.append("]")
+                body.append("]")
                 index += 1
         elif char == "]" and in_class:
             in_class = False
-            out.append(char)
+            out.append(_class(body, negated, excluded, pattern))
         else:
-            out.append(char)
+            target.append(char)
         index += 1
+    if in_class:  # unterminated: let the engine say so
+        out.append("[" + ("^" if negated else "") + "".join(body))
     return "".join(out)
 
 
