@@ -138,7 +138,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
     manifest_breaking = 0
     if old.is_dir() and new.is_dir():
-        before, after = load_operation(old), load_operation(new)
+        # compared by the operation they hold, whatever their folders are called
+        before, after = load_operation(old, named_by_folder=False), load_operation(new, named_by_folder=False)
+        if before.name != after.name:
+            _say(f"== operation {before.name!r} -> {after.name!r}: BREAKING, clients call it by its name")
+            manifest_breaking += 1
         found = manifest_changes(before.manifest, after.manifest)
         manifest_breaking = sum(bad for bad, _ in found)
         if found:

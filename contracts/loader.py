@@ -208,11 +208,13 @@ def _check_schema(schema: Any, path: Path) -> None:
             raise ContractError(path, f"{_where(trail)}: $ref {ref!r} points at nothing in this schema") from None
 
 
-def load_operation(folder: Path) -> Operation:
+def load_operation(folder: Path, *, named_by_folder: bool = True) -> Operation:
+    """One operation folder. In a contracts folder each operation's folder bears its name; a copy
+    elsewhere (an old version to diff against) may be named anything (`named_by_folder=False`)."""
     manifest_path = folder / MANIFEST_NAME
     manifest = read_json(manifest_path)
     _check_manifest(manifest, manifest_path)
-    if manifest["operation"] != folder.name:
+    if named_by_folder and manifest["operation"] != folder.name:
         raise ContractError(manifest_path, f"operation {manifest['operation']!r} != folder {folder.name!r}")
     variants = {}
     for name, files in manifest["variants"].items():
@@ -232,7 +234,7 @@ def load_operation(folder: Path) -> Operation:
         spec = manifest.get(surface)
         if spec is not None and spec.get("variant") not in variants:
             raise ContractError(manifest_path, f"{surface}.variant {spec.get('variant')!r} is not a variant")
-    return Operation(folder.name, folder, manifest, variants)
+    return Operation(manifest["operation"], folder, manifest, variants)
 
 
 def load_operations(root: Path) -> list[Operation]:

@@ -62,3 +62,12 @@ def test_folder_diff_reports_a_renamed_tool_as_breaking(tmp_path: Path, capsys: 
     (new / "manifest.json").write_text(json.dumps(manifest))
     assert main(["diff", str(old), str(new)]) == 1
     assert "BREAKING  MCP tool name 'sosoapi_research_evidence_status' -> 'evidence_status'" in capsys.readouterr().out
+
+
+def test_folders_are_compared_by_the_operation_they_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An old version kept under another folder name (status-v1) is still the same operation."""
+    old = tmp_path / "status-v1"
+    shutil.copytree(CONTRACTS_DIR / "sosoapi_research_evidence_status", old)
+    assert main(["diff", str(old), str(CONTRACTS_DIR / "sosoapi_research_evidence_status")]) == 0
+    assert main(["diff", str(old), str(CONTRACTS_DIR / "get_documents")]) == 1  # another operation
+    assert "operation 'sosoapi_research_evidence_status' -> 'get_documents': BREAKING" in capsys.readouterr().out
