@@ -73,14 +73,12 @@ class OtherContractHash:
 def skeleton_app(handlers: Any, auth: Any = None) -> ASGIApp:
     """The generated app over `handlers`, with no store: any caller (or `auth`'s), the service's
     outage mapping."""
-    from evidencekit.server.evidence.auth import STORE_OUTAGE
-    from evidencekit.server.evidence.store.outage import is_store_outage
-    from evidencekit.server.generated.app import create_app
-    from evidencekit.server.runtime.hooks import ServiceHooks
+    from dataclasses import replace
 
-    hooks = ServiceHooks(auth=auth or AllowAll(), is_outage=is_store_outage, outage_message=STORE_OUTAGE,
-                         outage_log="database unavailable")
-    return create_app(handlers, hooks)
+    from evidencekit.server.evidence.auth import evidence_hooks
+    from evidencekit.server.generated.app import create_app
+
+    return create_app(handlers, replace(evidence_hooks(), auth=auth or AllowAll()))
 
 
 @contextmanager

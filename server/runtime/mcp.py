@@ -102,12 +102,21 @@ class ToolCaller:
     settings: SettingsSource
     stdio_credential: str | None = None  # over stdio: the credential every call acts with
     _pipelines: dict[str, OperationPipeline] = field(init=False)
+    _profiles: dict[str, tuple[str, ...]] = field(init=False)
 
     def __post_init__(self) -> None:
         unauthenticated = current(self.settings).unauthenticated
         self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler,
                                                                          self.hooks.auth, unauthenticated)
                            for binding in self.bindings}
+        self._profiles = {binding.descriptor["name"]: tuple(binding.descriptor.get("profiles", ()))
+                          for binding in self.bindings}
+
+    def _listed(self, name: str) -> bool:
+        """Whether the profile lists the tool (a tool it hides is not callable either), without
+        building every Tool model of tools/list on each call."""
+        profile = current(self.settings).profile
+        return profile is None or profile in self._profiles.get(name, ())
 
     def tools(self) -> list[types.Tool]:
         settings = current(self.settings)
@@ -123,7 +132,7 @@ class ToolCaller:
     async def call_tool(self, ctx: ServerRequestContext[Any, Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         pipeline = self._pipelines.get(params.name)
-        if pipeline is None or params.name not in {tool.name for tool in self.tools()}:
+        if pipeline is None or not self._listed(params.name):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         request_id = uuid.uuid4().hex
         spec = pipeline.spec
