@@ -11,7 +11,13 @@ The same change (an enum value added, say) is harmless one way and breaking the 
 the relation between an old and a new constraint cannot be decided (a changed
 ``pattern``, ``format`` or ``const``, a changed keyword this module does not model), it counts
 as breaking both ways: ``constraint_tightened`` for requests, ``constraint_loosened`` for
-responses.  Local ``$ref`` pointers (``#/$defs/...``, ``#/definitions/...``) are followed.
+responses.  Local ``$ref`` pointers (``#/$defs/...``, ``#/definitions/...``) are followed through
+every keyword that holds a subschema (properties, patternProperties, additionalProperties,
+dependentSchemas, items, prefixItems, contains, propertyNames, unevaluated*, if/then/else, not,
+anyOf/oneOf/allOf); keywords this module does not model are compared with their $refs expanded.
+
+Every breaking change says why, for the side it breaks (``Change.why``): old clients' requests
+the server now refuses, or answers the old clients' schema refuses.
 """
 
 from __future__ import annotations
@@ -43,6 +49,15 @@ _RULES: dict[str, tuple[bool, bool]] = {
     "schema_dialect_changed": (False, False), "annotation_changed": (False, False),
 }
 KINDS: tuple[str, ...] = tuple(_RULES)
+# what a change inside `not` does to the schema around it
+_INVERSE = {
+    "constraint_tightened": "constraint_loosened", "constraint_loosened": "constraint_tightened",
+    "enum_value_added": "constraint_tightened", "enum_value_removed": "constraint_loosened",
+    "nullable_added": "constraint_tightened", "nullable_removed": "constraint_loosened",
+    "required_added": "constraint_loosened", "required_removed": "constraint_tightened",
+    "additional_properties_tightened": "constraint_loosened",
+    "additional_properties_loosened": "constraint_tightened",
+}
 
 _ANNOTATIONS = frozenset({"title", "description", "examples", "default", "$comment", "deprecated",
                           "readOnly", "writeOnly", "contentMediaType", "contentEncoding"})
@@ -51,9 +66,14 @@ _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
 _PRESENCE = ("pattern", "format", "const")  # added: tighter; removed: looser; changed: unknown
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+# one subschema each, where absent means the same as {} (no constraint)
+_OPTIONAL_SUBSCHEMAS = ("propertyNames", "then", "else", "unevaluatedItems")
+_SCHEMA_MAPS = ("patternProperties", "dependentSchemas")
 _HANDLED = frozenset({"type", "enum", "multipleOf", "uniqueItems", "properties", "required",
                       "additionalProperties", "unevaluatedProperties", "items", "prefixItems",
-                      "additionalItems", *_UPPER, *_LOWER, *_COMBINATORS})
+                      "additionalItems", "contains", "not", "if", "dependentRequired", "dependencies",
+                      *_OPTIONAL_SUBSCHEMAS, *_SCHEMA_MAPS, *_UPPER, *_LOWER, *_COMBINATORS})
+_EXPAND_DEPTH = 16  # $ref levels expanded when comparing keywords not modelled here
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,29 @@ class Change:
     kind: str  # one of KINDS
     breaking: bool
     detail: str  # one human sentence: what changed, old -> new
+    why: str = ""  # for a breaking change: whom it breaks and how
+
+    def line(self) -> str:
+        """`BREAKING  kind  path: detail; why`, one line."""
+        text = f"{'BREAKING' if self.breaking else 'ok':<10}{self.kind}  {self.path}: {self.detail}"
+        return f"{text}; {self.why}" if self.why else text
+
+
+_REQUEST_WHY = "breaks old clients: a request valid under the old schema may now be refused"
+_RESPONSE_WHY = "breaks old clients: an answer may now hold what the old schema refuses"
+_RESPONSE_GONE_WHY = "breaks old clients: answers may no longer carry what they read"
+_CLOSED_WHY = ("breaks old clients: their schema rejects unknown properties (additionalProperties: false), "
+               "so an answer carrying it fails their validation")
+
+
+def _why(kind: str, request: bool) -> str:
+    if request:
+        return _REQUEST_WHY
+    if kind in ("property_removed", "required_removed"):
+        return _RESPONSE_GONE_WHY
+    if kind in ("property_added", "required_added"):
+        return _CLOSED_WHY
+    return _RESPONSE_WHY
 
 
 def diff_schemas(old: Schema, new: Schema, direction: Direction) -> list[Change]:
@@ -77,8 +120,7 @@ def format_changes(changes: list[Change]) -> str:
     """One line per change, then a summary line ("no changes" when the list is empty)."""
     if not changes:
         return "no changes"
-    lines = [f"{'BREAKING' if c.breaking else 'ok':<10}{c.kind}  {c.path}: {c.detail}"
-             for c in changes]
+    lines = [change.line() for change in changes]
     total, breaking = len(changes), sum(c.breaking for c in changes)
     lines.append(f"{total} change{'' if total == 1 else 's'}, {breaking} breaking")
     return "\n".join(lines)
@@ -142,7 +184,7 @@ class _Differ:
     def emit(self, path: str, kind: str, detail: str, breaking: bool | None = None) -> None:
         if breaking is None:
             breaking = _RULES[kind][0 if self.request else 1]
-        self.changes.append(Change(path, kind, breaking, detail))
+        self.changes.append(Change(path, kind, breaking, detail, _why(kind, self.request) if breaking else ""))
 
     def emit_constraint(self, path: str, tighter: bool, detail: str) -> None:
         self.emit(path, "constraint_tightened" if tighter else "constraint_loosened", detail)
@@ -236,15 +278,18 @@ class _Differ:
         self.compare_bounds(old, new, path)
         self.compare_objects(old, new, path, seen)
         self.compare_arrays(old, new, path, seen)
+        self.compare_subschemas(old, new, path, seen)
         for key in _COMBINATORS:
             self.compare_branches(old, new, key, path, seen)
 
     def compare_keywords(self, old: Schema, new: Schema, path: str) -> None:
         """$schema, annotations, pattern/format/const, and keywords not modelled here."""
         for key in sorted((set(old) | set(new)) - _HANDLED - _STRUCTURAL):
-            if _key(old.get(key)) == _key(new.get(key)) and (key in old) == (key in new):
+            if (key in old) == (key in new) and self.same(old.get(key), new.get(key)):
                 continue
             change = _describe(key, old, new)
+            if (key in old) == (key in new) and _key(old[key]) == _key(new[key]):
+                change = f"{key} (as its $refs now resolve) {_describe(key, *self.expanded(key, old, new))}"
             if key == "$schema":
                 self.emit(path, "schema_dialect_changed", f"dialect {change}")
             elif key in _ANNOTATIONS or key.startswith("x-"):
@@ -340,6 +385,99 @@ class _Differ:
             self.compare(old_item, new_item, f"{path}[{i}]", seen)
         if old_rest != {} or new_rest != {}:
             self.compare(old_rest, new_rest, f"{path}[]", seen)
+
+    def same(self, old: Any, new: Any) -> bool:
+        """Whether two keyword values are equal once the local $refs in them are expanded."""
+        return _key(self.expand(old, 0, _EXPAND_DEPTH)) == _key(self.expand(new, 1, _EXPAND_DEPTH))
+
+    def expanded(self, key: str, old: Schema, new: Schema) -> tuple[Schema, Schema]:
+        return ({key: self.expand(old[key], 0, _EXPAND_DEPTH)}, {key: self.expand(new[key], 1, _EXPAND_DEPTH)})
+
+    def expand(self, value: Any, side: int, depth: int) -> Any:
+        if isinstance(value, list):
+            return [self.expand(item, side, depth) for item in value]
+        if not isinstance(value, dict):
+            return value
+        if depth > 0 and str(value.get("$ref", "")).startswith("#"):
+            try:
+                value = self.resolve(value, side)[0]
+            except (ValueError, LookupError):
+                return value
+            depth -= 1
+        return {key: self.expand(item, side, depth) for key, item in value.items()}
+
+    def compare_subschemas(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
+        """The keywords that hold a subschema, besides properties, items and the combinators."""
+        for key in _OPTIONAL_SUBSCHEMAS:
+            if key in old or key in new:
+                self.compare(old.get(key, {}), new.get(key, {}), f"{path}<{key}>", seen)
+        if isinstance(old.get("unevaluatedProperties"), dict) or isinstance(new.get("unevaluatedProperties"), dict):
+            if False not in (old.get("unevaluatedProperties"), new.get("unevaluatedProperties")):
+                self.compare(old.get("unevaluatedProperties", {}), new.get("unevaluatedProperties", {}),
+                             f"{path}<unevaluatedProperties>", seen)
+        if ("if" in old or "if" in new) and not self.same(old.get("if"), new.get("if")):
+            self.emit_undecidable(f"{path}<if>", _describe("if", old, new))
+        if "contains" in old and "contains" in new:
+            self.compare(old["contains"], new["contains"], f"{path}<contains>", seen)
+        elif "contains" in old or "contains" in new:
+            self.emit_constraint(path, "contains" in new, _describe("contains", old, new))
+        if "not" in old and "not" in new:
+            self.compare_negated(old["not"], new["not"], f"{path}<not>", seen)
+        elif "not" in old or "not" in new:
+            self.emit_constraint(path, "not" in new, _describe("not", old, new))
+        closed = _closed(old) and _closed(new)
+        for key in _SCHEMA_MAPS:
+            self.compare_schema_map(old.get(key) or {}, new.get(key) or {}, key, path, seen,
+                                    loosens_when_added=closed and key == "patternProperties")
+        self.compare_dependencies(old, new, path, seen)
+
+    def compare_negated(self, old: Any, new: Any, path: str, seen: Seen) -> None:
+        """`not`: what the inner schema now accepts more, the schema accepts less, so the inner
+        schema is compared for the other direction and each change is reported turned around."""
+        inner = _Differ(*self.roots, "response" if self.request else "request")
+        inner.compare(old, new, path, seen)
+        for change in inner.changes:
+            kind = _INVERSE.get(change.kind, change.kind)
+            self.changes.append(Change(change.path, kind, change.breaking, f"inside not: {change.detail}",
+                                       _why(kind, self.request) if change.breaking else ""))
+
+    def compare_schema_map(self, old: dict[str, Any], new: dict[str, Any], key: str, path: str, seen: Seen,
+                           loosens_when_added: bool) -> None:
+        """patternProperties or dependentSchemas: entries compared by name; a new entry constrains
+        more (except a pattern that opens a closed object to the names it matches)."""
+        for name in sorted(set(old) | set(new)):
+            where = f"{path}<{key} {json.dumps(name, ensure_ascii=False)}>"
+            if name in old and name in new:
+                self.compare(old[name], new[name], where, seen)
+            else:
+                added = name in new
+                self.emit_constraint(where, added != loosens_when_added,
+                                     f"{key} entry {'added' if added else 'removed'}")
+
+    def compare_dependencies(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
+        """dependentRequired (and draft-07 `dependencies`, a list or a schema per property)."""
+        def required_lists(schema: Schema) -> dict[str, set[str]]:
+            found = {name: set(value) for name, value in (schema.get("dependentRequired") or {}).items()}
+            for name, value in (schema.get("dependencies") or {}).items():
+                if isinstance(value, list):
+                    found[name] = found.get(name, set()) | set(value)
+            return found
+
+        def schemas(schema: Schema) -> dict[str, Any]:
+            return {name: value for name, value in (schema.get("dependencies") or {}).items()
+                    if not isinstance(value, list)}
+
+        was, now = required_lists(old), required_lists(new)
+        for name in sorted(set(was) | set(now)):
+            before, after = was.get(name, set()), now.get(name, set())
+            if before == after:
+                continue
+            where, detail = f"{path}<dependentRequired {json.dumps(name)}>", f"{sorted(before)} -> {sorted(after)}"
+            if before <= after or after <= before:
+                self.emit_constraint(where, before <= after, f"required with it: {detail}")
+            else:
+                self.emit_undecidable(where, f"required with it: {detail}")
+        self.compare_schema_map(schemas(old), schemas(new), "dependencies", path, seen, loosens_when_added=False)
 
     def compare_branches(self, old: Schema, new: Schema, key: str, path: str, seen: Seen) -> None:
         old_branches: list[Any] | None = old.get(key)

@@ -136,6 +136,55 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], set[tuple[str, bool]
      {"definitions": {"Id": {"type": "string", "maxLength": 3}},
       **obj({"id": {"$ref": "#/definitions/Id"}})},
      {("constraint_tightened", True)}),
+    # changes reached only through a $ref inside a keyword that holds a subschema
+    ("ref-in-patternProperties-request", REQ,
+     {"$defs": {"X": STR}, "type": "object", "patternProperties": {"^x-": {"$ref": "#/$defs/X"}}},
+     {"$defs": {"X": {"type": "string", "maxLength": 3}}, "type": "object",
+      "patternProperties": {"^x-": {"$ref": "#/$defs/X"}}},
+     {("constraint_tightened", True)}),
+    ("ref-in-then-response", RESP,
+     {"$defs": {"X": {"enum": ["a"]}}, "if": obj({"k": {"const": 1}}, ("k",)), "then": obj({"v": {"$ref": "#/$defs/X"}})},
+     {"$defs": {"X": {"enum": ["a", "b"]}}, "if": obj({"k": {"const": 1}}, ("k",)), "then": obj({"v": {"$ref": "#/$defs/X"}})},
+     {("enum_value_added", True)}),
+    ("ref-in-dependentSchemas-request", REQ,
+     {"$defs": {"X": obj({"b": STR})}, "dependentSchemas": {"a": {"$ref": "#/$defs/X"}}},
+     {"$defs": {"X": obj({"b": STR}, ("b",))}, "dependentSchemas": {"a": {"$ref": "#/$defs/X"}}},
+     {("required_added", True)}),
+    ("ref-in-prefixItems-request", REQ,
+     {"$defs": {"X": INT}, "type": "array", "prefixItems": [{"$ref": "#/$defs/X"}]},
+     {"$defs": {"X": {"type": "integer", "maximum": 9}}, "type": "array", "prefixItems": [{"$ref": "#/$defs/X"}]},
+     {("constraint_tightened", True)}),
+    ("ref-in-contains-request", REQ,
+     {"$defs": {"X": INT}, "type": "array", "contains": {"$ref": "#/$defs/X"}},
+     {"$defs": {"X": {"type": "integer", "minimum": 1}}, "type": "array", "contains": {"$ref": "#/$defs/X"}},
+     {("constraint_tightened", True)}),
+    ("ref-in-propertyNames-response", RESP,
+     {"$defs": {"N": {"type": "string", "maxLength": 3}}, "type": "object", "propertyNames": {"$ref": "#/$defs/N"}},
+     {"$defs": {"N": {"type": "string", "maxLength": 9}}, "type": "object", "propertyNames": {"$ref": "#/$defs/N"}},
+     {("constraint_loosened", True)}),
+    # `not` turns a change around: its inner schema accepting less makes the whole accept more
+    ("ref-in-not-request", REQ,
+     {"$defs": {"X": {"enum": ["a", "b"]}}, "not": {"$ref": "#/$defs/X"}},
+     {"$defs": {"X": {"enum": ["a"]}}, "not": {"$ref": "#/$defs/X"}},
+     {("constraint_loosened", False)}),
+    ("ref-in-not-response", RESP,
+     {"$defs": {"X": {"enum": ["a", "b"]}}, "not": {"$ref": "#/$defs/X"}},
+     {"$defs": {"X": {"enum": ["a"]}}, "not": {"$ref": "#/$defs/X"}},
+     {("constraint_loosened", True)}),
+    ("if-changed", REQ, {"if": obj({"k": {"const": 1}}, ("k",)), "then": obj({}, ("v",))},
+     {"if": obj({"k": {"const": 2}}, ("k",)), "then": obj({}, ("v",))},
+     {("constraint_tightened", True)}),
+    ("patternProperties-opens-closed-response", RESP, obj({"a": STR}, additionalProperties=False),
+     obj({"a": STR}, additionalProperties=False, patternProperties={"^x-": STR}),
+     {("constraint_loosened", True)}),
+    ("patternProperties-added-open-request", REQ, obj({"a": STR}),
+     obj({"a": STR}, patternProperties={"^x-": STR}), {("constraint_tightened", True)}),
+    ("dependentRequired-added-request", REQ, obj({"a": STR, "b": STR}),
+     obj({"a": STR, "b": STR}, dependentRequired={"a": ["b"]}), {("constraint_tightened", True)}),
+    ("unknown-keyword-through-ref", REQ,
+     {"$defs": {"X": STR}, "x-unmodelled": 1, "contentSchema": {"$ref": "#/$defs/X"}},
+     {"$defs": {"X": INT}, "x-unmodelled": 1, "contentSchema": {"$ref": "#/$defs/X"}},
+     {("constraint_tightened", True)}),
 ]
 
 
@@ -158,9 +207,22 @@ def test_table_covers_every_kind() -> None:
 def test_nested_change_path_and_detail() -> None:
     old = obj({"retrieval": obj({"result": obj({"status": {"enum": ["ok", "failed"]}})})})
     new = obj({"retrieval": obj({"result": obj({"status": {"enum": ["ok", "failed", "gone"]}})})})
-    assert diff_schemas(old, new, "response") == [
-        Change("$.retrieval.result.status", "enum_value_added", True, 'enum values added: "gone"')
-    ]
+    (change,) = diff_schemas(old, new, "response")
+    assert change == Change("$.retrieval.result.status", "enum_value_added", True, 'enum values added: "gone"',
+                            "breaks old clients: an answer may now hold what the old schema refuses")
+
+
+def test_every_breaking_change_says_why_for_its_side() -> None:
+    closed = obj({"a": STR}, additionalProperties=False)
+    (added,) = diff_schemas(closed, {**closed, "properties": {"a": STR, "b": STR}}, "response")
+    assert added.line() == (
+        "BREAKING  property_added  $.b: optional property added; breaks old clients: their schema rejects "
+        "unknown properties (additionalProperties: false), so an answer carrying it fails their validation")
+    (tightened,) = diff_schemas(STR, {"type": "string", "maxLength": 3}, "request")
+    assert tightened.why == "breaks old clients: a request valid under the old schema may now be refused"
+    (removed,) = diff_schemas(obj({"a": STR, "b": STR}), obj({"a": STR}), "response")
+    assert removed.why == "breaks old clients: answers may no longer carry what they read"
+    assert all(not c.why for c in diff_schemas(STR, {"type": "string", "maxLength": 3}, "response"))
 
 
 def test_paths_for_items_and_branches() -> None:
@@ -221,7 +283,8 @@ def test_format_changes() -> None:
     new = obj({"a": STR, "b": {"enum": ["x", "y"]}, "c": INT}, ("c",))
     assert format_changes(diff_schemas(old, new, "request")) == (
         'ok        enum_value_added  $.b: enum values added: "y"\n'
-        "BREAKING  required_added  $.c: new required property\n"
+        "BREAKING  required_added  $.c: new required property; "
+        "breaks old clients: a request valid under the old schema may now be refused\n"
         "2 changes, 1 breaking"
     )
     assert format_changes([]) == "no changes"
@@ -253,3 +316,41 @@ def test_direction_changes_only_verdicts(old: Any, new: Any) -> None:
     request, response = diff_schemas(old, new, "request"), diff_schemas(old, new, "response")
     assert {c.kind for c in request + response} <= set(KINDS)
     assert len(request) == len(response)  # the direction changes verdicts, never what is found
+
+
+def _replace_one(schema: Any, data: st.DataObject) -> Any:
+    """The schema with one subschema (picked by hypothesis) swapped for another one."""
+    if not isinstance(schema, dict) or data.draw(st.booleans(), label="swap here"):
+        return data.draw(_schemas, label="replacement")
+    children: list[tuple[str, Any]] = [("items", None)] if "items" in schema else []
+    children += [("properties", name) for name in schema.get("properties", {})]
+    children += [("anyOf", i) for i in range(len(schema.get("anyOf", [])))]
+    if not children:
+        return data.draw(_schemas, label="replacement")
+    key, index = data.draw(st.sampled_from(children), label="child")
+    copy = {**schema}
+    if index is None:
+        copy[key] = _replace_one(schema[key], data)
+    else:
+        holder = dict(schema[key]) if isinstance(schema[key], dict) else list(schema[key])
+        holder[index] = _replace_one(holder[index], data)
+        copy[key] = holder
+    return copy
+
+
+@settings(database=None, deadline=None, max_examples=300)
+@given(_schemas, st.data())
+def test_a_change_called_compatible_keeps_old_payloads_valid(old: Any, data: st.DataObject) -> None:
+    """Soundness of the gate: when no request change is breaking, what old clients could send
+    is still accepted; when no response change is breaking, what the server now sends was valid before."""
+    from hypothesis_jsonschema import from_schema
+    from jsonschema import Draft202012Validator
+
+    new = _replace_one(old, data)
+    for direction, source, target in (("request", old, new), ("response", new, old)):
+        if any(c.breaking for c in diff_schemas(old, new, direction)):
+            continue
+        if source is False:
+            continue
+        instance = data.draw(from_schema(source), label=f"{direction} payload")
+        assert Draft202012Validator(target).is_valid(instance), (direction, source, target, instance)
