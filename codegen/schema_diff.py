@@ -411,10 +411,10 @@ class _Differ:
         for key in _OPTIONAL_SUBSCHEMAS:
             if key in old or key in new:
                 self.compare(old.get(key, {}), new.get(key, {}), f"{path}<{key}>", seen)
-        if isinstance(old.get("unevaluatedProperties"), dict) or isinstance(new.get("unevaluatedProperties"), dict):
-            if False not in (old.get("unevaluatedProperties"), new.get("unevaluatedProperties")):
-                self.compare(old.get("unevaluatedProperties", {}), new.get("unevaluatedProperties", {}),
-                             f"{path}<unevaluatedProperties>", seen)
+        unevaluated = (old.get("unevaluatedProperties"), new.get("unevaluatedProperties"))
+        if any(isinstance(value, dict) for value in unevaluated) and False not in unevaluated:
+            self.compare(old.get("unevaluatedProperties", {}), new.get("unevaluatedProperties", {}),
+                         f"{path}<unevaluatedProperties>", seen)
         if ("if" in old or "if" in new) and not self.same(old.get("if"), new.get("if")):
             self.emit_undecidable(f"{path}<if>", _describe("if", old, new))
         if "contains" in old and "contains" in new:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidencekit.codegen.schema_diff import KINDS, Change, diff_schemas, format_changes
+from evidencekit.codegen.schema_diff import KINDS, Change, Direction, diff_schemas, format_changes
 
 UUID = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
@@ -347,7 +347,8 @@ def test_a_change_called_compatible_keeps_old_payloads_valid(old: Any, data: st.
     from jsonschema import Draft202012Validator
 
     new = _replace_one(old, data)
-    for direction, source, target in (("request", old, new), ("response", new, old)):
+    checks: tuple[tuple[Direction, Any, Any], ...] = (("request", old, new), ("response", new, old))
+    for direction, source, target in checks:
         if any(c.breaking for c in diff_schemas(old, new, direction)):
             continue
         if source is False:
