@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from evidencekit.codegen.config import TABLE, CodegenConfig, load_config
+from evidencekit.codegen.gate import ACCEPT_HINT, against, decide
 from evidencekit.codegen.lock import lock_problems, write_lock
-from evidencekit.codegen.locked import MISMATCH_NOTE, change_report
+from evidencekit.codegen.locked import merge_base
 from evidencekit.contracts.examples import example_problems
 from evidencekit.contracts.loader import (
     ContractError,
@@ -56,11 +57,17 @@ def _err(*lines: str) -> None:
         print(line, file=sys.stderr)
 
 
+MISMATCH_NOTE = ("clients of the locked contract stay served after a compatible change (the lock records "
+                 "their hash as compatible); after a breaking one the server refuses them (412 contract_mismatch) "
+                 "and they raise ContractMismatch: regenerate both")
+
+
 def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
-    lines, breaking = change_report(operations, root)
-    if not lines:
+    decision = decide(operations, root, None)
+    if not decision.lines:
         return []
-    return ["changes since the lock:", *(f"  {line}" for line in lines),
+    breaking = decision.breaking
+    return ["changes since the lock:", *(f"  {line}" for line in decision.lines),
             f"{breaking} breaking change{'' if breaking == 1 else 's'} in all", f"note: {MISMATCH_NOTE}"]
 
 
@@ -79,7 +86,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     result = plan(config)
     changed = write(result, args.out or config.root)
     for note in result.notes:
-        _say(f"note: {note.module}: {note.message} (the jsonschema validation still enforces it)")
+        _say(f"note: {note.module}: {note.message}")
     _say(*(f"wrote {rel}" for rel in changed))
     _say(f"{len(result.files)} files from {len(operations)} contracts, {len(changed)} changed, "
          f"{time.perf_counter() - started:.2f}s")
@@ -102,18 +109,54 @@ def cmd_check(args: argparse.Namespace) -> int:
              " and commit the result")
     elif diffs:
         _err(f"{len(diffs)} generated files are stale: run `evidencekit codegen generate` and commit the result")
-    if problems or diffs:
+    breaks = _check_against(args.against, operations, config.contracts) if args.against is not None else 0
+    if problems or diffs or breaks:
         return 1
     _say(f"ok: {len(operations)} contracts match the lock, generated code is current "
          f"({time.perf_counter() - started:.2f}s)")
     return 0
 
 
+def _check_against(ref: str, operations: list[Operation], contracts: Path) -> int:
+    """Print every break since `ref` ("" for the merge base with main); the count not acknowledged."""
+    if not ref:
+        base = merge_base(contracts)
+        if base is None:
+            raise ContractError(contracts, "no main branch to compare with: pass --against REF")
+        ref = base
+    verdict = against(operations, contracts, ref)
+    if verdict is None:
+        raise ContractError(contracts, f"--against {ref!r} is not a commit of this repository")
+    if verdict.lines:
+        (_err if verdict.unacknowledged else _say)(f"breaking changes since {ref[:12]}:",
+                                                   *(f"  {line}" for line in verdict.lines))
+    if verdict.unacknowledged:
+        _err(f"{verdict.unacknowledged} unacknowledged breaking change{'s' if verdict.unacknowledged > 1 else ''} "
+             f"since {ref[:12]}; {ACCEPT_HINT}")
+    else:
+        _say(f"ok: no unacknowledged breaking change since {ref[:12]} ({verdict.compared} operations changed, "
+             f"{verdict.acknowledged} acknowledged breaks)")
+    return verdict.unacknowledged
+
+
 def cmd_lock(args: argparse.Namespace) -> int:
+    if args.accept_breaking != (args.reason is not None):
+        _err("--accept-breaking and --reason go together: say why clients must move")
+        return 2
+    if args.reason is not None and not args.reason.strip():
+        _err("--reason must say why the break is accepted")
+        return 2
     contracts = _contracts(args)
     operations = _load(contracts)
-    _say(*_changes_since_lock(operations, contracts))
-    changed = write_lock(operations, contracts)
+    decision = decide(operations, contracts, args.reason.strip() if args.reason else None)
+    if decision.lines:
+        _say("changes since the lock:", *(f"  {line}" for line in decision.lines),
+             f"{decision.breaking} breaking change{'' if decision.breaking == 1 else 's'} in all")
+    if decision.refused:
+        _err("refusing to lock:", *(f"  {why}" for why in decision.refused),
+             ACCEPT_HINT if not args.accept_breaking else "raise the major `version`, then lock again")
+        return 1
+    changed = write_lock(operations, contracts, decision.history, decision.retired)
     for op in operations:
         _say(f"{op.contract_hash}  {op.name}")
     _say("lock updated" if changed else "lock already current")
@@ -131,30 +174,21 @@ def _direction_of(path: Path, given: str | None) -> str:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from evidencekit.codegen.manifest_diff import manifest_changes
+    from evidencekit.codegen.breaking import operation_findings
     from evidencekit.codegen.schema_diff import diff_schemas, format_changes
 
     old, new = Path(args.old), Path(args.new)
     pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
-    manifest_breaking = 0
     if old.is_dir() and new.is_dir():
         # compared by the operation they hold, whatever their folders are called
         before, after = load_operation(old, named_by_folder=False), load_operation(new, named_by_folder=False)
-        if before.name != after.name:
-            _say(f"== operation {before.name!r} -> {after.name!r}: BREAKING, clients call it by its name")
-            manifest_breaking += 1
-        found = manifest_changes(before.manifest, after.manifest)
-        manifest_breaking = sum(bad for bad, _ in found)
-        if found:
-            _say("== manifest", *(f"{'BREAKING' if bad else 'ok':<10}{what}" for bad, what in found))
-        for name in sorted(set(before.variants) | set(after.variants)):
-            if name not in after.variants or name not in before.variants:
-                state = "removed" if name not in after.variants else "added"
-                _say(f"variant {name}: {state}")
-                continue
-            was, now = before.variants[name], after.variants[name]
-            pairs.append((f"{name} input", was.input_schema, now.input_schema, "request"))
-            pairs.append((f"{name} output", was.output_schema, now.output_schema, "response"))
+        findings = operation_findings(before, after)
+        for where in dict.fromkeys(finding.where for finding in findings):
+            _say(f"== {where}", *(finding.line for finding in findings if finding.where == where))
+        breaking = sum(finding.breaking for finding in findings)
+        _say(f"{len(findings)} change{'' if len(findings) == 1 else 's'}, {breaking} breaking" if findings
+             else "no changes")
+        return 1 if breaking else 0
     elif old.is_file() and new.is_file():
         pairs.append((f"{old.name} -> {new.name}", read_json(old), read_json(new), _direction_of(new, args.direction)))
     else:
@@ -165,7 +199,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         changes = diff_schemas(old_schema, new_schema, direction)  # type: ignore[arg-type]
         breaking += sum(change.breaking for change in changes)
         _say(f"== {label} ({direction})", format_changes(changes))
-    return 1 if breaking or manifest_breaking else 0
+    return 1 if breaking else 0
 
 
 def build_parser(prog: str = "evidencekit codegen") -> argparse.ArgumentParser:
@@ -185,8 +219,15 @@ def build_parser(prog: str = "evidencekit codegen") -> argparse.ArgumentParser:
         return sub
 
     add("generate", "write models, server skeleton, client, MCP descriptors, OpenAPI and docs", out=True)
-    add("check", "fail with a diff when generated files are stale or the lock is out of date", out=True)
-    add("lock", "pin the current contract hashes in contracts.lock.json")
+    check = add("check", "fail with a diff when generated files are stale or the lock is out of date", out=True)
+    check.add_argument("--against", nargs="?", const="", default=None, metavar="REF",
+                       help="also fail on a breaking change since git REF that the lock does not acknowledge "
+                            "(REF default: the merge base with main)")
+    lock = add("lock", "pin the current contract hashes in contracts.lock.json; refuses a breaking change "
+                       "unless acknowledged")
+    lock.add_argument("--accept-breaking", action="store_true",
+                      help="accept breaking changes (needs --reason and a higher major `version` in the manifest)")
+    lock.add_argument("--reason", default=None, help="why clients must move; recorded in the lock")
     diff = add("diff", "list changes between two versions of a contract, breaking or not; exit 1 if any is breaking",
                project=False)
     diff.add_argument("old")

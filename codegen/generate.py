@@ -19,6 +19,7 @@ import jinja2
 from evidencekit.codegen.config import CodegenConfig
 from evidencekit.codegen.formatting import format_python
 from evidencekit.codegen.headers import markdown_header, python_header
+from evidencekit.codegen.lock import compatible_hashes
 from evidencekit.codegen.models import ModelNote, render_model
 from evidencekit.codegen.openapi import openapi_document
 from evidencekit.codegen.views import mcp_descriptor, operation_view, variant_schemas
@@ -59,7 +60,8 @@ def plan(config: CodegenConfig) -> Plan:
     server, client = config.relative(config.server_dir), config.relative(config.client_dir)
     package = config.package
     python: dict[str, str] = {}
-    views = [operation_view(op) for op in operations]
+    compatible = compatible_hashes(config.contracts)
+    views = [operation_view(op, compatible.get(op.name, ())) for op in operations]
     rest_views = [view for view in views if view.rest_path]
     mcp_ops = [op for op in operations if op.mcp]
     rest_ops = [op for op in operations if op.rest]

@@ -1,7 +1,15 @@
-"""contracts.lock.json: the hash of every operation's contract, pinned.
+"""contracts.lock.json: the hash of every operation's contract, pinned, with its history.
 
 A contract change without a lock update fails `codegen check` (and `generate` refuses to run)
-until someone reviews it (`codegen diff`) and accepts it (`codegen lock`).
+until someone reviews it and accepts it (`codegen lock`; a breaking change only with
+`--accept-breaking --reason`, see codegen.gate). Per operation the lock also records:
+
+* `compatible_with`: the earlier contract hashes whose clients this contract still serves
+  (every change since was compatible both ways); the server answers those clients instead of
+  refusing them with 412, telling them a newer contract exists.
+* `breaking_changes`: each acknowledged break, with its reason and the version it came with.
+
+Operations removed by an acknowledged break are kept under `retired`.
 """
 
 from __future__ import annotations
@@ -15,28 +23,64 @@ from evidencekit.contracts.loader import LOCK_NAME, Operation, canonical_json
 
 LOCK_COMMENT = "Pinned contract hashes. Update with `evidencekit codegen lock` after reviewing `evidencekit codegen diff`."
 
+History = dict[str, dict[str, Any]]  # operation -> {"compatible_with": [...], "breaking_changes": [...]}
+
 
 def file_digest(value: Any) -> str:
     """A contract file's digest: sha256 over its RFC 8785 canonical JSON, so reformatting changes nothing."""
     return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-def lock_document(operations: list[Operation]) -> dict[str, Any]:
-    return {
+def read_lock(root: Path) -> dict[str, Any]:
+    """The lock document under `root`; an empty one when it is missing or unreadable."""
+    try:
+        document = json.loads((root / LOCK_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"operations": {}}
+    return document if isinstance(document, dict) and isinstance(document.get("operations"), dict) else {
+        "operations": {}}
+
+
+def history_of(document: dict[str, Any]) -> tuple[History, dict[str, Any]]:
+    """(per-operation history, retired operations) as a lock document records them."""
+    history = {
+        name: {"compatible_with": list(entry.get("compatible_with", [])),
+               "breaking_changes": list(entry.get("breaking_changes", []))}
+        for name, entry in document.get("operations", {}).items() if isinstance(entry, dict)
+    }
+    return history, dict(document.get("retired", {}))
+
+
+def lock_document(operations: list[Operation], history: History | None = None,
+                  retired: dict[str, Any] | None = None) -> dict[str, Any]:
+    history = history or {}
+    document: dict[str, Any] = {
         "comment": LOCK_COMMENT,
         "operations": {
             op.name: {
                 "contract_hash": op.contract_hash,
+                "version": str(op.manifest.get("version", "1")),
                 "sha256": op.sha256,
                 "files": {rel: file_digest(op.document[rel]) for rel in sorted(op.document)},
+                "compatible_with": history.get(op.name, {}).get("compatible_with", []),
+                "breaking_changes": history.get(op.name, {}).get("breaking_changes", []),
             }
             for op in operations
         },
     }
+    if retired:
+        document["retired"] = {name: retired[name] for name in sorted(retired)}
+    return document
 
 
-def render_lock(operations: list[Operation]) -> str:
-    return json.dumps(lock_document(operations), indent=2, sort_keys=False) + "\n"
+def render_lock(operations: list[Operation], history: History | None = None,
+                retired: dict[str, Any] | None = None) -> str:
+    return json.dumps(lock_document(operations, history, retired), indent=2, sort_keys=False) + "\n"
+
+
+def compatible_hashes(root: Path) -> dict[str, list[str]]:
+    """operation -> the earlier hashes whose clients its current contract serves (from the lock)."""
+    return {name: entry["compatible_with"] for name, entry in history_of(read_lock(root))[0].items()}
 
 
 def lock_problems(operations: list[Operation], root: Path) -> list[str]:
@@ -45,7 +89,8 @@ def lock_problems(operations: list[Operation], root: Path) -> list[str]:
     if not path.exists():
         return [f"{path} is missing: run `evidencekit codegen lock`"]
     try:
-        locked = json.loads(path.read_text(encoding="utf-8")).get("operations", {})
+        document = json.loads(path.read_text(encoding="utf-8"))
+        locked = document.get("operations", {})
     except (json.JSONDecodeError, AttributeError) as exc:
         return [f"{path} is not a valid lock file ({exc}): run `evidencekit codegen lock`"]
     problems = []
@@ -65,14 +110,15 @@ def lock_problems(operations: list[Operation], root: Path) -> list[str]:
                 f"contracts/{name} changed: locked {entry.get('contract_hash')}, now {op.contract_hash}"
                 f" (files: {', '.join(changed) or 'canonical content'})"
             )
-    if not problems and path.read_text(encoding="utf-8") != render_lock(operations):
+    if not problems and path.read_text(encoding="utf-8") != render_lock(operations, *history_of(document)):
         problems.append(f"{path} is not in its canonical form: run `evidencekit codegen lock`")
     return problems
 
 
-def write_lock(operations: list[Operation], root: Path) -> bool:
+def write_lock(operations: list[Operation], root: Path, history: History | None = None,
+               retired: dict[str, Any] | None = None) -> bool:
     path = root / LOCK_NAME
-    text = render_lock(operations)
+    text = render_lock(operations, history, retired)
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return False
     path.write_text(text, encoding="utf-8")

@@ -1,26 +1,28 @@
-"""What changed since the lock, classified: the locked version of each schema file and manifest is
-found in git history by the digest the lock pinned for it, and compared with the file now (schemas
-direction-aware; manifests by the names clients call the operation by).
-
-`lock` prints this before accepting a change; `generate` and `check` print it when they refuse.
-"""
+"""Earlier versions of the contracts, from git: the version the lock pinned (found by the digest it
+recorded for each file) and the version at any git ref (`check --against REF`)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from evidencekit.codegen.lock import file_digest
-from evidencekit.codegen.manifest_diff import manifest_changes
-from evidencekit.codegen.schema_diff import diff_schemas, format_changes
-from evidencekit.contracts.loader import LOCK_NAME, MANIFEST_NAME, Operation
+from evidencekit.contracts.loader import (
+    LOCK_NAME,
+    MANIFEST_NAME,
+    ContractError,
+    Operation,
+    load_operation,
+    load_operations,
+)
 
 _HISTORY = 200  # commits searched per file
 
 
-def _git(folder: Path, *args: str) -> bytes | None:
+def git(folder: Path, *args: str) -> bytes | None:
     try:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -31,10 +33,10 @@ def _git(folder: Path, *args: str) -> bytes | None:
 def locked_version(path: Path, digest: str) -> Any:
     """The JSON of `path` whose canonical digest is `digest` (lock.file_digest), from git's index or
     the file's recent history; None when it is not there."""
-    listed = _git(path.parent, "log", f"-n{_HISTORY}", "--format=%H", "--", path.name)
+    listed = git(path.parent, "log", f"-n{_HISTORY}", "--format=%H", "--", path.name)
     revisions = [""] + (listed.decode().split() if listed else [])  # "" is the index
     for revision in revisions:
-        content = _git(path.parent, "show", f"{revision}:./{path.name}")
+        content = git(path.parent, "show", f"{revision}:./{path.name}")
         if content is None:
             continue
         try:
@@ -46,67 +48,71 @@ def locked_version(path: Path, digest: str) -> Any:
     return None
 
 
-def _locked_files(root: Path) -> dict[str, dict[str, str]]:
+def _materialised(files: dict[str, Any], load: Any) -> Any:
+    """Write `files` (relative path -> JSON) to a scratch folder and load them from there."""
+    with tempfile.TemporaryDirectory(prefix="evidencekit-locked-") as scratch:
+        for rel, value in files.items():
+            target = Path(scratch, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(value), encoding="utf-8")
+        loaded = load(Path(scratch))
+        for operation in loaded if isinstance(loaded, list) else [loaded]:
+            _ = operation.document  # read now: the scratch folder goes away
+        return loaded
+
+
+def locked_operation(operation: Operation, files: dict[str, str]) -> Operation | None:
+    """The operation as the lock pinned it (`files`: relative path -> digest), rebuilt from git;
+    None when a file it needs is not in git's index or history."""
+    wanted: dict[str, Any] = {}
+    manifest_digest = files.get(MANIFEST_NAME)
+    if manifest_digest is None:
+        return None
+    manifest = locked_version(operation.folder / MANIFEST_NAME, manifest_digest)
+    if not isinstance(manifest, dict):
+        return None
+    wanted[MANIFEST_NAME] = manifest
+    for variant in (manifest.get("variants") or {}).values():
+        for rel in (variant.get("input"), variant.get("output")):
+            if not isinstance(rel, str) or rel not in files:
+                return None
+            value = locked_version(operation.folder / rel, files[rel])
+            if value is None:
+                return None
+            wanted[rel] = value
     try:
-        locked = json.loads((root / LOCK_NAME).read_text(encoding="utf-8")).get("operations", {})
-        return {name: dict(entry.get("files", {})) for name, entry in locked.items()}
-    except (OSError, ValueError, AttributeError):
-        return {}
+        found: Operation = _materialised(wanted, lambda folder: load_operation(folder, named_by_folder=False))
+    except ContractError:
+        return None
+    return found
 
 
-def _direction(rel: str) -> str | None:
-    if rel.endswith(".input.schema.json"):
-        return "request"
-    if rel.endswith(".output.schema.json"):
-        return "response"
+def merge_base(folder: Path, branches: tuple[str, ...] = ("main", "origin/main", "master", "origin/master")) -> str | None:
+    """The commit where HEAD left the main branch (HEAD itself on main)."""
+    for branch in branches:
+        found = git(folder, "merge-base", "HEAD", branch)
+        if found:
+            return found.decode().strip()
     return None
 
 
-MISMATCH_NOTE = ("the contract hash changes with any change: clients generated from the locked contract raise "
-                 "ContractMismatch on answers from a server generated from this one (or warn, with "
-                 "on_contract_mismatch=\"warn\"); regenerate both")
-
-
-def change_report(operations: list[Operation], root: Path) -> tuple[list[str], int]:
-    """Lines describing every change since the lock that clients can notice, and how many break them."""
-    locked_files = _locked_files(root)
-    lines: list[str] = []
-    breaking = 0
-    for name in sorted(set(locked_files) - {op.name for op in operations}):
-        lines.append(f"contracts/{name}: operation removed, BREAKING for its clients")
-        breaking += 1
-    for op in operations:
-        if op.name not in locked_files:
-            lines.append(f"contracts/{op.name}: new operation")
+def contracts_at(ref: str, contracts: Path) -> tuple[list[Operation], dict[str, Any]] | None:
+    """The operations and the lock document in `contracts` as of git `ref` (([], {}) when the folder
+    did not exist then); None when `ref` is not a commit of this repository."""
+    if git(contracts, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
+        return None
+    listed = git(contracts, "ls-tree", "-r", "--name-only", ref, "--", ".")
+    files: dict[str, Any] = {}
+    for rel in (listed or b"").decode().splitlines():
+        if not rel.endswith(".json"):
             continue
-        before = locked_files[op.name]
-        for rel in sorted(set(before) | set(op.document)):
-            now = file_digest(op.document[rel]) if rel in op.document else None
-            if before.get(rel) == now:
-                continue
-            found, count = _file_changes(op, rel, before.get(rel), now)
-            lines += found
-            breaking += count
-    return lines, breaking
-
-
-def _file_changes(op: Operation, rel: str, locked: str | None, now: str | None) -> tuple[list[str], int]:
-    direction = _direction(rel)
-    if direction is None and rel != MANIFEST_NAME:
-        return [], 0  # examples: documentation, not the interface
-    label = f"contracts/{op.name}/{rel}" + (f" ({direction})" if direction else "")
-    if now is None:
-        return [f"{label}: removed, BREAKING for clients of this variant"], 1
-    if locked is None:
-        return [f"{label}: new"], 0
-    old = locked_version(op.folder / rel, locked)
-    if old is None:
-        return [f"{label}: changed; its locked version is not in git history, compare it with "
-                "`evidencekit codegen diff OLD NEW`"], 0
-    if direction is None:
-        found = manifest_changes(old, op.document[rel])
-        return [f"{label}:", *(f"  {'BREAKING' if bad else 'ok':<10}{what}" for bad, what in found)], sum(
-            bad for bad, _ in found)
-    changes = diff_schemas(old, op.document[rel], direction)  # type: ignore[arg-type]
-    return [f"{label}:", *("  " + line for line in format_changes(changes).splitlines())], sum(
-        change.breaking for change in changes)
+        content = git(contracts, "show", f"{ref}:./{rel}")
+        try:
+            files[rel] = json.loads(content or b"")
+        except ValueError:
+            continue
+    lock = files.pop(LOCK_NAME, {"operations": {}})
+    if not any(rel.endswith("/" + MANIFEST_NAME) for rel in files):
+        return [], lock
+    operations: list[Operation] = _materialised(files, load_operations)
+    return operations, lock

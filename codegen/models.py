@@ -1,8 +1,10 @@
 """pydantic v2 models from the contracts, through datamodel-code-generator (pinned; every option spelled out).
 
 The models are typed conveniences for handlers and clients; they are not the contract
-(datamodel-code-generator drops `pattern` on date-time fields). Responses are validated
-against the raw published schemas with jsonschema.
+(datamodel-code-generator drops `pattern` on date-time fields). Requests and responses are
+validated against the raw published schemas with jsonschema first. The generator reads the
+contract as codegen.model_schema loosens it: a model accepts at least what the contract accepts
+and keeps unknown properties of open objects.
 
 Each output also gets a TypedDict (`<Prefix>OutputData`): the answer as the JSON data it is sent
 as. A handler may return it instead of the model: it is checked against the contract all the same,
@@ -16,13 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidencekit.codegen.headers import python_header
+from evidencekit.codegen.model_schema import model_schema
 from evidencekit.contracts.ecma_regex import with_python_patterns
 from evidencekit.contracts.loader import Operation
 
 
 @dataclass(frozen=True)
 class ModelNote:
-    """Something the model generator could not express; the jsonschema validation still enforces it."""
+    """Something the model leaves to the contract check: a construct loosened (codegen.model_schema)
+    or a warning of the model generator."""
 
     module: str
     message: str
@@ -78,14 +82,17 @@ def render_model(operation: Operation, direction: str, module: str) -> tuple[str
     import datamodel_code_generator
 
     variant = operation.model_variant
-    # Patterns are ECMA-262; pydantic's regex engine reads \s and \S otherwise (U+0085, U+FEFF).
-    schema = with_python_patterns(variant.input_schema if direction == "input" else variant.output_schema)
+    # Loosened where a model cannot state the contract exactly (codegen.model_schema); patterns are
+    # ECMA-262, and pydantic's regex engine reads \s and \S otherwise (U+0085, U+FEFF).
+    loosened, loosenings = model_schema(variant.input_schema if direction == "input" else variant.output_schema)
+    schema = with_python_patterns(loosened)
     class_name = operation.class_prefix + "".join(word.capitalize() for word in direction.split("_"))
     header = python_header([operation]).rstrip("\n")
     options = (_typed_dict_options if direction == "output_data" else _datamodel_options)(class_name, header)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         source = datamodel_code_generator.generate(schema, **options)
-    notes = [ModelNote(module, str(w.message)) for w in caught if issubclass(w.category, UserWarning)]
+    notes = [ModelNote(module, str(item)) for item in loosenings]
+    notes += [ModelNote(module, str(w.message)) for w in caught if issubclass(w.category, UserWarning)]
     assert isinstance(source, str)
     return source, notes

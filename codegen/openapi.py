@@ -7,6 +7,7 @@ from typing import Any
 
 from evidencekit.codegen.config import CodegenConfig, ErrorResponse
 from evidencekit.codegen.headers import json_comment
+from evidencekit.codegen.lock import compatible_hashes
 from evidencekit.contracts.loader import Operation
 
 FIELD_ERROR_SCHEMA: dict[str, Any] = {
@@ -51,7 +52,8 @@ def _error_response(description: str, status: str) -> dict[str, Any]:
     }
 
 
-def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, ErrorResponse]) -> dict[str, Any]:
+def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, ErrorResponse],
+               compatible: list[str]) -> dict[str, Any]:
     rest = op.rest or {}
     prefix = op.class_prefix
     request_body: dict[str, Any] = {"schema": {"$ref": f"#/components/schemas/{prefix}Input"}}
@@ -62,7 +64,14 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
     responses: dict[str, Any] = {
         "200": {
             "description": f"The operation's result. Completion: {op.manifest.get('completion_rule', '')}",
-            "headers": {"X-Contract-Hash": _HEADER, "X-Request-Id": _HEADER},
+            "headers": {
+                "X-Contract-Hash": {"schema": {"type": "string"}, "description": (
+                    "The contract this answer is valid under: the caller's own when it sent an earlier, "
+                    "compatible hash, else this operation's.")},
+                "X-Contract-Newer": {"schema": {"type": "string"}, "description": (
+                    "Sent only to a caller of an earlier, compatible contract: the newer contract served here.")},
+                "X-Request-Id": _HEADER,
+            },
             "content": {"application/json": response_body},
         }
     }
@@ -84,12 +93,13 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
             "parameters": [
                 {"name": "X-Request-Id", "in": "header", "required": False, "schema": {"type": "string"},
                  "description": "Echoed when it is 1-128 characters of [A-Za-z0-9._:-]; generated otherwise."},
-                # Only this operation's hash is valid here: a request made for another contract is not
-                # a valid request of this one (412, before anything is done).
+                # This operation's hash and the earlier ones the lock calls compatible are valid here: a
+                # request made for another contract is not a valid request of this one (412, nothing done).
                 {"name": "X-Contract-Hash", "in": "header", "required": False,
-                 "schema": {"type": "string", "enum": [op.contract_hash]},
-                 "description": "The contract hash the caller was built from; when it is not "
-                                f"{op.contract_hash}, the call is refused with 412 before anything is done."},
+                 "schema": {"type": "string", "enum": [op.contract_hash, *compatible]},
+                 "description": "The contract hash the caller was built from; when it is neither "
+                                f"{op.contract_hash} nor an earlier compatible one, the call is refused with 412 "
+                                "before anything is done."},
             ],
             "requestBody": {"required": True, "content": {"application/json": request_body}},
             "responses": responses,
@@ -114,6 +124,7 @@ def rehomed(schema: Any, home: str) -> Any:
 def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]],
                      config: CodegenConfig) -> dict[str, Any]:
     rest_ops = [op for op in operations if op.rest]
+    compatible = compatible_hashes(config.contracts)
     schemas: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     for op in rest_ops:
@@ -122,7 +133,8 @@ def openapi_document(operations: list[Operation], examples: dict[str, dict[str, 
         for name, schema in ((f"{op.class_prefix}Input", variant.input_schema),
                              (f"{op.class_prefix}Output", variant.output_schema)):
             schemas[name] = rehomed(schema, f"#/components/schemas/{name}")
-        paths[op.rest["path"]] = _path_item(op, examples.get(op.name, {}), config.errors)  # type: ignore[index]
+        paths[op.rest["path"]] = _path_item(  # type: ignore[index]
+            op, examples.get(op.name, {}), config.errors, compatible.get(op.name, []))
     schemas["Error"] = ERROR_SCHEMA
     schemas["FieldError"] = FIELD_ERROR_SCHEMA
     return {

@@ -44,6 +44,7 @@ class OperationView:
     title: str
     description: str
     contract_hash: str
+    compatible_hashes: tuple[str, ...]  # earlier hashes whose clients this contract still serves (the lock)
     input_class: str
     output_class: str
     output_data_class: str
@@ -83,7 +84,7 @@ def variant_view(op: Operation, name: str) -> VariantView:
     )
 
 
-def operation_view(op: Operation) -> OperationView:
+def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...] = ()) -> OperationView:
     mcp = op.mcp or {}
     rest = op.rest or {}
     auth = op.manifest.get("auth", {})
@@ -94,6 +95,7 @@ def operation_view(op: Operation) -> OperationView:
         title=op.title,
         description=op.description,
         contract_hash=op.contract_hash,
+        compatible_hashes=tuple(compatible_hashes),
         input_class=f"{op.class_prefix}Input",
         output_class=f"{op.class_prefix}Output",
         output_data_class=f"{op.class_prefix}OutputData",

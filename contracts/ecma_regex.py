@@ -1,13 +1,17 @@
-"""JSON Schema `pattern`s are ECMA-262 regular expressions; Python's `re` reads a few escapes
+r"""JSON Schema `pattern`s are ECMA-262 regular expressions; Python's `re` reads a few escapes
 differently on str. Found by the engine differential test: for `[^/\\s]`, Python counts
 U+001C-U+001F and U+0085 as whitespace and not U+FEFF; ECMA-262 (and jsonschema-rs) the opposite.
-This rewrites the class escapes to the ECMA sets before Python compiles a pattern.
+This rewrites the class escapes to the ECMA sets before Python compiles a pattern, and spells the
+ECMA-262 (`u` flag) syntax Python's `re` lacks: `\p{...}` / `\P{...}` Unicode properties (general
+categories, scripts, binary properties; expanded to code point ranges with the `regex` package),
+`\u{1F600}`, `\cJ`, named groups `(?<name>...)` and `\k<name>`.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 from typing import Any
 
 # ECMA-262 WhiteSpace and LineTerminator code points
@@ -26,10 +30,41 @@ def _member(char: str) -> str:
     """One code point as a class member both Python's and Rust's regex read alike."""
     if char.isascii() and (char.isalnum() or char == "_"):
         return char
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    point = ord(char)
+    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
 
 
-def _class(body: list[str], negated: bool, excluded: list[str], pattern: str) -> str:
+@lru_cache(maxsize=1)
+def _every_code_point() -> str:
+    return "".join(map(chr, range(0x110000)))
+
+
+@lru_cache(maxsize=128)
+def _property_runs(name: str) -> tuple[tuple[str, str], ...]:
+    """The code point ranges of Unicode property `name` as ECMA-262 spells it in `\\p{name}`."""
+    import regex
+
+    try:
+        compiled = regex.compile(r"\p{" + name + "}+")
+    except regex.error:
+        raise re.error(f"unknown Unicode property \\p{{{name}}}") from None
+    return tuple((run.group()[0], run.group()[-1]) for run in compiled.finditer(_every_code_point()))
+
+
+def _property_members(name: str) -> str:
+    return "".join(_member(first) if first == last else f"{_member(first)}-{_member(last)}"
+                   for first, last in _property_runs(name))
+
+
+@lru_cache(maxsize=32)
+def _property_points(name: str) -> frozenset[str]:
+    return frozenset(chr(point) for first, last in _property_runs(name) for point in range(ord(first), ord(last) + 1))
+
+
+Excluded = tuple[str, Callable[[], frozenset[str]]]  # a negated set inside a class: its members, its points
+
+
+def _class(body: list[str], negated: bool, excluded: list[Excluded], pattern: str) -> str:
     """A class whose members are `body` (already translated) less the negated escapes `excluded`
     (\\S \\D \\W inside it, which Python's `re` would read with its own sets): a positive class
     becomes an alternation, a negated one the finite set it leaves, written out."""
@@ -37,15 +72,31 @@ def _class(body: list[str], negated: bool, excluded: list[str], pattern: str) ->
     if not excluded:
         return f"[{'^' if negated else ''}{inner}]"
     if not negated:  # [X\S] = X or not-space
-        parts = ([f"[{inner}]"] if inner else []) + [f"[^{_SETS[name]}]" for name in excluded]
+        parts = ([f"[{inner}]"] if inner else []) + [f"[^{members}]" for members, _ in excluded]
         return "(?:" + "|".join(parts) + ")"
     # [^X\S] = space and not X: out of a finite set
-    candidates = frozenset.intersection(*(_POINTS[name] for name in excluded))
+    candidates = frozenset.intersection(*(points() for _, points in excluded))
     listed = re.compile(f"[{inner}]") if inner else None
     kept = sorted(c for c in candidates if listed is None or not listed.match(c))
     if not kept:  # ECMA-262 allows a class that matches nothing; so do both engines, spelled so
         return "[^\\x00-\\U0010ffff]"
-    return "[" + "".join(_member(c) for c in kept) + "]"
+    return "[" + _ranges(kept) + "]"
+
+
+def _ranges(chars: list[str]) -> str:
+    """Sorted code points as class members, consecutive ones as a range."""
+    out: list[str] = []
+    start = 0
+    for index in range(1, len(chars) + 1):
+        if index == len(chars) or ord(chars[index]) != ord(chars[index - 1]) + 1:
+            first, last = chars[start], chars[index - 1]
+            out.append(_member(first) if first == last else f"{_member(first)}-{_member(last)}")
+            start = index
+    return "".join(out)
+
+
+_BRACED = re.compile(r"\{([A-Za-z0-9_=]+)\}")
+_NAMED = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
 def to_python(pattern: str) -> str:
@@ -53,7 +104,7 @@ def to_python(pattern: str) -> str:
     (inside character classes too)."""
     out: list[str] = []
     body: list[str] = []  # the members of the class being read
-    excluded: list[str] = []  # the negated escapes in it
+    excluded: list[Excluded] = []  # the negated escapes in it
     negated = in_class = False
     index = 0
     while index < len(pattern):
@@ -62,16 +113,35 @@ def to_python(pattern: str) -> str:
         if char == "\\" and index + 1 < len(pattern):
             escape = pattern[index + 1]
             index += 2
-            if escape.lower() in _SETS:
-                members = _SETS[escape.lower()]
+            braced = _BRACED.match(pattern, index)
+            if escape.lower() in _SETS or (escape in "pP" and braced):
+                name = escape.lower()
+                if escape in "pP" and braced:
+                    name, index = braced.group(1), braced.end()
+                    members, points = _property_members(name), partial(_property_points, name)
+                else:
+                    members, points = _SETS[name], partial(_POINTS.__getitem__, name)
                 if escape.islower():
                     target.append(members if in_class else f"[{members}]")
                 elif in_class:
-                    excluded.append(escape.lower())
+                    excluded.append((members, points))
                 else:
                     out.append(f"[^{members}]")
+            elif escape == "u" and braced:  # \u{1F600}
+                target.append(_member(chr(int(braced.group(1), 16))))
+                index = braced.end()
+            elif escape == "c" and index < len(pattern) and pattern[index].isascii() and pattern[index].isalpha():
+                target.append(f"\\x{ord(pattern[index]) % 32:02x}")
+                index += 1
+            elif escape == "k" and not in_class and (named := _NAMED.match(pattern, index)):
+                out.append(f"(?P={named.group(1)})")
+                index = named.end()
             else:
                 target.append(char + escape)
+            continue
+        if char == "(" and not in_class and pattern.startswith("(?<", index) and (named := _NAMED.match(pattern, index + 2)):
+            out.append(f"(?P<{named.group(1)}>")
+            index = named.end()
             continue
         if char == "[" and not in_class:
             in_class, negated, body, excluded = True, False, [], []
@@ -111,3 +181,31 @@ def with_python_patterns(schema: Any) -> Any:
     if isinstance(schema, list):
         return [with_python_patterns(item) for item in schema]
     return schema
+
+
+def _is_ecma_regex(instance: object) -> bool:
+    if isinstance(instance, str):
+        compile_ecma(instance)  # re.error: not a pattern this translation (so ECMA-262) accepts
+    return True
+
+
+@lru_cache(maxsize=1)
+def _schema_formats() -> Any:
+    import jsonschema
+
+    checker = jsonschema.FormatChecker()
+    checker.checks("regex", raises=re.error)(_is_ecma_regex)
+    return checker
+
+
+def check_schema(schema: Any) -> None:
+    """jsonschema's `check_schema` for the schema's dialect (draft-07 by default), with every
+    `pattern` checked as an ECMA-262 regex rather than by Python's `re` (which refuses `\\p{L}`).
+    Raises jsonschema.SchemaError."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    error = best_match(cls(cls.META_SCHEMA, format_checker=_schema_formats()).iter_errors(schema))
+    if error is not None:
+        raise jsonschema.SchemaError.create_from(error)

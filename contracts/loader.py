@@ -20,6 +20,8 @@ from urllib.parse import unquote
 import jsonschema
 import rfc8785
 
+from evidencekit.contracts.ecma_regex import check_schema
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 LOCK_NAME = "contracts.lock.json"
 MANIFEST_NAME = "manifest.json"
@@ -196,7 +198,7 @@ def _check_schema(schema: Any, path: Path) -> None:
     if not isinstance(schema, dict):
         raise ContractError(path, "schema must be a JSON object")
     try:
-        jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator).check_schema(schema)
+        check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ContractError(path, f"not a valid JSON Schema at {exc.json_path}: {exc.message}") from None
     for ref, trail in _local_refs(schema):

@@ -48,3 +48,6 @@ class OperationSpec:
     schemas: Mapping[str, VariantSchemas] = field(default_factory=dict)
     requirement: Requirement = Requirement()
     read_only: bool = False
+    # earlier contract hashes whose clients this one still serves (the lock's `compatible_with`):
+    # a request made for one of them is answered, with a header naming this newer contract
+    compatible_hashes: tuple[str, ...] = ()

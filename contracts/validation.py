@@ -23,7 +23,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 from rfc3339_validator import validate_rfc3339
 
-from evidencekit.contracts.ecma_regex import compile_ecma
+from evidencekit.contracts.ecma_regex import check_schema, compile_ecma
 from evidencekit.contracts.loader import Operation
 from evidencekit.contracts.spec import OperationSpec
 
@@ -100,7 +100,7 @@ def _with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
 
 def compile_schema(schema: dict[str, Any]) -> Validator:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
-    cls.check_schema(schema)
+    check_schema(schema)
     return _with_ecma_patterns(cls)(schema, format_checker=_FORMAT_CHECKER)
 
 

@@ -36,6 +36,12 @@ class ContractMismatchWarning(UserWarning):
     """The server answered with another contract hash, and the client was told to warn, not raise."""
 
 
+class NewerContractWarning(UserWarning):
+    """The server serves a newer contract that still serves this client (it said so with
+    `X-Contract-Newer`): the calls work; regenerate the client to use what the newer one adds.
+    Warned once per process for each operation and newer hash."""
+
+
 class ContractMismatch(ClientError):
     def __init__(self, operation: str, expected: str, received: str) -> None:
         super().__init__(

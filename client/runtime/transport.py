@@ -14,6 +14,7 @@ from evidencekit.client.runtime.errors import (
     ContractMismatch,
     ContractMismatchWarning,
     MalformedAnswer,
+    NewerContractWarning,
     RequestNotSent,
     TransportError,
     error_for,
@@ -21,6 +22,8 @@ from evidencekit.client.runtime.errors import (
 from evidencekit.contracts.wire import parse
 
 CONTRACT_HASH_HEADER = "X-Contract-Hash"
+CONTRACT_NEWER_HEADER = "X-Contract-Newer"
+_newer_seen: set[tuple[str, str]] = set()  # (operation, newer hash) already warned about in this process
 USER_AGENT = "evidencekit-client/0.1"
 
 
@@ -92,6 +95,12 @@ def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str 
         if on_mismatch == "raise":
             raise mismatch
         warnings.warn(str(mismatch), ContractMismatchWarning, stacklevel=4)
+    newer = response.headers.get(CONTRACT_NEWER_HEADER)
+    if newer and (operation.name, newer) not in _newer_seen:
+        _newer_seen.add((operation.name, newer))
+        warnings.warn(f"{operation.name}: the server serves a newer contract ({newer[:80]}) that is compatible "
+                      f"with this client's ({operation.contract_hash}); regenerate the client to use what it adds",
+                      NewerContractWarning, stacklevel=4)
     if response.status_code >= 400:
         try:
             body = response.json()

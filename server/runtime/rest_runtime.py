@@ -34,6 +34,8 @@ from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
 log = logging.getLogger("evidencekit.rest")
 
 CONTRACT_HASH_HEADER = "X-Contract-Hash"
+# on an answer to a client of an earlier, compatible contract: the contract this server serves now
+CONTRACT_NEWER_HEADER = "X-Contract-Newer"
 REQUEST_ID_HEADER = "X-Request-Id"
 MAX_BODY_BYTES = 64 * 1024
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -139,28 +141,33 @@ class OperationEndpoint:
         self.spec = spec
         self.hooks = hooks
         self.pipeline = OperationPipeline(spec, handler, hooks.auth)
-        self._hash_header = (CONTRACT_HASH_HEADER.lower().encode(), spec.contract_hash.encode())
+        self._hash_header = [(CONTRACT_HASH_KEY, spec.contract_hash.encode())]
+        # a client of an earlier compatible contract is told its own hash (the answer is valid under
+        # it, so clients that predate the newer header keep working) and the newer one beside it
+        newer = (CONTRACT_NEWER_HEADER.lower().encode(), spec.contract_hash.encode())
+        self._compatible = {known: [(CONTRACT_HASH_KEY, known.encode()), newer] for known in spec.compatible_hashes}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = header_values(scope)
         request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+        hash_headers = self._compatible.get(headers.get(CONTRACT_HASH_KEY, "").strip(), self._hash_header)
         try:
             body = await self._answer(scope, receive, headers, request_id)
         except ApiError as error:
             await send_json(send, error.status, to_json(error.to_json(request_id)),
-                            [*error_headers(error, request_id), self._hash_header])
+                            [*error_headers(error, request_id), *hash_headers])
             return
         except ClientDisconnect:
             log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
-        await send_json(send, 200, body, [(REQUEST_ID_KEY, request_id.encode()), self._hash_header])
+        await send_json(send, 200, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers])
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
         spec = self.spec
         expected = headers.get(CONTRACT_HASH_KEY, "").strip()
-        if expected and expected != spec.contract_hash:  # refused before anything is read or done
+        if expected and expected != spec.contract_hash and expected not in self._compatible:  # refused before anything is done
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
         try:

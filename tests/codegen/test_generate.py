@@ -66,6 +66,13 @@ def _change_retrieve_output(contracts: Path) -> None:
     path.write_text(json.dumps(schema, indent=2) + "\n")
 
 
+def _bump_version(contracts: Path, operation: str, version: str = "2") -> None:
+    path = contracts / operation / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["version"] = version
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
 def test_a_changed_contract_fails_check_with_a_diff(
     tmp_path: Path, contracts_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,7 +91,9 @@ def test_a_changed_contract_fails_check_with_a_diff(
     # generate refuses until the change is accepted, then check passes again.
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
     assert "refusing to generate" in capsys.readouterr().err
-    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 1  # a new enum value in a response breaks
+    _bump_version(contracts_copy, "sosoapi_research_evidence_retrieve")
+    assert main(["lock", "--contracts", str(contracts_copy), "--accept-breaking", "--reason", "deferred"]) == 0
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
     assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
     assert "deferred" in (out / "server/generated/models/retrieve_output.py").read_text()
@@ -116,14 +125,22 @@ def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
     capsys.readouterr()
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
     refused = capsys.readouterr().err
-    assert "contracts/sosoapi_research_evidence_retrieve/mcp.output.schema.json (response):" in refused
-    assert "BREAKING  enum_value_added  $.retrieval.result.status: enum values added: \"deferred\"" in refused
-    assert "contracts/sosoapi_research_evidence_status/mcp.input.schema.json (request):" in refused
-    assert "ok        property_added  $.note" in refused
+    assert ("contracts/sosoapi_research_evidence_retrieve: mcp output (response): BREAKING  enum_value_added  "
+            "$.retrieval.result.status: enum values added: \"deferred\"; breaks old clients: an answer may now hold "
+            "what the old schema refuses") in refused
+    assert "contracts/sosoapi_research_evidence_status: mcp input (request): ok        property_added  $.note" in refused
     assert "1 breaking change in all" in refused
-    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 1
+    assert "refusing to lock:\n  contracts/sosoapi_research_evidence_retrieve: 1 breaking change\n" in (
+        capsys.readouterr().err)
+    _bump_version(contracts_copy, "sosoapi_research_evidence_retrieve")
+    assert main(["lock", "--contracts", str(contracts_copy), "--accept-breaking", "--reason", "a new state"]) == 0
     accepted = capsys.readouterr().out
     assert "BREAKING  enum_value_added" in accepted and "lock updated" in accepted
+    lock = json.loads((contracts_copy / "contracts.lock.json").read_text())["operations"]
+    assert lock["sosoapi_research_evidence_status"]["compatible_with"] == ["sha256:98be4d72ae1d401e"]
+    assert lock["sosoapi_research_evidence_retrieve"]["compatible_with"] == []
+    assert lock["sosoapi_research_evidence_retrieve"]["breaking_changes"][0]["reason"] == "a new state"
     assert main(["lock", "--contracts", str(contracts_copy)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "lock already current"  # nothing left to report
 
@@ -140,13 +157,18 @@ def test_renamed_tools_and_routes_and_removed_operations_are_breaking(
     path.write_text(json.dumps(manifest, indent=2) + "\n")
     shutil.rmtree(contracts_copy / "get_documents")
     capsys.readouterr()
-    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 1
     report = capsys.readouterr().out
-    assert "contracts/get_documents: operation removed, BREAKING for its clients" in report
-    assert "BREAKING  MCP tool name 'sosoapi_research_evidence_retrieve' -> 'evidence_retrieve'" in report
+    assert "contracts/get_documents: operation removed; BREAKING: breaks its clients" in report
+    assert ("contracts/sosoapi_research_evidence_retrieve: manifest: BREAKING  MCP tool name "
+            "'sosoapi_research_evidence_retrieve' -> 'evidence_retrieve'; breaks old clients") in report
     assert "BREAKING  REST path '/research-api/evidence/retrieve' -> '/research-api/v2/evidence/retrieve'" in report
     assert "ok        also changed: title (nothing clients call it by)" in report
-    assert "3 breaking changes in all" in report and "ContractMismatch" in report
+    assert "3 breaking changes in all" in report
+    _bump_version(contracts_copy, "sosoapi_research_evidence_retrieve")
+    assert main(["lock", "--contracts", str(contracts_copy), "--accept-breaking", "--reason", "v2 routes"]) == 0
+    lock = json.loads((contracts_copy / "contracts.lock.json").read_text())
+    assert lock["retired"] == {"get_documents": {"contract_hash": "sha256:1efdc01ee2209b16", "reason": "v2 routes"}}
 
 
 def test_reformatting_a_contract_changes_nothing(contracts_copy: Path, tmp_path: Path,
@@ -162,7 +184,7 @@ def test_without_git_history_the_report_points_to_codegen_diff(
     contracts_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _change_retrieve_output(contracts_copy)
-    assert main(["lock", "--contracts", str(contracts_copy)]) == 0
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 1  # nobody can tell: counted as breaking
     assert "its locked version is not in git history" in capsys.readouterr().out
 
 

@@ -3,6 +3,7 @@ payload: generated valid ones, their mutations, and format edge cases."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from evidencekit.contracts.ecma_regex import to_python, with_python_patterns
+from evidencekit.contracts.ecma_regex import compile_ecma, to_python, with_python_patterns
 from evidencekit.contracts.loader import load_operations
 from evidencekit.contracts.validation import compile_fast, compile_schema
 from tests.codegen.test_differential import mutations
@@ -93,3 +94,27 @@ def test_negated_escapes_inside_classes_read_as_ecma_262(pattern: str) -> None:
     slow, fast = compile_schema(schema), compile_fast(schema)
     disagreements = [c for c in CLASS_CHARACTERS if slow.is_valid(c) != fast.is_valid(c)]
     assert disagreements == []
+
+
+UNICODE_CHARACTERS = [*CLASS_CHARACTERS, "A", "é", "α", "Ω", "ß", "\x00", "\x7f", "\U0001f600", "\u0663", "中", "\u00ad"]
+
+
+@pytest.mark.parametrize("pattern", [
+    r"^\p{Cc}$", r"^[^\p{Cc}]+$", r"^\P{L}$", r"^[a\P{L}]$", r"^[^a\P{L}]$", r"^\p{Lu}\p{gc=Ll}*$",
+    r"^[\p{L}\p{N}_-]+$", r"^\p{Letter}$", r"^\p{Script=Greek}$", r"^\p{sc=Han}$", r"^\p{Alphabetic}$",
+    r"^\u{1F600}$", r"^[\u{1F600}a]$", r"^\cJ?\p{Cf}?$",
+])
+def test_unicode_property_escapes_read_as_ecma_262(pattern: str) -> None:
+    """\\p{...} (refused once: Python's `re` has no Unicode properties) is accepted by the loader's
+    schema check and matches what jsonschema-rs (ECMA-262 with the u flag) matches."""
+    schema = {"$schema": DIALECTS[0], "type": "string", "pattern": pattern}
+    slow, fast = compile_schema(schema), compile_fast(schema)
+    disagreements = [c for c in UNICODE_CHARACTERS if slow.is_valid(c) != fast.is_valid(c)]
+    assert disagreements == []
+    assert any(slow.is_valid(c) for c in UNICODE_CHARACTERS)  # the pattern matches something here
+
+
+def test_named_groups_and_an_unknown_property() -> None:
+    assert compile_ecma(to_python(r"^(?<year>\d{4})-\k<year>$")).match("2024-2024")
+    with pytest.raises(re.error, match=r"unknown Unicode property \\p\{Nonsense\}"):
+        to_python(r"\p{Nonsense}")
