@@ -10,7 +10,9 @@ before any model on every surface and enforces what the models leave out. The ru
 * `patternProperties`: the model accepts any other property (the patterns are the check's).
 * Conditional and negative constraints (`if`/`then`/`else`, `dependentSchemas`, schema-valued
   `dependencies`, `dependentRequired`, `not`, `contains`, `propertyNames`, `unevaluatedItems`,
-  `unevaluatedProperties`) are left out of the model: it accepts more than the contract.
+  `unevaluatedProperties`) are left out of the model: it accepts more than the contract. So is
+  OpenAPI's `discriminator` annotation, and a constraint that applies to no declared type
+  (`minLength` on an array: JSON Schema ignores it, the generator would enforce it).
 
 `tests/codegen/test_model_corpus.py` holds the models to this over real-world schemas: every
 instance the contract accepts, the model accepts and dumps back unchanged.
@@ -21,10 +23,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evidencekit.contracts.loader import resolve_pointer
+
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions"})  # name -> subschema
 _SUBSCHEMAS = frozenset({"items", "additionalProperties", "additionalItems", "prefixItems", "allOf", "anyOf", "oneOf"})
 _LEFT_OUT = ("if", "then", "else", "dependentSchemas", "dependentRequired", "not", "contains", "propertyNames",
-             "unevaluatedItems", "unevaluatedProperties", "patternProperties")
+             "unevaluatedItems", "unevaluatedProperties", "patternProperties",
+             # OpenAPI's annotation, not JSON Schema: the generator would make a tagged union of it, which
+             # refuses a payload without the tag that the schema's oneOf accepts
+             "discriminator")
+
+
+# Constraints that apply to one kind of value only (JSON Schema ignores them on others; the model
+# generator would apply them to whatever type the schema has: `minLength: 1` on an array)
+_APPLIES_TO = {
+    "string": ("minLength", "maxLength", "pattern", "format"),
+    "array": ("minItems", "maxItems", "uniqueItems"),
+    "object": ("minProperties", "maxProperties"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+}
+
+
+def _inapplicable(schema: dict[str, Any]) -> list[str]:
+    """Keywords of `schema` that cannot apply to any type it declares."""
+    declared = schema.get("type")
+    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else None
+    if types is None:
+        return []
+    kinds = {"number" if kind == "integer" else kind for kind in types}
+    return [key for kind, keys in _APPLIES_TO.items() if kind not in kinds for key in keys if key in schema]
 
 
 @dataclass(frozen=True)
@@ -33,7 +60,9 @@ class Loosening:
     location: str  # JSON pointer of the schema holding it ("#/properties/labels")
 
     def __str__(self) -> str:
-        if self.construct == "patternProperties":
+        if self.construct.startswith("inapplicable "):
+            effect = "it constrains no value of the declared type; left out of the model"
+        elif self.construct == "patternProperties":
             effect = "the model accepts any extra property"
         elif self.construct == "dependencies":
             effect = "its schema-valued entries are left out of the model"
@@ -46,26 +75,55 @@ def _pointer(parts: tuple[str, ...]) -> str:
     return "#" + "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
 
 
-def _is_object(schema: dict[str, Any]) -> bool:
+def _is_object(schema: Any, root: Any, depth: int = 0) -> bool:
+    """Whether `schema` describes an object: by its type or properties, or those of an allOf member."""
+    if not isinstance(schema, dict) or depth > 8:
+        return False
     declared = schema.get("type")
-    return declared == "object" or (isinstance(declared, list) and "object" in declared) or "properties" in schema
+    if declared == "object" or (isinstance(declared, list) and "object" in declared) or "properties" in schema:
+        return True
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        try:
+            return _is_object(resolve_pointer(root, ref), root, depth + 1)
+        except ValueError:
+            return False
+    return any(_is_object(member, root, depth + 1) for member in schema.get("allOf") or [])
+
+
+def _closed_member(schema: dict[str, Any], root: Any) -> bool:
+    """An allOf member closes the object (the generator merges it so): leave it closed."""
+    for member in schema.get("allOf") or []:
+        if isinstance(member, dict) and isinstance(member.get("$ref"), str) and member["$ref"].startswith("#"):
+            try:
+                member = resolve_pointer(root, member["$ref"])
+            except ValueError:
+                continue
+        if isinstance(member, dict) and member.get("additionalProperties") is False:
+            return True
+    return False
 
 
 def model_schema(schema: Any) -> tuple[Any, list[Loosening]]:
     """`schema` as the model generator should read it, and what was loosened where."""
     found: list[Loosening] = []
-    return _loosen(schema, (), found), found
+    return _loosen(schema, (), found, schema), found
 
 
-def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening]) -> Any:
+def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: Any) -> Any:
     if isinstance(node, list):
-        return [_loosen(item, (*where, str(index)), found) for index, item in enumerate(node)]
+        return [_loosen(item, (*where, str(index)), found, root) for index, item in enumerate(node)]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
+    inapplicable = _inapplicable(node)
+    for key in inapplicable:
+        found.append(Loosening(f"inapplicable {key}", _pointer(where)))
     for key, value in node.items():
+        if key in inapplicable:
+            continue
         if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: _loosen(sub, (*where, key, name), found) for name, sub in value.items()}
+            out[key] = {name: _loosen(sub, (*where, key, name), found, root) for name, sub in value.items()}
         elif key in _LEFT_OUT:
             found.append(Loosening(key, _pointer(where)))
         elif key == "dependencies" and isinstance(value, dict):
@@ -75,11 +133,12 @@ def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening]) -> Any:
             if lists:
                 out[key] = lists
         elif key in _SUBSCHEMAS:
-            out[key] = _loosen(value, (*where, key), found)
+            out[key] = _loosen(value, (*where, key), found, root)
         else:  # data, annotations, unknown keywords: as they are
             out[key] = value
     if "patternProperties" in node and node.get("additionalProperties") is not True:
         out["additionalProperties"] = True
-    elif _is_object(node) and "additionalProperties" not in node:
+    elif ("additionalProperties" not in node and "$ref" not in node  # a $ref's target is loosened where it is
+          and _is_object(node, root) and not _closed_member(node, root)):
         out["additionalProperties"] = True  # open: unknown properties are kept, not dropped
     return out

@@ -20,7 +20,7 @@ from typing import Any
 from evidencekit.codegen.headers import python_header
 from evidencekit.codegen.model_schema import model_schema
 from evidencekit.contracts.ecma_regex import with_python_patterns
-from evidencekit.contracts.loader import Operation
+from evidencekit.contracts.loader import ContractError, Operation
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,12 @@ def render_model(operation: Operation, direction: str, module: str) -> tuple[str
     options = (_typed_dict_options if direction == "output_data" else _datamodel_options)(class_name, header)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        source = datamodel_code_generator.generate(schema, **options)
+        try:
+            source = datamodel_code_generator.generate(schema, **options)
+        except Exception as exc:  # the pinned generator's own errors: refuse, naming the schema and why
+            where = operation.folder / (variant.input_file if direction == "input" else variant.output_file)
+            reason = " ".join(str(exc).split())[:300]
+            raise ContractError(where, f"the model generator cannot read this schema: {reason}") from None
     notes = [ModelNote(module, str(item)) for item in loosenings]
     notes += [ModelNote(module, str(w.message)) for w in caught if issubclass(w.category, UserWarning)]
     assert isinstance(source, str)

@@ -107,6 +107,24 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
     }
 
 
+# values, not schemas (the discriminator is rewritten on its own)
+_DATA = frozenset({"const", "enum", "default", "examples", "example", "x-invalid-default", "discriminator"})
+_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})  # name -> schema
+
+
+def _each_subschema(schema: dict[str, Any], change: Any) -> dict[str, Any]:
+    """`schema` with `change` applied to every value that holds schemas (data values kept as they are)."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _MAPS and isinstance(value, dict):
+            out[key] = {name: change(sub) for name, sub in value.items()}
+        elif key in _DATA:
+            out[key] = value
+        else:
+            out[key] = change(value)
+    return out
+
+
 def rehomed(schema: Any, home: str) -> Any:
     """`schema` copied to `home` in the document: its local `$ref`s (`#/$defs/X`, `#`) point there,
     or they would point at nothing once the schema is a component."""
@@ -114,11 +132,50 @@ def rehomed(schema: Any, home: str) -> Any:
         return [rehomed(item, home) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    moved = {key: rehomed(value, home) for key, value in schema.items()}
+    moved = _each_subschema(schema, lambda value: rehomed(value, home))
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#"):
         moved["$ref"] = home + ref[1:]
+    if "discriminator" in schema:
+        del moved["discriminator"]
+        moved.update(_discriminator(schema["discriminator"], home))
     return moved
+
+
+def _discriminator(value: Any, home: str) -> dict[str, Any]:
+    """OpenAPI reads `discriminator` as its own object (a propertyName, a mapping to refs): rehomed
+    when it is one, kept as `x-discriminator` when a schema uses the word otherwise."""
+    mapping = value.get("mapping", {}) if isinstance(value, dict) else None
+    if (not isinstance(value, dict) or not isinstance(value.get("propertyName"), str) or not isinstance(mapping, dict)
+            or not all(isinstance(target, str) for target in mapping.values())):
+        return {"x-discriminator": value}
+    moved = {name: home + target[1:] if target.startswith("#") else target for name, target in mapping.items()}
+    return {"discriminator": {**value, "mapping": moved} if "mapping" in value else dict(value)}
+
+
+def with_valid_defaults(schema: Any) -> Any:
+    """`schema` with each `default` its own subschema refuses kept as `x-invalid-default` instead.
+
+    JSON Schema calls `default` an annotation that need not validate (a published CI schema gives a
+    step `default: "shared"` outside its enum); OpenAPI validators check it, and client generators
+    would offer it. The contract itself is unchanged: this is the OpenAPI copy."""
+    if not isinstance(schema, dict):
+        return schema
+    from evidencekit.contracts.validation import compile_schema
+
+    contract = compile_schema(schema)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = _each_subschema(node, walk)
+        if "default" in node and not contract.evolve(schema=node).is_valid(node["default"]):
+            out["x-invalid-default"] = out.pop("default")
+        return out
+
+    return walk(schema)
 
 
 def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]],
@@ -132,7 +189,7 @@ def openapi_document(operations: list[Operation], examples: dict[str, dict[str, 
         assert variant is not None
         for name, schema in ((f"{op.class_prefix}Input", variant.input_schema),
                              (f"{op.class_prefix}Output", variant.output_schema)):
-            schemas[name] = rehomed(schema, f"#/components/schemas/{name}")
+            schemas[name] = rehomed(with_valid_defaults(schema), f"#/components/schemas/{name}")
         paths[op.rest["path"]] = _path_item(  # type: ignore[index]
             op, examples.get(op.name, {}), config.errors, compatible.get(op.name, []))
     schemas["Error"] = ERROR_SCHEMA

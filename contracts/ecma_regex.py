@@ -168,6 +168,7 @@ def compile_ecma(pattern: str) -> re.Pattern[str]:
 
 
 _INSTANCE_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # data, not schemas
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
 def with_python_patterns(schema: Any) -> Any:
@@ -176,6 +177,8 @@ def with_python_patterns(schema: Any) -> Any:
     (pydantic's Rust regex counts U+0085 as `\\s`) and for hypothesis-jsonschema (Python's `re`)."""
     if isinstance(schema, dict):
         return {key: to_python(value) if key == "pattern" and isinstance(value, str)
+                else {name: with_python_patterns(sub) for name, sub in value.items()}
+                if key in _SCHEMA_MAPS and isinstance(value, dict)
                 else value if key in _INSTANCE_KEYWORDS else with_python_patterns(value)
                 for key, value in schema.items()}
     if isinstance(schema, list):

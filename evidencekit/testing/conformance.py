@@ -41,6 +41,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from evidencekit.codegen.config import load_config
+from evidencekit.contracts.ecma_regex import with_python_patterns
 from evidencekit.contracts.loader import (
     LOCK_NAME,
     Operation,
@@ -99,6 +100,8 @@ def conformance_prepare() -> Prepare:
 # Keywords whose value maps names to schemas, and keywords whose value is data, not a schema.
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 _DATA = frozenset({"enum", "const", "default", "examples", "required"})
+_ANNOTATIONS = frozenset({"examples", "example", "$comment", "description", "title", "deprecated", "readOnly",
+                          "writeOnly"})
 
 
 def _bounded(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
@@ -116,6 +119,8 @@ def _bounded(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
         return {"allOf": [target, _bounded(rest, root, depth)]} if rest else target
     bounded: dict[str, Any] = {}
     for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue  # says nothing of validity; a published schema may spell one wrong (`examples: "3.15"`)
         if key in _DATA:
             bounded[key] = value
         elif key in _SCHEMA_MAPS and isinstance(value, dict):
@@ -132,7 +137,8 @@ def inputs(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     bounded = _bounded(dict(schema), schema)
     bounded.pop("$defs", None)
     bounded.pop("definitions", None)
-    strategy = from_schema(bounded, custom_formats={"uuid": st.uuids(version=4).map(str)})  # it has no uuid
+    # patterns are ECMA-262: spelled for Python's `re`, which hypothesis-jsonschema draws strings with
+    strategy = from_schema(with_python_patterns(bounded), custom_formats={"uuid": st.uuids(version=4).map(str)})
     if bounded == {key: value for key, value in schema.items() if key not in ("$defs", "definitions")}:
         return strategy
     from evidencekit.contracts.validation import compile_schema
