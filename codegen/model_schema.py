@@ -13,6 +13,9 @@ before any model on every surface and enforces what the models leave out. The ru
   `unevaluatedProperties`) are left out of the model: it accepts more than the contract. So is
   OpenAPI's `discriminator` annotation, and a constraint that applies to no declared type
   (`minLength` on an array: JSON Schema ignores it, the generator would enforce it).
+* A `default` that is not a value of its schema, or whose schema is a union or a reference, is
+  not the field's default in the model (the generator would give the field a default of another
+  type). A `type` list with constraints is spelled as the equivalent `anyOf` (not a loosening).
 
 `tests/codegen/test_model_corpus.py` holds the models to this over real-world schemas: every
 instance the contract accepts, the model accepts and dumps back unchanged.
@@ -60,6 +63,10 @@ class Loosening:
     location: str  # JSON pointer of the schema holding it ("#/properties/labels")
 
     def __str__(self) -> str:
+        if self.construct == "default":
+            effect = ("the field has no default in the model (not a value of its schema, or of a union or "
+                      "reference type)")
+            return f"default at {self.location}: {effect}"
         if self.construct.startswith("inapplicable "):
             effect = "it constrains no value of the declared type; left out of the model"
         elif self.construct == "patternProperties":
@@ -110,11 +117,47 @@ def model_schema(schema: Any) -> tuple[Any, list[Loosening]]:
     return _loosen(schema, (), found, schema), found
 
 
+def _split_types(node: dict[str, Any]) -> dict[str, Any]:
+    """`{"type": ["integer", "string"], "minimum": 0}` as `anyOf` of one branch per type, each with the
+    constraints that apply to it: the same schema, which the generator types as a union of
+    constrained types (for the list form it writes `conint(...) | str`, which no type checker reads)."""
+    declared = node.get("type")
+    if not isinstance(declared, list) or len([t for t in declared if t != "null"]) < 2 or any(
+            key in node for key in ("anyOf", "oneOf")):
+        return node
+    constrained = {key for keys in _APPLIES_TO.values() for key in keys if key in node}
+    if not constrained:
+        return node
+    branches = []
+    for kind in declared:
+        applies = _APPLIES_TO.get("number" if kind == "integer" else kind, ())
+        branches.append({"type": kind, **{key: node[key] for key in applies if key in node}})
+    rest = {key: value for key, value in node.items() if key != "type" and key not in constrained}
+    return {**rest, "anyOf": branches}
+
+
+def _typed_default(node: dict[str, Any], root: Any) -> bool:
+    """Whether the model can carry the schema's `default` as the default of its field: a value of the
+    schema, of a type that is no union or reference (the generator would type those as models)."""
+    if any(key in node for key in ("anyOf", "oneOf", "allOf", "$ref")) or isinstance(node.get("type"), list):
+        return False
+    from evidencekit.contracts.validation import compile_schema
+
+    try:
+        return bool(compile_schema(root if isinstance(root, dict) else {}).evolve(schema=node).is_valid(node["default"]))
+    except Exception:  # a schema the validator cannot compile here: leave the default out
+        return False
+
+
 def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: Any) -> Any:
     if isinstance(node, list):
         return [_loosen(item, (*where, str(index)), found, root) for index, item in enumerate(node)]
     if not isinstance(node, dict):
         return node
+    if "default" in node and not _typed_default(node, root):
+        found.append(Loosening("default", _pointer(where)))
+        node = {key: value for key, value in node.items() if key != "default"}
+    node = _split_types(node)
     out: dict[str, Any] = {}
     inapplicable = _inapplicable(node)
     for key in inapplicable:

@@ -126,16 +126,45 @@ def _each_subschema(schema: dict[str, Any], change: Any) -> dict[str, Any]:
 
 
 def rehomed(schema: Any, home: str) -> Any:
-    """`schema` copied to `home` in the document: its local `$ref`s (`#/$defs/X`, `#`) point there,
-    or they would point at nothing once the schema is a component."""
+    """`schema` copied to `home` in the document: its local `$ref`s (`#/$defs/X`, `#`, `#anchor`) point
+    there, or they would point at nothing once the schema is a component (anchors become pointers:
+    the input and output copies of one schema would otherwise declare each anchor twice)."""
+    return _rehome(schema, home, _anchor_pointers(schema, ""))
+
+
+def _anchor_pointers(node: Any, at: str) -> dict[str, str]:
+    """Each plain-name anchor of `node` ($anchor, $dynamicAnchor, draft-07 `$id: "#name"`) -> its JSON pointer."""
+    found: dict[str, str] = {}
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            found.update(_anchor_pointers(item, f"{at}/{index}"))
+    elif isinstance(node, dict):
+        for key in ("$anchor", "$dynamicAnchor", "$id"):
+            name = node.get(key)
+            if isinstance(name, str) and (key != "$id" or name.startswith("#")):
+                found.setdefault(name.removeprefix("#"), at)
+        for key, value in node.items():
+            if key not in _DATA:
+                found.update(_anchor_pointers(value, f"{at}/{key.replace('~', '~0').replace('/', '~1')}"))
+    return found
+
+
+def _rehome(schema: Any, home: str, anchors: dict[str, str]) -> Any:
     if isinstance(schema, list):
-        return [rehomed(item, home) for item in schema]
+        return [_rehome(item, home, anchors) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    moved = _each_subschema(schema, lambda value: rehomed(value, home))
+    moved = _each_subschema(schema, lambda value: _rehome(value, home, anchors))
+    for key in ("$anchor", "$dynamicAnchor"):
+        if key in moved:
+            moved[f"x-{key[1:]}"] = moved.pop(key)
+    if isinstance(moved.get("$id"), str) and moved["$id"].startswith("#"):
+        moved["x-id"] = moved.pop("$id")
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#"):
+    if isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
         moved["$ref"] = home + ref[1:]
+    elif isinstance(ref, str) and ref.startswith("#") and ref[1:] in anchors:
+        moved["$ref"] = home + anchors[ref[1:]]
     if "discriminator" in schema:
         del moved["discriminator"]
         moved.update(_discriminator(schema["discriminator"], home))

@@ -156,7 +156,15 @@ def _where(path: Iterable[str | int]) -> str:
 
 
 def resolve_pointer(root: Any, ref: str) -> Any:
-    """What a local `$ref` ("#/$defs/Name") points at in `root`; ValueError when nothing."""
+    """What a local `$ref` points at in `root`: a JSON pointer ("#/$defs/Name") or a plain-name
+    fragment ("#name": a 2020-12 `$anchor`/`$dynamicAnchor`, a draft-07 `$id: "#name"`); ValueError
+    when nothing."""
+    fragment = unquote(ref[1:]) if ref.startswith("#") else None
+    if fragment and not fragment.startswith("/"):
+        found = _anchored(root, fragment)
+        if found is None:
+            raise ValueError(f"cannot resolve $ref {ref!r}: no $anchor {fragment!r}")
+        return found
     node: Any = root
     for token in filter(None, unquote(ref[1:]).split("/")):
         token = token.replace("~1", "/").replace("~0", "~")
@@ -165,6 +173,17 @@ def resolve_pointer(root: Any, ref: str) -> Any:
         except (KeyError, IndexError, ValueError, TypeError):
             raise ValueError(f"cannot resolve $ref {ref!r}") from None
     return node
+
+
+def _anchored(node: Any, name: str) -> Any:
+    if isinstance(node, list):
+        return next((found for item in node if (found := _anchored(item, name)) is not None), None)
+    if not isinstance(node, dict):
+        return None
+    if name in (node.get("$anchor"), node.get("$dynamicAnchor")) or node.get("$id") == f"#{name}":
+        return node
+    return next((found for key, value in node.items() if key not in ("const", "enum", "default", "examples")
+                 and (found := _anchored(value, name)) is not None), None)
 
 
 @cache
