@@ -24,6 +24,7 @@ from evidencekit.contracts.loader import (
     load_operations,
     read_json,
 )
+from evidencekit.contracts.validation import engine_problems
 
 
 def _config(args: argparse.Namespace) -> CodegenConfig:
@@ -41,6 +42,9 @@ def _contracts(args: argparse.Namespace) -> Path:
 def _load(contracts: Path) -> list[Operation]:
     """The operations, refused when a published example breaks its own schemas."""
     operations = load_operations(contracts)
+    unservable = [problem for op in operations for problem in engine_problems(op)]
+    if unservable:
+        raise ContractError(contracts, "schemas the server could not validate with:\n  " + "\n  ".join(unservable))
     problems = [problem for op in operations for problem in example_problems(op)]
     if problems:
         raise ContractError(contracts, "published examples that their own schemas refuse:\n  " + "\n  ".join(problems))

@@ -214,3 +214,18 @@ def test_evidencekit_cli_reaches_codegen(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_project_root_is_the_checkout() -> None:
     assert (PROJECT_ROOT / "pyproject.toml").exists()
+
+
+def test_a_schema_the_serving_validator_cannot_compile_is_refused_at_lock(
+    contracts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backreference (`\\k<name>`) is ECMA-262 and Python reads it, but jsonschema-rs, which
+    validates every request and answer, does not: refused by name before anything is generated."""
+    path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
+    schema = json.loads(path.read_text())
+    schema["properties"]["note"] = {"type": "string", "pattern": r"^(?<y>\d{4})-\k<y>$"}
+    path.write_text(json.dumps(schema))
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 2
+    err = capsys.readouterr().err
+    assert "schemas the server could not validate with:" in err
+    assert "sosoapi_research_evidence_status/mcp.input.schema.json: the serving validator cannot compile it" in err

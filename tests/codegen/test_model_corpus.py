@@ -88,3 +88,19 @@ def test_generated_models_pass_mypy_strict(tmp_path: Path) -> None:
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     assert f"no issues found in {len(sources) + 1} source files" in done.stdout
+
+
+def test_every_corpus_schema_compiles_for_serving() -> None:
+    """`codegen lock` refuses a schema the serving validator (jsonschema-rs) cannot compile; every
+    schema of the corpus the loader takes compiles (the refused one's remote $ref is never fetched)."""
+    from evidencekit.contracts.validation import compile_fast
+
+    failing = []
+    for case in cases():
+        if case.id in REFUSED:
+            continue
+        try:
+            compile_fast(case.schema)
+        except ValueError as exc:
+            failing.append(f"{case.id}: {exc}")
+    assert failing == []

@@ -118,3 +118,9 @@ def test_named_groups_and_an_unknown_property() -> None:
     assert compile_ecma(to_python(r"^(?<year>\d{4})-\k<year>$")).match("2024-2024")
     with pytest.raises(re.error, match=r"unknown Unicode property \\p\{Nonsense\}"):
         to_python(r"\p{Nonsense}")
+
+
+def test_an_unknown_format_is_an_annotation_in_both_engines() -> None:
+    schema = {"$schema": DIALECTS[0], "type": "string", "format": "simple-template"}
+    slow, fast = compile_schema(schema), compile_fast(schema)
+    assert slow.is_valid("{{ anything }}") and fast.is_valid("{{ anything }}")
