@@ -4,7 +4,7 @@ the contract and the OpenAPI document validates; then the agreement per construc
 The corpus and the checks are tests/codegen/model_corpus.py (tests/codegen/test_model_corpus.py
 gates on them with fewer instances).
 
-    .venv/bin/python scripts/model_corpus.py [--instances 25] [--only SUBSTRING ...]
+    .venv/bin/python scripts/model_corpus.py [--instances 25] [--draw-seconds 300] [--only SUBSTRING ...]
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--instances", type=int, default=25, help="instances drawn per schema (default 25)")
     parser.add_argument("--only", nargs="*", default=[], help="schemas whose id contains one of these")
+    parser.add_argument("--draw-seconds", type=int, default=300,
+                        help="give up drawing instances of one schema after this long (default 300)")
     args = parser.parse_args()
     results: list[Result] = []
     selected = [case for case in cases() if not args.only or any(part in case.id for part in args.only)]
@@ -31,7 +33,7 @@ def main() -> int:
     for number, case in enumerate(selected, 1):
         began = time.perf_counter()
         with tempfile.TemporaryDirectory() as scratch:
-            result = check(case, Path(scratch), args.instances)
+            result = check(case, Path(scratch), args.instances, args.draw_seconds)
         results.append(result)
         done = result.agreement
         if result.refused:

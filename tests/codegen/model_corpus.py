@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import signal
 import sys
 import types
 from collections.abc import Iterator
@@ -129,7 +130,27 @@ class Result:
     refused: str = ""  # why the loader refused the schema as a contract (naming the construct)
 
 
-def check(case: Case, scratch: Path, count: int) -> Result:
+class DrawTimeout(BaseException):
+    """Raised by the alarm through hypothesis (which would keep an Exception as a test failure)."""
+
+
+def _draw(schema: dict[str, Any], count: int, seconds: int) -> list[Any]:
+    if not seconds:
+        return examples(inputs(schema), count)
+
+    def expire(signum: int, frame: Any) -> None:
+        raise DrawTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        return examples(inputs(schema), count)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check(case: Case, scratch: Path, count: int, draw_seconds: int = 0) -> Result:
     try:
         operation = contract_for(case, scratch / "corpus_case")
     except ContractError as exc:
@@ -139,7 +160,9 @@ def check(case: Case, scratch: Path, count: int) -> Result:
     if count == 0:
         return Result(case, Agreement(), notes, problems)
     try:
-        drawn = examples(inputs(case.schema), count)
+        drawn = _draw(case.schema, count, draw_seconds)
+    except DrawTimeout:
+        return Result(case, Agreement(), notes, problems, f"hypothesis-jsonschema drew nothing in {draw_seconds} s")
     except Exception as exc:  # hypothesis-jsonschema cannot draw from every schema
         return Result(case, Agreement(), notes, problems, f"{type(exc).__name__}: {str(exc)[:120]}")
     return Result(case, agreement(case.schema, model, drawn, mutations), notes, problems)
