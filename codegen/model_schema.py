@@ -24,6 +24,7 @@ instance the contract accepts, the model accepts and dumps back unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from evidencekit.contracts.loader import resolve_pointer
@@ -114,7 +115,7 @@ def _closed_member(schema: dict[str, Any], root: Any) -> bool:
 def model_schema(schema: Any) -> tuple[Any, list[Loosening]]:
     """`schema` as the model generator should read it, and what was loosened where."""
     found: list[Loosening] = []
-    return _loosen(schema, (), found, schema), found
+    return _loosen(schema, (), found, _Root(schema)), found
 
 
 def _split_types(node: dict[str, Any]) -> dict[str, Any]:
@@ -136,20 +137,31 @@ def _split_types(node: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "anyOf": branches}
 
 
-def _typed_default(node: dict[str, Any], root: Any) -> bool:
+class _Root:
+    """The schema being loosened, and its validator (compiled once, when a default needs checking)."""
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+
+    @cached_property
+    def validator(self) -> Any:
+        from evidencekit.contracts.validation import compile_schema
+
+        return compile_schema(self.schema if isinstance(self.schema, dict) else {})
+
+
+def _typed_default(node: dict[str, Any], root: _Root) -> bool:
     """Whether the model can carry the schema's `default` as the default of its field: a value of the
     schema, of a type that is no union or reference (the generator would type those as models)."""
     if any(key in node for key in ("anyOf", "oneOf", "allOf", "$ref")) or isinstance(node.get("type"), list):
         return False
-    from evidencekit.contracts.validation import compile_schema
-
     try:
-        return bool(compile_schema(root if isinstance(root, dict) else {}).evolve(schema=node).is_valid(node["default"]))
+        return bool(root.validator.evolve(schema=node).is_valid(node["default"]))
     except Exception:  # a schema the validator cannot compile here: leave the default out
         return False
 
 
-def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: Any) -> Any:
+def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: _Root) -> Any:
     if isinstance(node, list):
         return [_loosen(item, (*where, str(index)), found, root) for index, item in enumerate(node)]
     if not isinstance(node, dict):
@@ -182,6 +194,6 @@ def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: Any
     if "patternProperties" in node and node.get("additionalProperties") is not True:
         out["additionalProperties"] = True
     elif ("additionalProperties" not in node and "$ref" not in node  # a $ref's target is loosened where it is
-          and _is_object(node, root) and not _closed_member(node, root)):
+          and _is_object(node, root.schema) and not _closed_member(node, root.schema)):
         out["additionalProperties"] = True  # open: unknown properties are kept, not dropped
     return out
