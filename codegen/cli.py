@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evidencekit.codegen.config import TABLE, CodegenConfig, load_config
-from evidencekit.codegen.gate import ACCEPT_HINT, against, decide
+from evidencekit.codegen.gate import ACCEPT_HINT, LockDecision, against, decide
 from evidencekit.codegen.lock import lock_problems, write_lock
 from evidencekit.codegen.locked import merge_base
 from evidencekit.contracts.examples import example_problems
@@ -40,7 +40,8 @@ def _contracts(args: argparse.Namespace) -> Path:
 
 
 def _load(contracts: Path) -> list[Operation]:
-    """The operations, refused when a published example breaks its own schemas."""
+    """The operations, refused when the serving validator cannot compile a schema or a published
+    example breaks its own schemas."""
     operations = load_operations(contracts)
     unservable = [problem for op in operations for problem in engine_problems(op)]
     if unservable:
@@ -66,13 +67,18 @@ MISMATCH_NOTE = ("clients of the locked contract stay served after a compatible 
                  "and they raise ContractMismatch: regenerate both")
 
 
-def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
-    decision = decide(operations, root, None)
+def _report(decision: LockDecision) -> list[str]:
+    """The changes since the lock, a line each, and how many break clients (nothing when none)."""
     if not decision.lines:
         return []
     breaking = decision.breaking
     return ["changes since the lock:", *(f"  {line}" for line in decision.lines),
-            f"{breaking} breaking change{'' if breaking == 1 else 's'} in all", f"note: {MISMATCH_NOTE}"]
+            f"{breaking} breaking change{'' if breaking == 1 else 's'} in all"]
+
+
+def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
+    report = _report(decide(operations, root, None))
+    return [*report, f"note: {MISMATCH_NOTE}"] if report else []
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -153,9 +159,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
     contracts = _contracts(args)
     operations = _load(contracts)
     decision = decide(operations, contracts, args.reason.strip() if args.reason else None)
-    if decision.lines:
-        _say("changes since the lock:", *(f"  {line}" for line in decision.lines),
-             f"{decision.breaking} breaking change{'' if decision.breaking == 1 else 's'} in all")
+    _say(*_report(decision))
     if decision.refused:
         _err("refusing to lock:", *(f"  {why}" for why in decision.refused),
              ACCEPT_HINT if not args.accept_breaking else "raise the major `version`, then lock again")

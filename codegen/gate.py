@@ -79,12 +79,12 @@ def _decide_change(op: Operation, entry: dict[str, Any], reason: str | None, dec
     if not breaks:
         record["compatible_with"] = _unique([*record["compatible_with"], str(entry.get("contract_hash"))])
         return
-    locked_version, version = str(entry.get("version", "1")), declared_version(op)
+    was, version = str(entry.get("version", "1")), declared_version(op)
     if reason is None:
         decision.refused.append(f"{label}: {len(breaks)} breaking change{'s' if len(breaks) > 1 else ''}")
-    elif major(version) <= major(locked_version):
+    elif major(version) <= major(was):
         decision.refused.append(f"{label}: a breaking change needs a higher major version: the lock has "
-                                f"{locked_version!r}, manifest.json says {version!r}")
+                                f"{was!r}, manifest.json says {version!r}")
     else:
         record["compatible_with"] = []  # old clients of every earlier hash may break now
         record["breaking_changes"] = [*record["breaking_changes"], {

@@ -108,7 +108,7 @@ def plan(config: CodegenConfig) -> Plan:
 
     # as payloads: a tools/call message shown on a page is its arguments in a REST request
     examples = {op.name: example_payloads(op, op.rest["variant"]) for op in rest_ops}  # type: ignore[index]
-    document = openapi_document(operations, examples, config)
+    document = openapi_document(operations, examples, config, compatible)
     result.files[f"{server}/openapi.json"] = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
     if config.docs is not None:

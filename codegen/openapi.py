@@ -9,6 +9,7 @@ from evidencekit.codegen.config import CodegenConfig, ErrorResponse
 from evidencekit.codegen.headers import json_comment
 from evidencekit.codegen.lock import compatible_hashes
 from evidencekit.contracts.loader import Operation
+from evidencekit.contracts.schema_walk import DATA, each_subschema
 
 FIELD_ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -107,22 +108,8 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
     }
 
 
-# values, not schemas (the discriminator is rewritten on its own)
-_DATA = frozenset({"const", "enum", "default", "examples", "example", "x-invalid-default", "discriminator"})
-_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})  # name -> schema
-
-
-def _each_subschema(schema: dict[str, Any], change: Any) -> dict[str, Any]:
-    """`schema` with `change` applied to every value that holds schemas (data values kept as they are)."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _MAPS and isinstance(value, dict):
-            out[key] = {name: change(sub) for name, sub in value.items()}
-        elif key in _DATA:
-            out[key] = value
-        else:
-            out[key] = change(value)
-    return out
+# values, not schemas here (the discriminator is rewritten on its own)
+_DATA = DATA | {"x-invalid-default", "discriminator"}
 
 
 def rehomed(schema: Any, home: str) -> Any:
@@ -154,7 +141,7 @@ def _rehome(schema: Any, home: str, anchors: dict[str, str]) -> Any:
         return [_rehome(item, home, anchors) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    moved = _each_subschema(schema, lambda value: _rehome(value, home, anchors))
+    moved = each_subschema(schema, lambda value: _rehome(value, home, anchors), _DATA)
     for key in ("$anchor", "$dynamicAnchor"):
         if key in moved:
             moved[f"x-{key[1:]}"] = moved.pop(key)
@@ -199,7 +186,7 @@ def with_valid_defaults(schema: Any) -> Any:
             return [walk(item) for item in node]
         if not isinstance(node, dict):
             return node
-        out = _each_subschema(node, walk)
+        out = each_subschema(node, walk, _DATA)
         if "default" in node and not contract.evolve(schema=node).is_valid(node["default"]):
             out["x-invalid-default"] = out.pop("default")
         return out
@@ -207,10 +194,12 @@ def with_valid_defaults(schema: Any) -> Any:
     return walk(schema)
 
 
-def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]],
-                     config: CodegenConfig) -> dict[str, Any]:
+def openapi_document(operations: list[Operation], examples: dict[str, dict[str, Any]], config: CodegenConfig,
+                     compatible: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
+    """`compatible`: the lock's earlier hashes per operation (read from the lock when not given)."""
     rest_ops = [op for op in operations if op.rest]
-    compatible = compatible_hashes(config.contracts)
+    if compatible is None:
+        compatible = compatible_hashes(config.contracts)
     schemas: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     for op in rest_ops:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from functools import lru_cache, partial
 from typing import Any
 
+from evidencekit.contracts.schema_walk import each_subschema
+
 # ECMA-262 WhiteSpace and LineTerminator code points
 _SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 _DIGIT = "0-9"
@@ -167,20 +169,15 @@ def compile_ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(to_python(pattern))
 
 
-_INSTANCE_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # data, not schemas
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-
-
 def with_python_patterns(schema: Any) -> Any:
     """A copy of `schema` whose every `pattern` is spelled (by `to_python`) so that engines reading
     it with Python or Rust regex semantics match what ECMA-262 matches: for the generated models
     (pydantic's Rust regex counts U+0085 as `\\s`) and for hypothesis-jsonschema (Python's `re`)."""
     if isinstance(schema, dict):
-        return {key: to_python(value) if key == "pattern" and isinstance(value, str)
-                else {name: with_python_patterns(sub) for name, sub in value.items()}
-                if key in _SCHEMA_MAPS and isinstance(value, dict)
-                else value if key in _INSTANCE_KEYWORDS else with_python_patterns(value)
-                for key, value in schema.items()}
+        copied = each_subschema(schema, with_python_patterns)
+        if isinstance(schema.get("pattern"), str):
+            copied["pattern"] = to_python(schema["pattern"])
+        return copied
     if isinstance(schema, list):
         return [with_python_patterns(item) for item in schema]
     return schema

@@ -21,6 +21,7 @@ import jsonschema
 import rfc8785
 
 from evidencekit.contracts.ecma_regex import check_schema
+from evidencekit.contracts.schema_walk import DATA
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 LOCK_NAME = "contracts.lock.json"
@@ -182,7 +183,7 @@ def _anchored(node: Any, name: str) -> Any:
         return None
     if name in (node.get("$anchor"), node.get("$dynamicAnchor")) or node.get("$id") == f"#{name}":
         return node
-    return next((found for key, value in node.items() if key not in ("const", "enum", "default", "examples")
+    return next((found for key, value in node.items() if key not in DATA
                  and (found := _anchored(value, name)) is not None), None)
 
 

@@ -49,6 +49,7 @@ from evidencekit.contracts.loader import (
     read_json,
     resolve_pointer,
 )
+from evidencekit.contracts.schema_walk import each_subschema
 from evidencekit.contracts.validation import OperationValidator
 from evidencekit.testing.target import Target
 
@@ -97,49 +98,40 @@ def conformance_prepare() -> Prepare:
     return lambda operation, payload: payload
 
 
-# Keywords whose value maps names to schemas, and keywords whose value is data, not a schema.
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-_DATA = frozenset({"enum", "const", "default", "examples", "required"})
+# Keywords that say nothing of validity; a published schema may spell one wrong (`examples: "3.15"`)
 _ANNOTATIONS = frozenset({"examples", "example", "$comment", "description", "title", "deprecated", "readOnly",
                           "writeOnly"})
 
 
-def _bounded(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
-    """`schema` with its local $refs inlined, recursion cut at _MAX_REF_DEPTH (the cut branch
-    accepts anything; every generated value is filtered by the real schema afterwards)."""
+def _bounded(schema: Any, root: Mapping[str, Any], cut: list[str], depth: int = 0) -> Any:
+    """`schema` with its local $refs inlined and its annotations left out, recursion cut at
+    _MAX_REF_DEPTH (the cut branch accepts anything, and each cut $ref is added to `cut`)."""
     if isinstance(schema, list):
-        return [_bounded(item, root, depth) for item in schema]
+        return [_bounded(item, root, cut, depth) for item in schema]
     if not isinstance(schema, dict):
         return schema
     if isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
         if depth >= _MAX_REF_DEPTH:
+            cut.append(schema["$ref"])
             return {}
-        target = _bounded(resolve_pointer(root, schema["$ref"]), root, depth + 1)
+        target = _bounded(resolve_pointer(root, schema["$ref"]), root, cut, depth + 1)
         rest = {key: value for key, value in schema.items() if key != "$ref"}
-        return {"allOf": [target, _bounded(rest, root, depth)]} if rest else target
-    bounded: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _ANNOTATIONS:
-            continue  # says nothing of validity; a published schema may spell one wrong (`examples: "3.15"`)
-        if key in _DATA:
-            bounded[key] = value
-        elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            bounded[key] = {name: _bounded(sub, root, depth) for name, sub in value.items()}
-        else:
-            bounded[key] = _bounded(value, root, depth)
-    return bounded
+        return {"allOf": [target, _bounded(rest, root, cut, depth)]} if rest else target
+    kept = {key: value for key, value in schema.items() if key not in _ANNOTATIONS}
+    return each_subschema(kept, lambda value: _bounded(value, root, cut, depth))
 
 
 def inputs(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     """Valid inputs of `schema`; a recursive schema through a bounded copy, filtered by the real one."""
     from hypothesis_jsonschema import from_schema  # imported late: it reads hypothesis's storage
 
-    bounded = _bounded(dict(schema), schema)
+    cut: list[str] = []
+    bounded = _bounded(dict(schema), schema, cut)
     bounded.pop("$defs", None)
     bounded.pop("definitions", None)
     # patterns are ECMA-262: spelled for Python's `re`, which hypothesis-jsonschema draws strings with
     strategy = from_schema(with_python_patterns(bounded), custom_formats={"uuid": st.uuids(version=4).map(str)})
-    if bounded == {key: value for key, value in schema.items() if key not in ("$defs", "definitions")}:
+    if not cut:  # inlining is exact: only a cut branch accepts more than the schema
         return strategy
     from evidencekit.contracts.validation import compile_schema
 

@@ -19,11 +19,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from pydantic import BaseModel, ValidationError
 
+from evidencekit.contracts.schema_walk import DATA, SCHEMA_MAPS
 from evidencekit.contracts.validation import compile_schema
 from evidencekit.contracts.wire import parse
 
-_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-_DATA = frozenset({"enum", "const", "default", "examples", "required", "dependentRequired"})
+_DATA = DATA | {"required", "dependentRequired"}
 _NOTED = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "patternProperties", "prefixItems",
                     "contains", "propertyNames", "dependentSchemas", "dependentRequired", "dependencies",
                     "unevaluatedProperties", "unevaluatedItems", "additionalItems", "const", "enum", "pattern",
@@ -58,7 +58,7 @@ def _walk(node: Any, found: set[str]) -> None:
         elif key == "additionalProperties":
             found.add("additionalProperties: false" if value is False else "additionalProperties: schema"
                       if isinstance(value, dict) else "additionalProperties: true")
-        if key in _MAPS and isinstance(value, dict):
+        if key in SCHEMA_MAPS and isinstance(value, dict):
             for sub in value.values():
                 _walk(sub, found)
         elif key not in _DATA:
