@@ -1,7 +1,11 @@
 """Turn response bytes into text: HTTP charset, byte order mark, <meta> declaration, detection.
 
 A byte order mark is trusted before the HTTP charset, as browsers do: it cannot appear by accident
-and servers often send a stale charset for files that carry one.
+and servers often send a stale charset for files that carry one. For the same reason, bytes that are
+valid UTF-8 and hold multi-byte sequences are read as UTF-8 whatever a header or <meta> declares: a
+page saved or re-served as UTF-8 often keeps its old declaration (`<meta charset=iso-8859-1>`,
+Apache's default `charset=ISO-8859-1`), and legacy-encoded text is almost never valid UTF-8 by
+accident once it holds non-ASCII characters.
 """
 
 from __future__ import annotations
@@ -156,13 +160,31 @@ def _decode(body: bytes, codec: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def _utf8_beats(codec: str | None, body: bytes) -> str | None:
+    """The declared codec, or "utf-8" when the body reads as UTF-8 with non-ASCII characters and the
+    declaration names a legacy single- or multi-byte encoding."""
+    if codec is None or codec == "utf-8" or codec.startswith(("utf-16", "utf-32")) or body.isascii():
+        return codec
+    sample = body[:_DETECTION_SAMPLE]
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if not (error.reason == "unexpected end of data" and error.start >= len(sample) - 3):
+            return codec
+    return "utf-8"
+
+
 def decode_text(body: bytes, http_charset: str | None = None) -> str:
     """Bytes of a text/plain or caption response as text; never raises."""
-    codec = bom_codec(body) or codec_for(http_charset) or detected_codec(body)
+    codec = bom_codec(body) or _utf8_beats(codec_for(http_charset), body) or detected_codec(body)
     return _decode(body, codec)
 
 
 def decode_html(body: bytes, http_charset: str | None = None) -> str:
     """Bytes of an HTML or XHTML response as text; never raises."""
-    codec = bom_codec(body) or codec_for(http_charset) or declared_codec(body) or detected_codec(body)
+    codec = (
+        bom_codec(body)
+        or _utf8_beats(codec_for(http_charset) or declared_codec(body), body)
+        or detected_codec(body)
+    )
     return _decode(body, codec)

@@ -120,6 +120,27 @@ def test_http_charset_beats_meta() -> None:
     assert "€" in decode_html(body, "windows-1252")
 
 
+@pytest.mark.parametrize("declared", ["iso-8859-1", "gb2312", "windows-1251", "shift_jis"])
+def test_valid_utf8_with_a_wrong_meta_charset_is_read_as_utf8(declared: str) -> None:
+    # A page re-saved as UTF-8 that kept its old declaration: reading it as declared is mojibake.
+    for text in (FRENCH, JAPANESE):
+        body = page(text, f'<meta charset="{declared}">').encode("utf-8")
+        assert parse_html(body).text == text
+
+
+def test_valid_utf8_beats_a_stale_http_charset_too() -> None:
+    body = page(JAPANESE).encode("utf-8")
+    assert parse_html(body, http_charset="ISO-8859-1").text == JAPANESE
+    assert decode_text(JAPANESE.encode("utf-8"), "gb2312") == JAPANESE
+
+
+def test_a_declared_legacy_charset_stands_when_the_bytes_are_not_utf8() -> None:
+    body = page(FRENCH, '<meta charset="iso-8859-1">').encode("cp1252")
+    assert parse_html(body).text == FRENCH
+    body = page(JAPANESE, '<meta charset="gb2312">').encode("gb18030")
+    assert parse_html(body).text == JAPANESE
+
+
 def test_byte_order_mark_beats_http_charset() -> None:
     # As in browsers: a BOM cannot be there by accident, a stale Content-Type can.
     body = codecs.BOM_UTF8 + page("Grüße").encode("utf-8")
