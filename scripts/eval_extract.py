@@ -19,6 +19,7 @@ favor_recall), with each one's time. Tokens are words, and each CJK character is
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -83,6 +84,8 @@ def main() -> None:
     parser.add_argument("--worst", type=int, default=0, help="list the N pages where evidencekit scores lowest")
     parser.add_argument("--page", help="print evidencekit's text and the reference for one page")
     parser.add_argument("--ours-only", action="store_true", help="skip the peers (faster while developing)")
+    parser.add_argument("--save", type=Path, help="write evidencekit's per-page F1 to this JSON file")
+    parser.add_argument("--compare", type=Path, help="list the pages whose F1 changed since a --save")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     pages = sorted(p for p in args.pages.iterdir() if (p / "source.html").exists() and (p / "expected.html").exists())
@@ -115,6 +118,14 @@ def main() -> None:
         per_page[name] = rows
         mean = [sum(column) / len(rows) for column in zip(*rows, strict=True)]
         print(f"{name:<24} {mean[0]:6.3f} {mean[1]:6.3f} {mean[2]:6.3f} {mean[3]:10.3f} {seconds:8.2f}")
+    scores = {name: row[2] for (name, _, _), row in zip(data, per_page["evidencekit"], strict=True)}
+    if args.save:
+        args.save.write_text(json.dumps(scores, indent=1))
+    if args.compare:
+        before = json.loads(args.compare.read_text())
+        changed = sorted((scores[n] - before[n], n) for n in scores if n in before and abs(scores[n] - before[n]) > 0.005)
+        for delta, name in changed:
+            print(f"  {name:<40} {before[name]:5.2f} -> {scores[name]:5.2f}  ({delta:+.3f})")
     if args.worst:
         print(f"\nworst {args.worst} for evidencekit (P R F1; trafilatura F1)")
         ranked = sorted(range(len(data)), key=lambda i: per_page["evidencekit"][i][2])

@@ -43,7 +43,7 @@ _WORDS = frozenset(
         "popup", "modal", "overlay", "lightbox", "skip", "skiplink", "pagination", "pager",
         "toolbar", "masthead", "topbar", "dropdown", "tags", "tagcloud", "byline", "author",
         "recommended", "recommendations", "trending", "popular", "signature", "relatedposts",
-        "sociallinks",
+        "sociallinks", "caption", "captions", "credit", "credits", "copyright", "attribution",
     }
 )  # fmt: skip
 # Words that mark furniture in any part of a token ("onetrust-consent-sdk"): no content wrapper
@@ -125,6 +125,22 @@ def class_weight(value: str) -> int:
         if parts & _NEGATIVE or parts & _WORDS or parts & _ANYWHERE_WORDS:
             weight -= 25
     return max(-50, min(25, weight))
+
+
+_DISCUSSION = frozenset({"comment", "comments", "replies", "respond", "discussion"})
+
+
+@lru_cache(maxsize=4096)
+def names_content(value: str) -> bool:
+    """True when a class or id value also names the main content ("contentWithSidebar",
+    "post-widget"), and no discussion ("entry-comments")."""
+    named = False
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        parts = set(_parts(raw))
+        if parts & _DISCUSSION:
+            return False
+        named = named or bool(parts & _POSITIVE)
+    return named
 
 
 def hidden_style(style: str) -> bool:

@@ -45,6 +45,9 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _CODE = frozenset({"pre", "code"})
 _PHOTOS = frozenset({"img", "picture", "video", "iframe"})
 _SENTENCE_END = re.compile(r"\.( |$)")
+# Widening to an enclosing <article>/<main> takes this much real content outside the best node.
+_WIDEN_FOR = 200
+_CONTENT_BLOCKS = ("p", "pre", "blockquote", "ul", "ol", "dl", "table")
 MAX_DEPTH = 120  # deeper subtrees are read as plain text, so recursion stays bounded
 
 
@@ -55,6 +58,7 @@ class Measure:
     flattened: set[Element] = field(default_factory=set)
     scores: dict[Element, float] = field(default_factory=dict)
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
+    class_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone
 
     def text_len(self, element: Element) -> int:
         return self.info[element][0]
@@ -64,16 +68,18 @@ class Measure:
         return links / text if text else 1.0
 
 
-def measure(body: Element, *, use_classes: bool = True) -> Measure:
-    walker = _Walker(Measure(body), use_classes)
+def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
+    """exempt: elements whose own class and id are not read (their descendants' still are)."""
+    walker = _Walker(Measure(body), use_classes, exempt)
     walker.walk(body, 0, False)
     return walker.result
 
 
 class _Walker:
-    def __init__(self, result: Measure, use_classes: bool) -> None:
+    def __init__(self, result: Measure, use_classes: bool, exempt: frozenset[Element]) -> None:
         self.result = result
         self.use_classes = use_classes
+        self.exempt = exempt
         self.path: list[Element] = []
 
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
@@ -99,7 +105,9 @@ class _Walker:
                     self.use_classes
                     and tag not in CLASS_EXEMPT_TAGS
                     and marks_boilerplate(value, key == "id")
+                    and element not in self.exempt
                 ):
+                    self.result.class_dropped.append(element)
                     return 0
             elif key == "role":
                 role = value.strip().lower()
@@ -120,7 +128,8 @@ class _Walker:
         text = element.text
         text_len = len(text.strip()) if text else 0
         link_len = 0
-        block_len = 0
+        block_len = 0  # text in block children (at least 1 per block child)
+        block_links = 0
         for child in element:
             tag = child.tag
             if tag.__class__ is str:
@@ -143,6 +152,7 @@ class _Walker:
                     link_len += child_links
                     if tag in BLOCK_TAGS:
                         block_len += child_text or 1
+                        block_links += child_links
             tail = child.tail
             if tail:
                 text_len += len(tail.strip())
@@ -152,14 +162,19 @@ class _Walker:
         result.info[element] = (text_len, link_len)
         if text_len >= 25 and link_len * 2 < text_len:
             if tag in _PARAGRAPHS or (block_len == 0 and tag in _TEXT_CONTAINERS):
-                self.score(element, text_len, 0)
+                self.score(element, text_len, 0, "".join(element.itertext()))
             elif tag == "li":
-                self.score(element, text_len, 1)  # a list item counts for the list's container
+                self.score(element, text_len, 1, "".join(element.itertext()))  # counts for the list's container
+            elif tag in _TEXT_CONTAINERS:
+                # Loose text beside block children (an article written as text and <br>s, with a
+                # spacer or a share row among them): its own text and inline children are a paragraph.
+                loose = text_len - block_len
+                if loose >= 25 and (link_len - block_links) * 2 < loose:
+                    self.score(element, loose, -1, _loose_text(element))  # the element is the container
         self.path.pop()
         return text_len, link_len
 
-    def score(self, element: Element, text_len: int, skip: int) -> None:
-        text = "".join(element.itertext())
+    def score(self, element: Element, text_len: int, skip: int, text: str) -> None:
         points = 1 + text.count(",") + text.count("，") + text.count("、") + min(text_len // 100, 3)
         scores = self.result.scores
         ancestors = self.path[-2 - skip :: -1][: len(_DIVIDERS)]
@@ -176,6 +191,31 @@ class _Walker:
             if value:
                 score += class_weight(value)
         return score
+
+
+def dropped_container(found: Measure) -> Element | None:
+    """The element left out for its class or id alone that holds the most text with little link
+    text, when there is one: a main container named like furniture ("contentWithSidebar", a
+    "widget" wrapper)."""
+    best, best_len = None, 0
+    for element in found.class_dropped:
+        text = 0
+        for piece in element.itertext(None):  # all text: the element was never measured
+            text += len(piece.strip())
+        links = sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
+        if text > best_len and links < 0.3 * text:
+            best, best_len = element, text
+    return best
+
+
+def _loose_text(element: Element) -> str:
+    """The text of an element outside its block children."""
+    parts = [element.text or ""]
+    for child in element:
+        if child.tag.__class__ is str and child.tag not in BLOCK_TAGS:
+            parts.extend(child.itertext())
+        parts.append(child.tail or "")
+    return "".join(parts)
 
 
 def _is_photo_caption(caption: Element) -> bool:
@@ -261,7 +301,8 @@ def _repeated_blocks_parent(found: Measure, top: Element) -> Element:
 
 
 def _semantic_container(found: Measure, top: Element) -> Element:
-    """Widen to the nearest enclosing article/main when the best node is most of it; narrow to
+    """Widen to the nearest enclosing article/main when it holds substantial real content outside
+    the best node (not when that is only a headline, a summary line, dates and captions); narrow to
     the one article inside the best node when that article is most of it."""
     semantic = set(found.semantic)
     top_len = found.text_len(top)
@@ -270,7 +311,9 @@ def _semantic_container(found: Measure, top: Element) -> Element:
             break
         if ancestor in semantic:
             share = 0.5 if ancestor.tag == "main" or ancestor.get("role") == "main" else 0.4
-            return ancestor if top_len >= share * found.text_len(ancestor) else top
+            if top_len >= share * found.text_len(ancestor) and _content_outside(found, ancestor, top) >= _WIDEN_FOR:
+                return ancestor
+            return top
     inner = {
         s
         for s in found.semantic
@@ -280,6 +323,49 @@ def _semantic_container(found: Measure, top: Element) -> Element:
     if len(outermost) == 1 and found.text_len(outermost[0]) >= 0.6 * top_len:
         return outermost[0]
     return top
+
+
+def _teasers(found: Measure, element: Element) -> bool:
+    """A grid or list of teasers (related stories, reviews, more from the site): two or more
+    headings or titles that are links."""
+    linked = 0
+    for heading in element.iter(*_HEADINGS):
+        measured = found.info.get(heading)
+        if measured is not None and measured[0] and measured[1] >= 0.8 * measured[0]:
+            linked += 1
+            if linked >= 2:
+                return True
+    return False
+
+
+def _content_outside(found: Measure, container: Element, inner: Element) -> int:
+    """Characters of paragraph, list, table and code text in container but not in inner, counting
+    only blocks of some length with little link text, each once (not a list in a counted table).
+    A single block before inner is a summary line under the headline, and does not count."""
+    before: list[int] = []
+    after = 0
+    seen_inner = False
+    counted: Element | None = None  # the last block counted; blocks inside it are skipped
+    for element in container.iter(*_CONTENT_BLOCKS, *_TEXT_CONTAINERS):
+        measured = found.info.get(element)
+        if measured is None or (
+            element.tag in _TEXT_CONTAINERS and any(child.tag in BLOCK_TAGS for child in element)
+        ):
+            continue  # a container of blocks: its blocks count, not it
+        ancestors = set(element.iterancestors())
+        if inner in ancestors:
+            seen_inner = True
+            continue
+        if counted is not None and counted in ancestors:
+            continue
+        text, links = measured
+        if text >= 80 and links < 0.3 * text:
+            if seen_inner:
+                after += text
+            else:
+                before.append(text)
+            counted = element
+    return after + (sum(before) if len(before) >= 2 else 0)
 
 
 def _with_siblings(
@@ -298,6 +384,8 @@ def _with_siblings(
         elif sibling.tag in _HEADINGS:
             pending_headings.append(sibling)
             continue
+        elif _teasers(found, sibling):
+            keep = False
         else:
             bonus = top_score * 0.2 if top_class and sibling.get("class") == top_class else 0.0
             score = final.get(sibling)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidencekit.server.evidence.parse import html_meta
-from evidencekit.server.evidence.parse.content import choose, measure
+from evidencekit.server.evidence.parse.boilerplate import names_content
+from evidencekit.server.evidence.parse.content import choose, dropped_container, measure
 from evidencekit.server.evidence.parse.encoding import decode_html
 from evidencekit.server.evidence.parse.html_meta import Track
 from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
@@ -62,14 +63,28 @@ def main_content(root: Element) -> tuple[str, str]:
         body = root
     found = measure(body)
     kept = found.text_len(body)
-    if kept < 500 and _raw_text_len(body) > 4 * kept + 500:
-        # Class names hid nearly everything (a site-wide wrapper named like furniture): ignore them.
-        found = measure(body, use_classes=False)
+    if _raw_text_len(body) > 4 * kept + 500:
+        # Class names hid most of the page: a main container named like furniture
+        # ("contentWithSidebar"). Read that one element's class as neutral and keep filtering
+        # inside it; ignore classes altogether only when nearly nothing is left and no such
+        # element explains it.
+        container = dropped_container(found)
+        if container is not None and (kept < 500 or names_content(_names(container))):
+            exempted = measure(body, exempt=frozenset([container]))
+            if exempted.text_len(body) >= 2 * kept:
+                found = exempted
+                kept = found.text_len(body)
+        if kept < 500 and _raw_text_len(body) > 4 * kept + 500:
+            found = measure(body, use_classes=False)
     text, markdown = render(found, choose(found))
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links; show what there is.
         text, markdown = render(found, [body], drop_link_boxes=False)
     return text, markdown
+
+
+def _names(element: Element) -> str:
+    return f"{element.get('class', '')} {element.get('id', '')}"
 
 
 def _raw_text_len(body: Element) -> int:

@@ -8,6 +8,7 @@ content (elements the measuring walk left out) and link-heavy lists and boxes ar
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
 from evidencekit.server.evidence.parse.html_tree import Element
@@ -21,7 +22,7 @@ _QUOTES = frozenset({"blockquote"})
 _LINK_BOXES = {
     "ul": 0.6, "ol": 0.6, "dl": 0.6, "div": 0.6, "section": 0.6, "table": 0.6, "header": 0.6,
     "td": 0.6,
-    "p": 0.95, "span": 0.95,
+    "p": 0.95, "span": 0.8,  # a span only when it holds two links or more
 }  # fmt: skip
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 _CODE = frozenset({"code", "kbd", "samp", "tt"})
@@ -45,7 +46,7 @@ def render(found: Measure, nodes: list[Element], *, drop_link_boxes: bool = True
         renderer.end_block()
         renderer.element(node)
     blocks = _without_empty_sections(renderer.finish(), renderer.levels)
-    return "\n\n".join(b[0] for b in blocks), "\n\n".join(b[1] for b in blocks)
+    return "\n\n".join(b[0] for b in blocks if b[0]), "\n\n".join(b[1] for b in blocks)
 
 
 def _without_empty_sections(blocks: list[Block], levels: list[int]) -> list[Block]:
@@ -125,7 +126,10 @@ class _Renderer:
             return True
         text, links = measured
         limit = self.link_boxes.get(element.tag)
-        return limit is not None and text > 0 and links > limit * text
+        if limit is None or text == 0 or links <= limit * text:
+            return False
+        # A <span> holding one link is a link inside a sentence, not a box of links.
+        return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
 
     def children(self, element: Element) -> None:
         if element.text:
@@ -174,7 +178,8 @@ class _Renderer:
         self.end_block()
         text, markdown = self.inline_parts(element)
         if text:
-            self.emit(text, "#" * level + " " + markdown, level)
+            # The headline (h1) is the page's title, not its text: it stays in the markdown only.
+            self.emit("" if level == 1 else text, "#" * level + " " + markdown, level)
 
     def code_block(self, element: Element) -> None:
         self.end_block()

@@ -28,10 +28,12 @@ def in_order(text: str, *parts: str) -> bool:
 
 
 def test_blog_article_keeps_the_post_and_drops_the_furniture() -> None:
-    text = extract("article_wordpress.html").text
+    result = extract("article_wordpress.html")
+    text = result.text
+    assert result.markdown.startswith("# Why Tide Pools Matter\n\nTwice a day the sea pulls back")
+    assert "Why Tide Pools Matter" not in text  # the headline is the title, not the text
     assert in_order(
         text,
-        "Why Tide Pools Matter",
         "Twice a day the sea pulls back",
         "What lives there",
         "Limpets return to the same scar",
@@ -57,9 +59,9 @@ def test_blog_article_keeps_the_post_and_drops_the_furniture() -> None:
 
 def test_news_page_without_semantic_tags() -> None:
     result = extract("news_divs.html")
+    assert in_order(result.markdown, "# Stadtrat beschließt neue Radwege", "Nach monatelanger Debatte")
     assert in_order(
         result.text,
-        "Stadtrat beschließt neue Radwege",
         "Nach monatelanger Debatte",
         "Die Entscheidung fiel mit 31 zu 12 Stimmen",
         "Oberbürgermeisterin Weber",
@@ -375,7 +377,8 @@ def test_media_fallback_text_is_not_content() -> None:
 def test_login_page_is_a_login_wall() -> None:
     result = extract("login.html")
     assert result.login_wall
-    assert result.text == "Sign in to continue\n\nYou need an account to read this report."
+    assert result.text == "You need an account to read this report."
+    assert result.markdown == "# Sign in to continue\n\nYou need an account to read this report."
 
 
 def test_article_with_a_login_box_is_not_a_login_wall() -> None:

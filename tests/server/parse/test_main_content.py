@@ -1,0 +1,125 @@
+"""Which part of a page is its main text: the patterns that cost precision or recall on news and
+article pages (issue 20), each on a page written to show it."""
+
+from __future__ import annotations
+
+from evidencekit.server.evidence.parse import parse_html
+
+SENTENCE = (
+    "The river rose again this spring, and the village moved its market to the hill, where the old "
+    "church has stood since the flood of 1910. "
+)
+
+
+def paragraphs(count: int, label: str = "Body") -> str:
+    return "".join(f"<p>{label} paragraph {n}. {SENTENCE * 2}</p>" for n in range(count))
+
+
+def page(body: str, title: str = "Flood Market") -> bytes:
+    return f"<!DOCTYPE html><html><head><title>{title}</title></head><body>{body}</body></html>".encode()
+
+
+def nav(count: int = 12) -> str:
+    return "<ul class='top'>" + "".join(f'<li><a href="/s{n}">Section {n}</a></li>' for n in range(count)) + "</ul>"
+
+
+def test_an_enclosing_article_is_not_taken_for_its_headline_dates_and_gallery() -> None:
+    gallery = "".join(
+        f'<div class="slide"><img src="/{n}.jpg"><p>Photo {n}: boats on the flooded square at dawn.</p></div>'
+        for n in range(4)
+    )
+    body = (
+        f"{nav()}<article><h1>Flood Market</h1><p class='standfirst'>The market moves uphill.</p>"
+        "<time>12 March 2024, 09:14</time><p><a href='https://x.example/share?u=1'>https://x.example/share?u=1</a></p>"
+        f"<div class='story-text'>{paragraphs(6)}</div>{gallery}</article>"
+    )
+    result = parse_html(page(body))
+    assert result.text.count("Body paragraph") == 6
+    for outside in ("Photo 1", "12 March 2024", "share?u=1", "Section 3"):
+        assert outside not in result.text
+
+
+def test_an_enclosing_article_with_real_content_outside_the_best_node_is_taken_whole() -> None:
+    intro = "".join(f"<p>Intro paragraph {n}. {SENTENCE}</p>" for n in range(3))
+    body = f"{nav()}<article><div class='intro'>{intro}</div><div class='story-text'>{paragraphs(6)}</div></article>"
+    text = parse_html(page(body)).text
+    assert text.count("Intro paragraph") == 3 and text.count("Body paragraph") == 6
+
+
+def test_photo_captions_and_credits_outside_figcaption_are_not_text() -> None:
+    photo = (
+        '<div class="image-block"><img src="/a.jpg"><div class="image-caption">Boats moored by the church '
+        'steps, seen from the bridge at dawn.</div><span class="photo-credit">Photo: Ana Lima / Agency</span></div>'
+        '<p class="caption-text">The square under water, as the photographers saw it in the morning light.</p>'
+        '<div class="copyright">© 2024 Example Media, all rights reserved.</div>'
+    )
+    body = f"<article>{paragraphs(3)}{photo}{paragraphs(3, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("paragraph") == 6
+    for caption in ("Boats moored", "Ana Lima", "The square under water", "Example Media"):
+        assert caption not in text
+
+
+def test_a_main_container_named_like_furniture_keeps_its_text_and_its_filtering() -> None:
+    side = "".join(f'<li><a href="/t{n}">Archive month {n}</a></li>' for n in range(40))
+    comments = "".join(f"<div class='comment'><p>Reader {n} says: {SENTENCE}</p></div>" for n in range(4))
+    body = (
+        f"<div id='sidebar'><ul>{side}</ul></div>"
+        f"<div id='contentWithSidebar'><div id='post'>{paragraphs(5)}"
+        f"<div class='share-buttons'><a href='/fb'>Share on Facebook</a> <a href='/tw'>Tweet this post</a></div>"
+        f"<div class='author-bio'><p>Ana writes about rivers, {SENTENCE}</p></div>"
+        f"<div class='newsletter-box'><p>Sign up for our weekly letter, {SENTENCE}</p></div>"
+        f"<div id='comments'>{comments}</div></div></div>"
+    )
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 5
+    for furniture in ("Archive month", "Share on Facebook", "Ana writes", "Sign up", "Reader 2"):
+        assert furniture not in text
+
+
+def test_loose_text_between_line_breaks_beside_a_block_child_is_the_article() -> None:
+    loose = "<br><br>".join(f"Loose paragraph {n}. {SENTENCE * 2}" for n in range(6))
+    body = (
+        f"<div class='top'>{nav(15)}</div><div class='story'>{loose}<div class='spacer'></div>"
+        "<div class='sharerow'><a href='/s'>Share</a> <a href='/t'>Tweet</a></div></div>"
+        "<div class='info'><p>About us, contact, and the terms of use for this site.</p>"
+        "<p>All rights reserved by the publisher, who also runs other sites.</p></div>"
+    )
+    text = parse_html(page(body)).text
+    assert text.count("Loose paragraph") == 6
+    assert "Section 3" not in text
+
+
+def test_a_link_inside_a_sentence_is_kept_even_in_its_own_span() -> None:
+    sentence = (
+        "<p>The council published <span class='inline-link'><a href='/report'>the full flood report</a></span>"
+        " on Tuesday, and residents can read it at the library.</p>"
+    )
+    body = f"<article>{paragraphs(3)}{sentence}{paragraphs(2, 'Later')}</article>"
+    result = parse_html(page(body))
+    assert "The council published the full flood report on Tuesday" in result.text
+    assert "[the full flood report](/report)" in result.markdown
+
+
+def test_a_span_holding_several_links_is_still_a_box_of_links() -> None:
+    tags = "<span class='topics'><a href='/a'>Rivers</a>, <a href='/b'>Markets</a>, <a href='/c'>Churches</a></span>"
+    body = f"<article>{paragraphs(3)}<p>{tags}</p>{paragraphs(2, 'Later')}</article>"
+    assert "Markets" not in parse_html(page(body)).text
+
+
+def test_a_teaser_grid_beside_the_article_is_not_a_sibling_of_it() -> None:
+    teasers = "".join(
+        f"<div class='item'><h3><a href='/story/{n}'>Other story number {n}</a></h3>"
+        f"<p>Summary of another story, {SENTENCE}</p></div>"
+        for n in range(6)
+    )
+    body = f"<div class='wrap'><div class='story-text'>{paragraphs(3)}</div><div class='grid'>{teasers}</div></div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 3
+    assert "Other story" not in text and "Summary of another story" not in text
+
+
+def test_the_headline_is_in_the_markdown_not_in_the_text() -> None:
+    result = parse_html(page(f"<article><h1>Flood Market</h1><h2>Why it moved</h2>{paragraphs(3)}</article>"))
+    assert result.markdown.startswith("# Flood Market\n\n## Why it moved\n\nBody paragraph 0.")
+    assert result.text.startswith("Why it moved\n\nBody paragraph 0.")
