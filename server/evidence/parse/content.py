@@ -266,9 +266,12 @@ def _kept_children(found: Measure, element: Element) -> list[Element]:
 
 
 def _single_child_parent(found: Measure, top: Element) -> Element:
+    """Climb while the best node is all its parent holds but for headings (a section's list)."""
     while top is not found.body:
         parent = top.getparent()
-        if parent is None or parent not in found.info or len(_kept_children(found, parent)) != 1:
+        if parent is None or parent not in found.info:
+            break
+        if any(child is not top and child.tag not in _HEADINGS for child in _kept_children(found, parent)):
             break
         top = parent
     return top
@@ -323,6 +326,18 @@ def _semantic_container(found: Measure, top: Element) -> Element:
     if len(outermost) == 1 and found.text_len(outermost[0]) >= 0.6 * top_len:
         return outermost[0]
     return top
+
+
+def _same_kind_section(found: Measure, top: Element, sibling: Element) -> bool:
+    """A section of the same document as the best node (a reference page's Synopsis and Description
+    beside its long Options): the same tag and class, a heading of its own, little link text."""
+    if sibling.tag != top.tag or sibling.get("class") != top.get("class"):
+        return False
+    if top.tag not in ("section", "article") and not top.get("class"):
+        return False  # plain <div>s are alike by accident
+    text, links = found.info[sibling]
+    heading = next((child for child in sibling if child.tag in _HEADINGS), None)
+    return heading is not None and text > found.text_len(heading) and links < 0.3 * text
 
 
 def _teasers(found: Measure, element: Element) -> bool:
@@ -386,6 +401,8 @@ def _with_siblings(
             continue
         elif _teasers(found, sibling):
             keep = False
+        elif _same_kind_section(found, top, sibling):
+            keep = True
         else:
             bonus = top_score * 0.2 if top_class and sibling.get("class") == top_class else 0.0
             score = final.get(sibling)

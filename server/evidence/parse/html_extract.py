@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
 from evidencekit.server.evidence.parse.boilerplate import names_content
@@ -38,12 +39,15 @@ def parse_html(
     http_charset: str | None = None,
     content_language: str | None = None,
     max_nodes: int = 50_000,
+    url: str | None = None,
 ) -> HtmlExtract:
     """Never raises. login_wall is a heuristic: a password field on a page whose main text is
-    shorter than LOGIN_WALL_TEXT characters."""
+    shorter than LOGIN_WALL_TEXT characters. url: the page's final URL; relative links in the
+    markdown are resolved against it (and the page's <base href>), else kept as written."""
     root = load_tree(decode_html(body, http_charset))
     nodes_limited = limit_nodes(root, max_nodes)
-    text, markdown = main_content(root)
+    base_href = html_meta.base_href(root)
+    text, markdown = main_content(root, _base_url(url, base_href))
     return HtmlExtract(
         text=text,
         markdown=markdown,
@@ -53,11 +57,23 @@ def parse_html(
         tracks=html_meta.tracks(root),
         nodes_limited=nodes_limited,
         login_wall=html_meta.has_password_field(root) and len(text) < LOGIN_WALL_TEXT,
-        base_href=html_meta.base_href(root),
+        base_href=base_href,
     )
 
 
-def main_content(root: Element) -> tuple[str, str]:
+def _base_url(url: str | None, base_href: str | None) -> str | None:
+    if url is None:
+        return None
+    if not base_href:
+        return url
+    try:
+        joined = urljoin(url, base_href.strip())
+    except ValueError:
+        return url
+    return joined if joined.lower().startswith(("https:", "http:")) else url
+
+
+def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     body = next(root.iter("body"), None)
     if body is None:
         body = root
@@ -76,10 +92,10 @@ def main_content(root: Element) -> tuple[str, str]:
                 kept = found.text_len(body)
         if kept < 500 and _raw_text_len(body) > 4 * kept + 500:
             found = measure(body, use_classes=False)
-    text, markdown = render(found, choose(found))
+    text, markdown = render(found, choose(found), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links; show what there is.
-        text, markdown = render(found, [body], drop_link_boxes=False)
+        text, markdown = render(found, [body], drop_link_boxes=False, base_url=base_url)
     return text, markdown
 
 

@@ -85,12 +85,13 @@ def _start_child(parent: int) -> None:
 
 
 def parse_within(body: bytes, text_limit: int | None, *, http_charset: str | None = None,
-                 content_language: str | None = None, markdown_limit: int | None = None) -> HtmlExtract:
+                 content_language: str | None = None, markdown_limit: int | None = None,
+                 url: str | None = None) -> HtmlExtract:
     """parse_html, with the text cut after text_limit + 1 characters when the caller will clip it
     to text_limit anyway: one character past the limit still tells it that the text was longer,
     and where a character ends (limits.clip reads no further). In a parse process this halves the
     result sent back for a long page (its markdown is kept whole)."""
-    page = parse_html(body, http_charset=http_charset, content_language=content_language)
+    page = parse_html(body, http_charset=http_charset, content_language=content_language, url=url)
     if text_limit is not None and len(page.text) > text_limit + 1 and page.text[:text_limit + 1].strip():
         page = dataclasses.replace(page, text=page.text[:text_limit + 1])
     if markdown_limit is not None and len(page.markdown) > markdown_limit + 1:  # the same for the markdown
@@ -132,11 +133,12 @@ class HtmlParser:
 
     async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,
                     text_limit: int | None = None, markdown_limit: int | None = None,
-                    deadline: float | None = None) -> HtmlExtract:
+                    deadline: float | None = None, url: str | None = None) -> HtmlExtract:
         """parse_html's result; with `text_limit`, its text may come back cut after text_limit + 1
-        characters (see parse_within). `deadline`: event-loop time, else ParseTimeout."""
+        characters (see parse_within). `deadline`: event-loop time, else ParseTimeout. `url`: the
+        page's final URL, which relative links in the markdown are resolved against."""
         call = partial(parse_within, body, text_limit, http_charset=http_charset, content_language=content_language,
-                       markdown_limit=markdown_limit)
+                       markdown_limit=markdown_limit, url=url)
         return await self.run(call, len(body), deadline)
 
     async def captions(self, body: bytes, http_charset: str | None, fmt: str,

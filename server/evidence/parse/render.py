@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from itertools import islice
+from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
 from evidencekit.server.evidence.parse.html_tree import Element
@@ -40,8 +41,12 @@ _TABLE_ROWS = frozenset({"thead", "tbody", "tfoot"})
 Block = tuple[str, str]
 
 
-def render(found: Measure, nodes: list[Element], *, drop_link_boxes: bool = True) -> tuple[str, str]:
-    renderer = _Renderer(found, drop_link_boxes)
+def render(
+    found: Measure, nodes: list[Element], *, drop_link_boxes: bool = True, base_url: str | None = None
+) -> tuple[str, str]:
+    """base_url: what relative link targets are resolved against (the page's final URL, joined with
+    its <base href>); without one they are kept as written."""
+    renderer = _Renderer(found, drop_link_boxes, base_url)
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
@@ -73,7 +78,9 @@ def _fence(code: str, minimum: int) -> str:
 
 
 class _Renderer:
-    def __init__(self, found: Measure, drop_link_boxes: bool) -> None:
+    def __init__(self, found: Measure, drop_link_boxes: bool, base_url: str | None = None) -> None:
+        self.base_url = base_url
+        self.in_heading = False
         self.info = found.info
         self.link_boxes = _LINK_BOXES if drop_link_boxes else {}
         self.flattened = found.flattened
@@ -176,7 +183,9 @@ class _Renderer:
 
     def heading(self, element: Element, level: int) -> None:
         self.end_block()
+        self.in_heading = True
         text, markdown = self.inline_parts(element)
+        self.in_heading = False
         if text:
             # The headline (h1) is the page's title, not its text: it stays in the markdown only.
             self.emit("" if level == 1 else text, "#" * level + " " + markdown, level)
@@ -263,11 +272,15 @@ class _Renderer:
             self.emit("\n\n".join(t for t, _ in blocks), quoted)
 
     def table(self, element: Element) -> None:
-        rows = [row for row in _rows(element) if not self.skipped(row)]
-        cells = [[cell for cell in row if cell.tag in ("td", "th") and cell in self.info] for row in rows]
+        cells = [
+            [cell for cell in row if cell.tag in ("td", "th") and cell in self.info]
+            for row in _rows(element)
+            if not (row.__class__ is not list and self.skipped(row))
+        ]
+        cells = [row for row in cells if row]
         widths = [sum(_span(cell) for cell in row) for row in cells]
         layout = any(self.info[cell][0] > 500 or cell.find(".//table") is not None for row in cells for cell in row)
-        if not rows or max(widths) < 2 or layout:
+        if not cells or max(widths) < 2 or layout:
             self.block(element)  # a layout table: its cells are just containers
             return
         self.end_block()
@@ -328,15 +341,19 @@ class _Renderer:
     def inline(self, element: Element) -> None:
         tag = element.tag
         wrap = _EMPHASIS.get(tag)
-        href = _web_href(element.get("href") or "") if tag == "a" else ""
-        if wrap is None and not href and tag not in _CODE:
+        href = linked = _web_href(element.get("href") or "") if tag == "a" else ""
+        if href.startswith("#") and self.in_heading:
+            href = ""  # a heading's link to itself (a permalink): the heading is the text
+        elif href and self.base_url is not None:
+            href = _resolved(self.base_url, href)
+        if wrap is None and not linked and tag not in _CODE:
             self.inline_children(element)
             return
         raw_text, raw_markdown = self.collect(element)
         text = collapse_text(raw_text)
         lead = " " if raw_text[:1].isspace() else ""
         trail = " " if raw_text[-1:].isspace() else ""
-        if not text or (href and text in _PERMALINKS):
+        if not text or (linked and text in _PERMALINKS):
             self.add(lead or trail)
             return
         if tag in _CODE:
@@ -391,11 +408,38 @@ def _span(cell: Element) -> int:
         return 1
 
 
-def _rows(table: Element) -> list[Element]:
-    rows: list[Element] = []
-    for child in table:
-        if child.tag == "tr":
-            rows.append(child)
-        elif child.tag in _TABLE_ROWS:
-            rows.extend(row for row in child if row.tag == "tr")
-    return rows
+def _rows(table: Element) -> list[Element | list[Element]]:
+    """The table's rows in reading order: <thead>'s first and <tfoot>'s last wherever they stand
+    in the markup; cells standing directly in <table> or a row group (no <tr>) make a row of their
+    own, as a browser would make them."""
+    head: list[Element | list[Element]] = []
+    body: list[Element | list[Element]] = []
+    foot: list[Element | list[Element]] = []
+
+    def collect(parent: Element, rows: list[Element | list[Element]]) -> None:
+        loose: list[Element] = []
+        for child in parent:
+            if child.tag in ("td", "th"):
+                loose.append(child)
+                continue
+            if loose:
+                rows.append(loose)
+                loose = []
+            if child.tag == "tr":
+                rows.append(child)
+            elif parent is table and child.tag in _TABLE_ROWS:
+                collect(child, head if child.tag == "thead" and not head else foot if child.tag == "tfoot" else body)
+        if loose:
+            rows.append(loose)
+
+    collect(table, body)
+    return head + body + foot
+
+
+def _resolved(base: str, href: str) -> str:
+    """href joined to base; kept as written when the two do not join into a web or mail URL."""
+    try:
+        joined = urljoin(base, href)
+    except ValueError:
+        return href
+    return joined if _web_href(joined) else href

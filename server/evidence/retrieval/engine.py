@@ -211,7 +211,7 @@ class RetrievalEngine:
         if media in HTML_TYPES:
             page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
                                            text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN,
-                                           deadline=budget.deadline)
+                                           deadline=budget.deadline, url=response.url)
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
             if page.nodes_limited:

@@ -244,6 +244,81 @@ def test_markdown_tables_with_header_colspan_and_pipes() -> None:
     )
 
 
+def test_markdown_table_footer_comes_last_wherever_it_is_written() -> None:
+    body = (
+        "<table><tfoot><tr><td>Total</td><td>5</td></tr></tfoot><thead><tr><th>Item</th><th>Price</th></tr></thead>"
+        "<tbody><tr><td>Tea</td><td>2</td></tr><tr><td>Cake</td><td>3</td></tr></tbody></table>"
+    )
+    result = parse_html(html(body))
+    assert result.markdown == "| Item | Price |\n| --- | --- |\n| Tea | 2 |\n| Cake | 3 |\n| Total | 5 |"
+    assert result.text == "Item | Price\nTea | 2\nCake | 3\nTotal | 5"
+
+
+def test_cells_directly_in_a_table_are_a_row_of_their_own() -> None:
+    body = "<p>Opening hours of the library:</p><table><td>Monday</td><td>9-17</td></table>"
+    result = parse_html(html(body))
+    assert result.text == "Opening hours of the library:\n\nMonday | 9-17"
+    assert result.markdown.endswith("| Monday | 9-17 |\n| --- | --- |")
+    body = "<table><tr><th>Day</th><th>Hours</th></tr><tbody><td>Friday</td><td>9-13</td></tbody></table>"
+    assert parse_html(html(body)).markdown == "| Day | Hours |\n| --- | --- |\n| Friday | 9-13 |"
+
+
+def test_a_heading_that_links_to_itself_is_a_plain_heading() -> None:
+    body = (
+        "<h2 id='usage'><a href='#usage'>Usage</a></h2><p>Run it.</p>"
+        "<h3><a class='anchor' href='#opts'></a>Options <a href='#opts'>¶</a></h3><p>None yet.</p>"
+        "<h3><a href='/elsewhere'>Linked elsewhere</a></h3><p>Kept.</p>"
+    )
+    assert parse_html(html(body)).markdown == (
+        "## Usage\n\nRun it.\n\n### Options\n\nNone yet.\n\n### [Linked elsewhere](/elsewhere)\n\nKept."
+    )
+
+
+def test_relative_links_are_resolved_against_the_final_url_and_base_href() -> None:
+    body = (
+        "<p>See <a href='../guide/intro.html#start'>the guide</a>, <a href='?page=2'>page two</a>, "
+        "<a href='#notes'>the notes</a>, <a href='//cdn.example.org/f.pdf'>the file</a> and "
+        "<a href='https://other.example/x'>elsewhere</a>.</p>"
+    )
+    markdown = parse_html(html(body), url="https://docs.example.com/v2/api/ref.html").markdown
+    assert markdown == (
+        "See [the guide](https://docs.example.com/v2/guide/intro.html#start), "
+        "[page two](https://docs.example.com/v2/api/ref.html?page=2), "
+        "[the notes](https://docs.example.com/v2/api/ref.html#notes), [the file](https://cdn.example.org/f.pdf) and "
+        "[elsewhere](https://other.example/x)."
+    )
+    based = parse_html(html("<p><a href='a.html'>A</a></p>", head="<base href='/root/'>"), url="https://s.example/x/y")
+    assert based.markdown == "[A](https://s.example/root/a.html)"
+
+
+def test_resolving_never_turns_a_link_into_a_script() -> None:
+    body = "<p><a href='javascript:alert(1)'>x</a> and <a href='a.html'>y</a></p>"
+    markdown = parse_html(html(body, head="<base href='javascript:alert(2)//'>"), url="https://s.example/").markdown
+    assert markdown == "x and [y](https://s.example/a.html)"
+
+
+def test_reference_page_sections_before_the_longest_are_kept() -> None:
+    options = "".join(
+        f"<dt><code>--option-{n}</code></dt><dd>Does thing number {n}, with care, and reports it.</dd>"
+        for n in range(14)
+    )
+    body = (
+        "<nav><a href='/'>Home</a></nav><div class='doc'>"
+        "<section><h2>NAME</h2><p>tidy - clean a working folder</p></section>"
+        "<section><h2>SYNOPSIS</h2><pre>tidy [--dry-run] [--keep PATTERN] FOLDER</pre></section>"
+        "<section><h2>DESCRIPTION</h2><p>Removes build outputs from FOLDER. Files that match a keep pattern stay.</p>"
+        "<p>With no options, everything the build wrote is removed.</p></section>"
+        f"<section><h2>OPTIONS</h2><dl>{options}</dl></section>"
+        "<section><h2>EXIT STATUS</h2><p>0 on success, 1 when a file could not be removed.</p></section></div>"
+    )
+    markdown = parse_html(html(body)).markdown
+    assert in_order(
+        markdown, "## NAME", "## SYNOPSIS", "tidy [--dry-run]", "## DESCRIPTION", "Removes build outputs",
+        "## OPTIONS", "--option-13", "## EXIT STATUS", "0 on success",
+    )
+    assert "Home" not in markdown
+
+
 def test_markdown_blockquote() -> None:
     body = "<blockquote><p>First.</p><p>Second <em>part</em>.</p></blockquote>"
     result = parse_html(html(body))
