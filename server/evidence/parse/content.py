@@ -193,6 +193,39 @@ class _Walker:
         return score
 
 
+# Removed before the node limit is applied: never content, wherever it stands. Media elements stay
+# (their <track>s are read), and so does anything named like furniture that may be the content.
+_PRUNED_TAGS = SKIP_TAGS - {"video", "audio", "source", "track", "head", "title", "meta", "link", "base"}
+_PRUNED_BY_CLASS = frozenset({"ul", "ol", "menu", "header", "footer"})
+
+
+def prune_furniture(root: Element) -> None:
+    """Remove navigation, scripts, menus and the like from the page body (their tails stay)."""
+    body = next(root.iter("body"), None)
+    if body is None:
+        return
+    doomed = []
+    for element in body.iter():
+        tag = element.tag
+        if tag.__class__ is not str:
+            continue
+        if tag in _PRUNED_TAGS or (element.get("role") or "").strip().lower() in JUNK_ROLES or tag in _PRUNED_BY_CLASS and any(
+            marks_boilerplate(element.get(key) or "", key == "id") for key in ("class", "id")
+        ):
+            doomed.append(element)
+    for element in doomed:
+        parent = element.getparent()
+        if parent is None:
+            continue
+        if element.tail:
+            previous = element.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + element.tail
+            else:
+                parent.text = (parent.text or "") + element.tail
+        parent.remove(element)
+
+
 def dropped_container(found: Measure) -> Element | None:
     """The element left out for its class or id alone that holds the most text with little link
     text, when there is one: a main container named like furniture ("contentWithSidebar", a

@@ -7,11 +7,17 @@ from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
 from evidencekit.server.evidence.parse.boilerplate import names_content
-from evidencekit.server.evidence.parse.content import choose, dropped_container, measure
+from evidencekit.server.evidence.parse.content import (
+    choose,
+    dropped_container,
+    measure,
+    prune_furniture,
+)
 from evidencekit.server.evidence.parse.encoding import decode_html
 from evidencekit.server.evidence.parse.html_meta import Track
 from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
 from evidencekit.server.evidence.parse.render import render
+from evidencekit.server.evidence.parse.text import looks_binary
 
 # Below this much main text, a page with a password field reads as a login wall.
 LOGIN_WALL_TEXT = 300
@@ -31,6 +37,8 @@ class HtmlExtract:
     nodes_limited: bool
     login_wall: bool
     base_href: str | None = None  # the first <base href>: what relative URLs (track src) resolve against
+    binary: bool = False  # the bytes are not text (an image or archive served as HTML): nothing was read
+    script_shell: bool = False  # no text, and the page renders its text with JavaScript only
 
 
 def parse_html(
@@ -44,8 +52,12 @@ def parse_html(
     """Never raises. login_wall is a heuristic: a password field on a page whose main text is
     shorter than LOGIN_WALL_TEXT characters. url: the page's final URL; relative links in the
     markdown are resolved against it (and the page's <base href>), else kept as written."""
-    root = load_tree(decode_html(body, http_charset))
-    nodes_limited = limit_nodes(root, max_nodes)
+    decoded = decode_html(body, http_charset)
+    if looks_binary(decoded):
+        return HtmlExtract(text="", markdown="", title=None, description=None, language=None, tracks=(),
+                           nodes_limited=False, login_wall=False, binary=True)
+    root = load_tree(decoded)
+    nodes_limited = limit_nodes(root, max_nodes, prune=prune_furniture)
     base_href = html_meta.base_href(root)
     text, markdown = main_content(root, _base_url(url, base_href))
     return HtmlExtract(
@@ -58,6 +70,7 @@ def parse_html(
         nodes_limited=nodes_limited,
         login_wall=html_meta.has_password_field(root) and len(text) < LOGIN_WALL_TEXT,
         base_href=base_href,
+        script_shell=not text.strip() and html_meta.script_shell(root),
     )
 
 

@@ -113,3 +113,24 @@ def base_href(root: Element) -> str | None:
 
 def has_password_field(root: Element) -> bool:
     return any((element.get("type") or "").strip().lower() == "password" for element in root.iter("input"))
+
+
+# Where single-page apps mount: an element with one of these ids, or one of these attributes.
+_APP_ROOT_IDS = frozenset({"root", "app", "__next", "___gatsby", "__nuxt", "svelte", "main-app", "application"})
+_APP_ROOT_ATTRIBUTES = ("data-reactroot", "ng-app", "ng-version", "data-server-rendered", "data-v-app")
+
+
+def script_shell(root: Element) -> bool:
+    """True when the page is an application shell that renders its text with JavaScript: it has
+    scripts, and a <noscript> notice or an empty mount point (#root, #app, #__next...)."""
+    if next(root.iter("script"), None) is None:
+        return False
+    if next(root.iter("noscript"), None) is not None:
+        return True
+    for element in root.iter("div", "main", "section", "app-root"):
+        if element.get("id") in _APP_ROOT_IDS or element.tag == "app-root" or any(
+            element.get(name) is not None for name in _APP_ROOT_ATTRIBUTES
+        ):
+            if not "".join(element.itertext()).strip():
+                return True
+    return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
@@ -57,11 +58,18 @@ def _xml_root(text: str) -> Element | None:
     return root
 
 
-def limit_nodes(root: Element, max_nodes: int) -> bool:
-    """Keep only the first max_nodes elements in document order; True when some were removed."""
+def limit_nodes(root: Element, max_nodes: int, prune: Callable[[Element], None] | None = None) -> bool:
+    """Keep only the first max_nodes elements in document order; True when some were removed.
+    When there are more, `prune` (which removes what is never content: navigation, scripts...) runs
+    first, so that furniture before the article does not use up the limit."""
     beyond = next(islice(root.iter(etree.Element), max(1, max_nodes), None), None)
     if beyond is None:
         return False
+    if prune is not None:
+        prune(root)
+        beyond = next(islice(root.iter(etree.Element), max(1, max_nodes), None), None)
+        if beyond is None:
+            return False
     node = beyond
     while True:
         parent = node.getparent()

@@ -41,3 +41,16 @@ def first_language(header: str | None) -> str | None:
     if not header:
         return None
     return normalize_language(header.split(",", 1)[0])
+
+
+_BINARY_SAMPLE = 8192
+# Characters no text document holds in number: C0 controls other than tab, newlines and form feed,
+# and the replacement character a decoder writes for bytes it cannot read.
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffd]")
+
+
+def looks_binary(text: str) -> bool:
+    """True when decoded text is not text at all (an image or an archive served as text/html):
+    more than 2% of its first 8,192 characters are controls or replacement characters."""
+    sample = text[:_BINARY_SAMPLE]
+    return len(sample) >= 64 and len(_NOT_TEXT.findall(sample)) > 0.02 * len(sample)

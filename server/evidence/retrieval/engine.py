@@ -30,7 +30,7 @@ from evidencekit.server.evidence.parse import (
     sniff_captions,
 )
 from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
-from evidencekit.server.evidence.parse.text import first_language
+from evidencekit.server.evidence.parse.text import first_language, looks_binary
 from evidencekit.server.evidence.retrieval import limits
 from evidencekit.server.evidence.retrieval.outcomes import PARTIAL_PRIORITY, failure_status, outcome
 from evidencekit.server.evidence.retrieval.result_check import result_violations
@@ -212,8 +212,14 @@ class RetrievalEngine:
             page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
                                            text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN,
                                            deadline=budget.deadline, url=response.url)
+            if page.binary:  # bytes that are not text, labelled as HTML
+                draft.end("unsupported_content")
+                return
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
+            if page.script_shell:  # an application shell: its text exists only once JavaScript runs
+                draft.end("no_text")
+                return
             if page.nodes_limited:
                 draft.conditions.append("nodes_limited")
             if page.login_wall:  # a password field and little else: a sign-in page, not the content
@@ -221,6 +227,10 @@ class RetrievalEngine:
                 return
         else:
             draft.text = await self.parser.plain_text(response.body, response.charset, budget.deadline)
+            if looks_binary(draft.text):
+                draft.text = ""
+                draft.end("unsupported_content")
+                return
             draft.markdown, draft.language = draft.text, declared
         if draft.requested_language and draft.language and not same_language(draft.requested_language, draft.language):
             draft.conditions.append("language_mismatch")

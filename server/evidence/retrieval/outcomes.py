@@ -31,11 +31,13 @@ _TABLE = [
             "only a login form)"),
     Outcome("blocked", "response_too_large", "body over the byte cap, and its first bytes give no text"),
     Outcome("unsupported", "unsupported_media", "a media type we do not read (image, PDF, audio, video, ...)"),
-    Outcome("unsupported", "unsupported_content", "a content encoding we do not read, or a corrupt compressed body"),
+    Outcome("unsupported", "unsupported_content", "a content encoding we do not read, a corrupt compressed body, "
+            "or bytes that are not text (binary data served as HTML or plain text)"),
     Outcome("unsupported", "unsupported_source", "published_captions asked of a resource that is neither a "
             "caption file nor a page"),
     Outcome("unsupported", "invalid_captions", "a caption file that cannot be parsed, or none of whose cues can"),
-    Outcome("empty", "no_text", "a page or text file with no text"),
+    Outcome("empty", "no_text", "a page or text file with no text, including a page that renders its text only "
+            "with JavaScript (an empty app root, a `<noscript>` notice; its title and description are still returned)"),
     Outcome("empty", "metadata_only", "a page with only a title and/or a description"),
     Outcome("empty", "no_captions", "a page that publishes no caption track, or a caption file without cues"),
     Outcome("empty", "language_mismatch", "caption tracks exist, none in the requested language"),

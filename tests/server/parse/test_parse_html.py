@@ -495,6 +495,48 @@ def test_node_limit_not_reached() -> None:
     assert limited.text == "one"
 
 
+def test_navigation_before_the_article_does_not_use_up_the_node_limit() -> None:
+    menu = "".join(f"<li><a href='/c/{n}'>Category {n}</a></li>" for n in range(800))
+    article = "".join(f"<p>Article paragraph {n}, long enough to be read as part of the story.</p>" for n in range(30))
+    body = f"<nav><ul>{menu}</ul></nav><ul class='mega-menu'>{menu}</ul><script>x()</script>{article}"
+    result = parse_html(html(body), max_nodes=1500)
+    assert not result.nodes_limited  # furniture went first: the whole article fit
+    assert result.text.count("Article paragraph") == 30 and "Category" not in result.text
+    crowded = parse_html(html(f"<div>{menu}</div>{article}"), max_nodes=1500)
+    assert crowded.nodes_limited  # links in plain <div>s may be content: they still count
+
+
+@pytest.mark.parametrize("http_charset", [None, "utf-8", "iso-8859-1", "shift_jis"])
+def test_binary_bytes_served_as_html_are_not_text(http_charset: str | None) -> None:
+    import random
+
+    for seed in range(5):
+        body = random.Random(seed).randbytes(20_000)
+        result = parse_html(body, http_charset=http_charset)
+        assert result.binary and result.text == "" and result.markdown == ""
+
+
+def test_text_with_a_few_control_characters_is_still_text() -> None:
+    result = parse_html(html("<p>Tab\tform feed\x0c and one stray \x01 control in a long enough paragraph.</p>" * 3))
+    assert not result.binary and "stray" in result.text
+
+
+@pytest.mark.parametrize("shell", [
+    "<noscript>You need to enable JavaScript to run this app.</noscript><div id='root'></div><script src='/m.js'></script>",
+    "<div id='__next'></div><script>render()</script>",
+    "<app-root></app-root><script src='/main.js'></script>",
+    "<div id='app' data-v-app></div><script type='module' src='/a.js'></script>",
+])
+def test_a_script_shell_is_recognised(shell: str) -> None:
+    result = parse_html(html(shell, head="<title>App</title>"))
+    assert result.text == "" and result.script_shell and result.title == "App"
+
+
+def test_a_page_with_text_or_without_scripts_is_not_a_script_shell() -> None:
+    assert not parse_html(html("<div id='root'><p>Server-rendered text.</p></div><script>hydrate()</script>")).script_shell
+    assert not parse_html(html("<div id='root'></div>", head="<title>Empty</title>")).script_shell
+
+
 def test_deep_nesting_does_not_overflow() -> None:
     depth = 1_500  # beyond Python's recursion limit; lxml itself stops reading at 2,048 levels
     body = "<div>" * depth + "<p>deep text</p>" + "</div>" * depth

@@ -32,6 +32,12 @@ LOGIN = (b"<html><head><title>Sign in</title></head><body><form action='/login' 
          b"<input name='user'><input type='password' name='pw'><button>Sign in</button></form></body></html>")
 
 
+SHELL = (b"<!doctype html><html><head><title>Dashboard</title><meta name='description' content='Your dashboard.'>"
+         b"<script defer src='/static/main.js'></script></head><body>"
+         b"<noscript>You need to enable JavaScript to run this app.</noscript><div id='root'></div></body></html>")
+RANDOM_BYTES = bytes((n * 7919 + 13) % 251 for n in range(30_000))  # no text in any encoding
+
+
 def page_with_track(*tracks: str) -> bytes:
     return ("<html><head><title>A talk</title></head><body><video src='/talk.mp4'>"
             + "".join(tracks) + "</video><p>About the talk.</p></body></html>").encode()
@@ -77,6 +83,10 @@ CASES = [
     Case("unsupported_media", {"/": Reply(b"%PDF-1.7", content_type="application/pdf")}, "unsupported", "unsupported_media"),
     Case("unsupported_content", {"/": Reply(b"\x1b", headers={"content-encoding": "br"})}, "unsupported", "unsupported_content"),
     Case("no_text", {"/": Reply(b"<html><body><script>var x=1;</script></body></html>")}, "empty", "no_text"),
+    # an application shell says no_text, not metadata_only: its text exists only once JavaScript runs
+    Case("no_text_script_shell", {"/": Reply(SHELL)}, "empty", "no_text"),
+    Case("unsupported_content_binary_as_html", {"/": Reply(RANDOM_BYTES)}, "unsupported", "unsupported_content"),
+    Case("unsupported_content_binary_as_text", {"/": Reply(RANDOM_BYTES, content_type="text/plain; charset=utf-8")}, "unsupported", "unsupported_content"),
     Case("metadata_only", {"/": Reply(b"<html><head><title>Only a title</title></head><body></body></html>")}, "empty", "metadata_only"),
     Case("response_too_large", {"/": Reply(b"<html><body><p>" + b"word " * 80_000 + b"</p></body></html>")}, "partial", "response_too_large", warnings={"text_limited"}),
     Case("response_too_large_blocked", {"/": Reply(b"<html><head><script>" + b"x" * 300_000 + b"</script></head></html>")}, "blocked", "response_too_large"),
@@ -221,6 +231,23 @@ async def test_a_binary_body_without_a_content_type_is_unsupported_media(engine:
         assert contract_errors(result) == []
 
 
+async def test_a_script_shell_keeps_its_title_and_says_no_text(engine: RetrievalEngine, site: Origin) -> None:
+    result = (await engine.retrieve(site.reply("/shell", Reply(SHELL)), "url_text")).result
+    assert (result["status"], result["reason"], result["text"]) == ("empty", "no_text", "")
+    assert (result["title"], result["description"]) == ("Dashboard", "Your dashboard.")
+
+
+async def test_relative_links_in_the_markdown_resolve_against_the_final_url(engine: RetrievalEngine,
+                                                                           site: Origin) -> None:
+    page = (b"<html><body><article><p>Read <a href='part-two.html'>part two</a> and <a href='/index'>the index</a>"
+            b" of this guide, which has more parts.</p></article></body></html>")
+    site.reply("/guide/part-one.html", Reply(page))
+    start = site.reply("/old-guide", Reply(status=301, headers={"location": "/guide/part-one.html"}))
+    retrieved = await engine.retrieve(start, "url_text")
+    assert retrieved.markdown == (f"Read [part two]({site.url}/guide/part-two.html) and [the index]({site.url}/index)"
+                                  " of this guide, which has more parts.")
+
+
 async def test_text_without_a_content_type_is_still_read(engine: RetrievalEngine, site: Origin) -> None:
     for body in (b"Plain notes, tab\tand form feed\x0c kept.", "\ufeffUnicode notes.".encode("utf-16")):
         url = site.reply(f"/untyped-text-{len(body)}", Reply(body, content_type=None))
@@ -333,7 +360,7 @@ async def test_the_markdown_kept_for_documents_is_bounded(engine: RetrievalEngin
     retrieved = await engine.retrieve(site.reply("/many-links", Reply(f"<html><body><p>{links}</p></body></html>"
                                                                       .encode())), "url_text")
     assert retrieved.markdown is not None and len(retrieved.markdown) <= limits.MAX_MARKDOWN
-    assert retrieved.markdown.startswith("[note 0](/note/0) [note 1](/note/1)")
+    assert retrieved.markdown.startswith(f"[note 0]({site.url}/note/0) [note 1]({site.url}/note/1)")
 
 
 async def test_a_body_that_cannot_be_read_in_time_settles_as_a_timeout(engine: RetrievalEngine, site: Origin) -> None:
