@@ -128,9 +128,8 @@ def script_shell(root: Element) -> bool:
     if next(root.iter("noscript"), None) is not None:
         return True
     for element in root.iter("div", "main", "section", "app-root"):
-        if element.get("id") in _APP_ROOT_IDS or element.tag == "app-root" or any(
-            element.get(name) is not None for name in _APP_ROOT_ATTRIBUTES
-        ):
-            if not "".join(element.itertext()).strip():
-                return True
+        mount = element.tag == "app-root" or element.get("id") in _APP_ROOT_IDS
+        mount = mount or any(element.get(name) is not None for name in _APP_ROOT_ATTRIBUTES)
+        if mount and not "".join(element.itertext()).strip():
+            return True
     return False
