@@ -59,10 +59,18 @@ def shingles(words: list[str], n: int = 4) -> Counter[tuple[str, ...]]:
 
 
 def reference_text(path: Path) -> str:
+    if path.suffix == ".txt":
+        return path.read_text(encoding="utf-8")
     tree = lxml_html.fromstring(path.read_text(encoding="utf-8"))
     for element in tree.iter(*_BLOCKS):
         element.tail = "\n" + (element.tail or "")
     return "\n".join(line.strip() for line in tree.text_content().splitlines() if line.strip())
+
+
+def _reference(page: Path) -> Path:
+    """NAME/expected.html (an extractor's HTML output), else NAME/expected.txt (plain text)."""
+    html_reference = page / "expected.html"
+    return html_reference if html_reference.exists() else page / "expected.txt"
 
 
 def ours(raw: bytes) -> str:
@@ -88,14 +96,14 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, help="list the pages whose F1 changed since a --save")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    pages = sorted(p for p in args.pages.iterdir() if (p / "source.html").exists() and (p / "expected.html").exists())
+    pages = sorted(p for p in args.pages.iterdir() if (p / "source.html").exists() and _reference(p).exists())
     if args.page:
         page = args.pages / args.page
         print(ours((page / "source.html").read_bytes()))
         print("\n======== reference ========\n")
-        print(reference_text(page / "expected.html"))
+        print(reference_text(_reference(page)))
         return
-    data = [(p.name, (p / "source.html").read_bytes(), tokens(reference_text(p / "expected.html"))) for p in pages]
+    data = [(p.name, (p / "source.html").read_bytes(), tokens(reference_text(_reference(p)))) for p in pages]
     extractors: dict[str, Callable[[bytes], str]] = {"evidencekit": ours}
     if not args.ours_only:
         extractors |= {

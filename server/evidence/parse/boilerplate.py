@@ -134,13 +134,15 @@ _DISCUSSION = frozenset({"comment", "comments", "replies", "respond", "discussio
 def names_content(value: str) -> bool:
     """True when a class or id value also names the main content ("contentWithSidebar",
     "post-widget"), and no discussion ("entry-comments")."""
-    named = False
-    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
-        parts = set(_parts(raw))
-        if parts & _DISCUSSION:
-            return False
-        named = named or bool(parts & _POSITIVE)
-    return named
+    return not names_discussion(value) and any(
+        set(_parts(raw)) & _POSITIVE for raw in _CAMEL.sub(r"\1-\2", value).lower().split()
+    )
+
+
+@lru_cache(maxsize=4096)
+def names_discussion(value: str) -> bool:
+    """True when a class or id value names comments or replies."""
+    return any(set(_parts(raw)) & _DISCUSSION for raw in _CAMEL.sub(r"\1-\2", value).lower().split())
 
 
 def hidden_style(style: str) -> bool:

@@ -58,7 +58,7 @@ class Measure:
     flattened: set[Element] = field(default_factory=set)
     scores: dict[Element, float] = field(default_factory=dict)
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
-    class_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone
+    soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>
 
     def text_len(self, element: Element) -> int:
         return self.info[element][0]
@@ -85,7 +85,11 @@ class _Walker:
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
         if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
-            return 0  # the second test: XHTML read as HTML keeps prefixes ("svg:svg")
+            if tag == "aside" and self.use_classes and element not in self.exempt:
+                self.result.soft_dropped.append(element)  # a theme may put the content in one
+                return 0
+            if tag != "aside":
+                return 0  # the second test: XHTML read as HTML keeps prefixes ("svg:svg")
         if tag == "header" and not in_section:
             return 0
         if tag == "footer":
@@ -107,7 +111,7 @@ class _Walker:
                     and marks_boilerplate(value, key == "id")
                     and element not in self.exempt
                 ):
-                    self.result.class_dropped.append(element)
+                    self.result.soft_dropped.append(element)
                     return 0
             elif key == "role":
                 role = value.strip().lower()
@@ -226,19 +230,19 @@ def prune_furniture(root: Element) -> None:
         parent.remove(element)
 
 
-def dropped_container(found: Measure) -> Element | None:
-    """The element left out for its class or id alone that holds the most text with little link
-    text, when there is one: a main container named like furniture ("contentWithSidebar", a
-    "widget" wrapper)."""
+def dropped_container(found: Measure) -> tuple[Element | None, int]:
+    """The element left out for its class or id alone (or as an <aside>) that holds the most text
+    with little link text, and that text's length: a main container named like furniture
+    ("contentWithSidebar", a "widget" wrapper, a slideshow in an <aside>)."""
     best, best_len = None, 0
-    for element in found.class_dropped:
+    for element in found.soft_dropped:
         text = 0
         for piece in element.itertext(None):  # all text: the element was never measured
             text += len(piece.strip())
         links = sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
         if text > best_len and links < 0.3 * text:
             best, best_len = element, text
-    return best
+    return best, best_len
 
 
 def _loose_text(element: Element) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
-from evidencekit.server.evidence.parse.boilerplate import names_content
+from evidencekit.server.evidence.parse.boilerplate import names_content, names_discussion
 from evidencekit.server.evidence.parse.content import (
     choose,
     dropped_container,
@@ -92,18 +92,20 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         body = root
     found = measure(body)
     kept = found.text_len(body)
-    if _raw_text_len(body) > 4 * kept + 500:
-        # Class names hid most of the page: a main container named like furniture
-        # ("contentWithSidebar"). Read that one element's class as neutral and keep filtering
-        # inside it; ignore classes altogether only when nearly nothing is left and no such
-        # element explains it.
-        container = dropped_container(found)
-        if container is not None and (kept < 500 or names_content(_names(container))):
+    raw = _raw_text_len(body)
+    if raw > 4 * kept + 500:
+        # Class names (or an <aside>) hid most of the page: a main container named like furniture
+        # ("contentWithSidebar"). Read that one element as content and keep filtering inside it;
+        # ignore classes altogether only when nearly nothing is left and no such element explains it.
+        container, held = dropped_container(found)
+        if container is not None and not names_discussion(_names(container)) and (
+            kept < 500 or names_content(_names(container)) or held > raw // 2
+        ):
             exempted = measure(body, exempt=frozenset([container]))
             if exempted.text_len(body) >= 2 * kept:
                 found = exempted
                 kept = found.text_len(body)
-        if kept < 500 and _raw_text_len(body) > 4 * kept + 500:
+        if kept < 500 and raw > 4 * kept + 500:
             found = measure(body, use_classes=False)
     text, markdown = render(found, choose(found), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):

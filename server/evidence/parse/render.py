@@ -50,8 +50,44 @@ def render(
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
-    blocks = _without_empty_sections(renderer.finish(), renderer.levels)
+    blocks = _without_empty_sections(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
     return "\n\n".join(b[0] for b in blocks if b[0]), "\n\n".join(b[1] for b in blocks)
+
+
+_REPEAT_MIN = 80  # characters: shorter blocks ("Share", "1 of 8", a dateline) may rightly repeat
+
+
+def _without_repeats(
+    blocks: list[Block], levels: list[int], containers: list[Element | None]
+) -> tuple[list[Block], list[int]]:
+    """Drop paragraphs that repeat, word for word, ones written from another container, when the
+    paragraph before or after them (short blocks between not counted) repeats too: a second copy of
+    the text for another screen size, a slideshow's text written twice. A single repeated paragraph,
+    or a repeat within one container (a refrain), stays."""
+    seen: dict[str, Element | None] = {}
+    long_blocks: list[int] = []  # indices of paragraphs long enough to count
+    repeated: set[int] = set()
+    for index, (block, level, container) in enumerate(zip(blocks, levels, containers, strict=True)):
+        text = block[0]
+        if level or len(text) < _REPEAT_MIN:
+            continue
+        long_blocks.append(index)
+        if text in seen and seen[text] is not container:
+            repeated.add(index)
+        seen.setdefault(text, container)
+    dropped = {
+        index
+        for position, index in enumerate(long_blocks)
+        if index in repeated
+        and (
+            (position > 0 and long_blocks[position - 1] in repeated)
+            or (position + 1 < len(long_blocks) and long_blocks[position + 1] in repeated)
+        )
+    }
+    if not dropped:
+        return blocks, levels
+    kept = [i for i in range(len(blocks)) if i not in dropped]
+    return [blocks[i] for i in kept], [levels[i] for i in kept]
 
 
 def _without_empty_sections(blocks: list[Block], levels: list[int]) -> list[Block]:
@@ -86,6 +122,8 @@ class _Renderer:
         self.flattened = found.flattened
         self.blocks: list[Block] = []
         self.levels: list[int] = []  # per block: its heading rank (1-6), or 0
+        self.containers: list[Element | None] = []  # per block: the parent of the element it came from
+        self.container: Element | None = None
         self.lines: list[Block] = []
         self.text: list[str] = []
         self.markdown: list[str] = []
@@ -108,6 +146,7 @@ class _Renderer:
     def emit(self, text: str, markdown: str, level: int = 0) -> None:
         self.blocks.append((text, markdown))
         self.levels.append(level)
+        self.containers.append(self.container)
 
     def add(self, text: str, markdown: str | None = None) -> None:
         self.text.append(text)
@@ -119,11 +158,11 @@ class _Renderer:
 
     def capture(self, element: Element) -> list[Block]:
         """The blocks of element's content, rendered apart from the current output."""
-        saved = (self.blocks, self.levels, self.lines, self.text, self.markdown)
-        self.blocks, self.levels, self.lines, self.text, self.markdown = [], [], [], [], []
+        saved = (self.blocks, self.levels, self.containers, self.lines, self.text, self.markdown)
+        self.blocks, self.levels, self.containers, self.lines, self.text, self.markdown = [], [], [], [], [], []
         self.children(element)
         blocks = self.finish()
-        self.blocks, self.levels, self.lines, self.text, self.markdown = saved
+        self.blocks, self.levels, self.containers, self.lines, self.text, self.markdown = saved
         return blocks
 
     # -- block level ----------------------------------------------------------------------
@@ -149,11 +188,13 @@ class _Renderer:
 
     def block(self, element: Element) -> None:
         self.end_block()
+        outer, self.container = self.container, element.getparent()
         if element in self.flattened:
             self.add("".join(element.itertext()))
         else:
             self.children(element)
         self.end_block()
+        self.container = outer
 
     def element(self, element: Element) -> None:
         tag = element.tag

@@ -123,3 +123,35 @@ def test_the_headline_is_in_the_markdown_not_in_the_text() -> None:
     result = parse_html(page(f"<article><h1>Flood Market</h1><h2>Why it moved</h2>{paragraphs(3)}</article>"))
     assert result.markdown.startswith("# Flood Market\n\n## Why it moved\n\nBody paragraph 0.")
     assert result.text.startswith("Why it moved\n\nBody paragraph 0.")
+
+
+def test_a_second_copy_of_the_text_for_another_screen_is_written_once() -> None:
+    copy = "".join(f"<p>Copy paragraph {n}. {SENTENCE}</p>" for n in range(4))
+    credits = "<span>Photo: Agency</span>"
+    body = (
+        f"<article><section class='intro'><div class='text'>{copy}</div></section>"
+        f"<div class='text'>{credits}{copy}{paragraphs(3)}</div></article>"
+    )
+    text = parse_html(page(body)).text
+    assert text.count("Copy paragraph 2.") == 1 and text.count("Body paragraph") == 3
+
+
+def test_a_refrain_or_a_single_repeated_paragraph_stays() -> None:
+    chorus = f"<p>Refrain of the song, {SENTENCE}</p>"
+    song = f"<article>{paragraphs(1, 'Verse')}{chorus}{paragraphs(1, 'Bridge')}{chorus}{chorus}</article>"
+    assert parse_html(page(song)).text.count("Refrain of the song") == 3
+    quote = f"<p>Quoted twice, {SENTENCE}</p>"
+    body = f"<article><div>{paragraphs(2)}{quote}</div><h2>Later</h2><div>{paragraphs(2, 'Later')}{quote}</div></article>"
+    assert parse_html(page(body)).text.count("Quoted twice") == 2
+
+
+def test_an_aside_holding_most_of_the_page_is_its_content() -> None:
+    slides = "".join(f"<li><h2>Slide {n}</h2><p>Slide text {n}. {SENTENCE}</p></li>" for n in range(6))
+    body = (
+        "<div class='top'><p>Log in</p><p>Join now!</p></div>"
+        f"<div class='row'><aside class='rightColumn'><div class='slideshow'><ul>{slides}</ul></div></aside></div>"
+    )
+    assert parse_html(page(body)).text.count("Slide text") == 6
+    sidebar = f"<aside><h3>About the author</h3><p>Short bio. {SENTENCE}</p></aside>"
+    article = f"<article>{paragraphs(5)}</article>{sidebar}"
+    assert "Short bio" not in parse_html(page(article)).text
