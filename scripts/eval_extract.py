@@ -136,7 +136,11 @@ def main() -> None:
             print(f"  {name:<40} {before[name]:5.2f} -> {scores[name]:5.2f}  ({delta:+.3f})")
     if args.worst:
         print(f"\nworst {args.worst} for evidencekit (P R F1; trafilatura F1)")
-        ranked = sorted(range(len(data)), key=lambda i: per_page["evidencekit"][i][2])
+        peer_rows = per_page.get("trafilatura")
+        if peer_rows is not None:  # where trafilatura is furthest ahead
+            ranked = sorted(range(len(data)), key=lambda i: per_page["evidencekit"][i][2] - peer_rows[i][2])
+        else:
+            ranked = sorted(range(len(data)), key=lambda i: per_page["evidencekit"][i][2])
         for i in ranked[: args.worst]:
             p, r, f, _ = per_page["evidencekit"][i]
             peer = per_page.get("trafilatura", [(0, 0, 0, 0)] * len(data))[i][2]

@@ -58,7 +58,7 @@ class Measure:
     flattened: set[Element] = field(default_factory=set)
     scores: dict[Element, float] = field(default_factory=dict)
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
-    soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>
+    soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
 
     def text_len(self, element: Element) -> int:
         return self.info[element][0]
@@ -92,9 +92,11 @@ class _Walker:
                 return 0  # the second test: XHTML read as HTML keeps prefixes ("svg:svg")
         if tag == "header" and not in_section:
             return 0
-        if tag == "footer":
+        if tag == "footer" and element not in self.exempt:
             parent = element.getparent()
             if parent is None or parent.tag not in ("blockquote", "figure"):
+                if self.use_classes:
+                    self.result.soft_dropped.append(element)  # a page may put a transcript in one
                 return 0
         if tag == "figcaption" and _is_photo_caption(element):
             return 0  # a photo caption or credit; captions of code listings and tables stay

@@ -23,6 +23,7 @@ from evidencekit.server.evidence.parse.text import looks_binary
 LOGIN_WALL_TEXT = 300
 # When the chosen content is this short and the page holds more, the whole page is read instead.
 _SHORT_CONTENT = 150
+_NEARLY_NOTHING = 25  # ...and when even the whole page without its link boxes is shorter, they are kept
 _NOT_TEXT = ("script", "style", "noscript", "template")
 
 
@@ -109,8 +110,11 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
             found = measure(body, use_classes=False)
     text, markdown = render(found, choose(found), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
-        # Little or nothing chosen: the page is short or all links; show what there is.
-        text, markdown = render(found, [body], drop_link_boxes=False, base_url=base_url)
+        # Little or nothing chosen: the page is short or all links. Show what there is, without
+        # its boxes of links (navigation) unless they are all there is.
+        text, markdown = render(found, [body], base_url=base_url)
+        if len(text) < _NEARLY_NOTHING:
+            text, markdown = render(found, [body], drop_link_boxes=False, base_url=base_url)
     return text, markdown
 
 

@@ -155,3 +155,22 @@ def test_an_aside_holding_most_of_the_page_is_its_content() -> None:
     sidebar = f"<aside><h3>About the author</h3><p>Short bio. {SENTENCE}</p></aside>"
     article = f"<article>{paragraphs(5)}</article>{sidebar}"
     assert "Short bio" not in parse_html(page(article)).text
+
+
+def test_a_transcript_in_a_footer_that_holds_the_page_is_read() -> None:
+    transcript = "".join(f"<p><strong>Joe:</strong> Line {n} of the transcript. {SENTENCE}</p>" for n in range(8))
+    body = (
+        "<div class='video'><h1>A vet and his dog</h1><p>Watch the video.</p></div>"
+        f"<footer id='meta-data'><dl><dt>Transcript:</dt><dd><div>{transcript}</div></dd></dl></footer>"
+    )
+    assert parse_html(page(body)).text.count("of the transcript") == 8
+    site_footer = f"<footer><p>About this site. {SENTENCE}</p></footer>"
+    assert "About this site" not in parse_html(page(f"<article>{paragraphs(4)}</article>{site_footer}")).text
+
+
+def test_a_short_page_is_shown_without_its_navigation() -> None:
+    body = f"<div class='top'>{nav(20)}</div><div><p>Closed on Monday for the holiday; open again on Tuesday.</p></div>"
+    text = parse_html(page(body)).text
+    assert text == "Closed on Monday for the holiday; open again on Tuesday."
+    only_links = parse_html(page(f"<div class='top'>{nav(20)}</div>")).text
+    assert "Section 3" in only_links  # a page of links: the links are what there is
