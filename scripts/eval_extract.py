@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--worst", type=int, default=0, help="list the N pages where evidencekit scores lowest")
     parser.add_argument("--page", help="print evidencekit's text and the reference for one page")
     parser.add_argument("--ours-only", action="store_true", help="skip the peers (faster while developing)")
+    parser.add_argument("--peer", default="trafilatura", help="the peer setting --worst compares with")
     parser.add_argument("--save", type=Path, help="write evidencekit's per-page F1 to this JSON file")
     parser.add_argument("--compare", type=Path, help="list the pages whose F1 changed since a --save")
     args = parser.parse_args()
@@ -135,15 +136,15 @@ def main() -> None:
         for delta, name in changed:
             print(f"  {name:<40} {before[name]:5.2f} -> {scores[name]:5.2f}  ({delta:+.3f})")
     if args.worst:
-        print(f"\nworst {args.worst} for evidencekit (P R F1; trafilatura F1)")
-        peer_rows = per_page.get("trafilatura")
+        print(f"\nworst {args.worst} for evidencekit against {args.peer} (P R F1; {args.peer} F1)")
+        peer_rows = per_page.get(args.peer)
         if peer_rows is not None:  # where trafilatura is furthest ahead
             ranked = sorted(range(len(data)), key=lambda i: per_page["evidencekit"][i][2] - peer_rows[i][2])
         else:
             ranked = sorted(range(len(data)), key=lambda i: per_page["evidencekit"][i][2])
         for i in ranked[: args.worst]:
             p, r, f, _ = per_page["evidencekit"][i]
-            peer = per_page.get("trafilatura", [(0, 0, 0, 0)] * len(data))[i][2]
+            peer = per_page.get(args.peer, [(0, 0, 0, 0)] * len(data))[i][2]
             print(f"  {data[i][0]:<40} {p:5.2f} {r:5.2f} {f:5.2f}   {peer:5.2f}")
 
 

@@ -127,7 +127,9 @@ def class_weight(value: str) -> int:
     return max(-50, min(25, weight))
 
 
-_DISCUSSION = frozenset({"comment", "comments", "replies", "respond", "discussion"})
+_DISCUSSION = frozenset(
+    {"comment", "comments", "replies", "respond", "responses", "discussion", "disqus", "reactions", "feedback"}
+)
 
 
 @lru_cache(maxsize=4096)

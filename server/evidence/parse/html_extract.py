@@ -100,7 +100,7 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         # ignore classes altogether only when nearly nothing is left and no such element explains it.
         container, held = dropped_container(found)
         if container is not None and not names_discussion(_names(container)) and (
-            kept < 500 or names_content(_names(container)) or held > raw // 2
+            kept < 500 or names_content(_names(container)) or held > raw // 2 or (held >= 1000 and held >= 2 * kept)
         ):
             exempted = measure(body, exempt=frozenset([container]))
             if exempted.text_len(body) >= 2 * kept:

@@ -174,3 +174,10 @@ def test_a_short_page_is_shown_without_its_navigation() -> None:
     assert text == "Closed on Monday for the holiday; open again on Tuesday."
     only_links = parse_html(page(f"<div class='top'>{nav(20)}</div>")).text
     assert "Section 3" in only_links  # a page of links: the links are what there is
+
+
+def test_a_long_comment_thread_is_never_taken_for_the_content() -> None:
+    thread = "".join(f"<div class='c'><p>Reader {n} writes: {SENTENCE * 2}</p></div>" for n in range(12))
+    for wrapper in ("<div id='comments'>{}</div>", "<div id='disqus_thread'>{}</div>", "<footer class='responses'>{}</footer>"):
+        text = parse_html(page(f"<article>{paragraphs(2)}</article>" + wrapper.format(thread))).text
+        assert text.count("Body paragraph") == 2 and "Reader 3" not in text, wrapper
