@@ -47,7 +47,7 @@ _PHOTOS = frozenset({"img", "picture", "video", "iframe"})
 _SENTENCE_END = re.compile(r"\.( |$)")
 # Widening to an enclosing <article>/<main> takes this much real content outside the best node.
 _WIDEN_FOR = 200
-_CONTENT_BLOCKS = ("p", "pre", "blockquote", "ul", "ol", "dl", "table")
+_CONTENT_BLOCKS = frozenset({"p", "pre", "blockquote", "ul", "ol", "dl", "table"})
 MAX_DEPTH = 120  # deeper subtrees are read as plain text, so recursion stays bounded
 
 
@@ -399,26 +399,30 @@ def _content_outside(found: Measure, container: Element, inner: Element) -> int:
     before: list[int] = []
     after = 0
     seen_inner = False
-    counted: Element | None = None  # the last block counted; blocks inside it are skipped
-    for element in container.iter(*_CONTENT_BLOCKS, *_TEXT_CONTAINERS):
-        measured = found.info.get(element)
-        if measured is None or (
-            element.tag in _TEXT_CONTAINERS and any(child.tag in BLOCK_TAGS for child in element)
-        ):
-            continue  # a container of blocks: its blocks count, not it
-        ancestors = set(element.iterancestors())
-        if inner in ancestors:
+    stack = [iter(container)]  # a walk in document order that does not enter inner or counted blocks
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+            continue
+        if element is inner:
             seen_inner = True
             continue
-        if counted is not None and counted in ancestors:
-            continue
-        text, links = measured
-        if text >= 80 and links < 0.3 * text:
-            if seen_inner:
-                after += text
-            else:
-                before.append(text)
-            counted = element
+        measured = found.info.get(element)
+        if measured is None:
+            continue  # boilerplate (or not an element): nothing inside it counts
+        tag = element.tag
+        if tag in _CONTENT_BLOCKS or (
+            tag in _TEXT_CONTAINERS and not any(child.tag in BLOCK_TAGS for child in element)
+        ):
+            text, links = measured
+            if text >= 80 and links < 0.3 * text:
+                if seen_inner:
+                    after += text
+                else:
+                    before.append(text)
+                continue
+        stack.append(iter(element))
     return after + (sum(before) if len(before) >= 2 else 0)
 
 
