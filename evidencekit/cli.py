@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
+import os
 import sys
+from importlib import metadata
 
-USAGE = """usage: evidencekit COMMAND [ARGS]   (evidencekit COMMAND --help for each)
+USAGE = """usage: evidencekit COMMAND [ARGS]   (evidencekit COMMAND --help for each; --version)
 
 client (EVIDENCEKIT_URL, SOSOAPI_ACCESS_TOKEN, EVIDENCEKIT_WORKSPACE):
   retrieve URL [--wait] | --from-file FILE   retrieve public pages or captions as evidence
@@ -26,11 +29,35 @@ client exit codes: 0 success, 1 settled without success, 2 bad usage or input, 3
 server, 4 server unreachable, 5 --wait timed out."""
 
 
+COMMANDS = ("retrieve", "status", "documents", "serve", "mcp", "worker", "admin", "import-pages", "codegen")
+
+
+def version() -> str:
+    try:
+        return metadata.version("evidencekit")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    """The command, with a closed pipe (`evidencekit documents ... | head -1`) ending it quietly."""
+    try:
+        return _dispatch(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        # The reader went away: what it wanted was written. Point stdout at nothing so that the
+        # interpreter's last flush does not complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, file=sys.stdout if args else sys.stderr)
         return 0 if args else 2
+    if args[0] in ("-V", "--version"):
+        print(f"evidencekit {version()}")
+        return 0
     if args[0] in ("retrieve", "status", "documents") or args[0].partition("=")[0] == "--workspace":
         from evidencekit.client.evidence.cli import main as client_main
 
@@ -59,5 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         from evidencekit.codegen.cli import main as codegen_main
 
         return codegen_main(args[1:], prog="evidencekit codegen")
-    print(f"evidencekit: unknown command {args[0]!r} (try: evidencekit --help)", file=sys.stderr)
+    close = difflib.get_close_matches(args[0], COMMANDS, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    print(f"evidencekit: unknown command {args[0]!r} ({hint}try: evidencekit --help)", file=sys.stderr)
     return 2

@@ -23,12 +23,13 @@ from evidencekit.client.runtime.retry import (
 from evidencekit.server.generated.models import GetDocumentsOutput, RetrieveOutput, StatusOutput
 
 SETTLED = ("completed", "cancelled", "unconfirmed", "expired")
+Id = str | uuid.UUID  # ids go in as either: the answers' models hand them back as uuid.UUID
 
 
 class WaitTimeout(ClientError):
     """The receipt did not settle in time; `last` is the last answer (None when none came in time)."""
 
-    def __init__(self, mutation_id: str, last: StatusOutput | None) -> None:
+    def __init__(self, mutation_id: Id, last: StatusOutput | None) -> None:
         state = last.retrieval.state if last is not None and last.retrieval else "unknown"
         super().__init__(f"receipt {mutation_id} has not settled (state {state}); ask again later")
         self.mutation_id, self.last = mutation_id, last
@@ -50,10 +51,10 @@ class _Deadline:
                                    max_attempts=max(self.policy.max_attempts, 1000))
 
 
-def retrieve_body(workspace_id: str, url: str, kind: str, language: str | None,
-                  mutation_id: str | None) -> dict[str, Any]:
+def retrieve_body(workspace_id: Id, url: str, kind: str, language: str | None,
+                  mutation_id: Id | None) -> dict[str, Any]:
     """One logical retrieve: its mutation_id is chosen here, once, and reused on every retry."""
-    body: dict[str, Any] = {"workspace_id": workspace_id, "mutation_id": mutation_id or str(uuid.uuid4()),
+    body: dict[str, Any] = {"workspace_id": str(workspace_id), "mutation_id": str(mutation_id or uuid.uuid4()),
                             "url": url, "kind": kind}
     if language:
         body["language"] = language
@@ -64,15 +65,15 @@ def settled(status: StatusOutput) -> bool:
     return status.retrieval is None or status.retrieval.state in SETTLED
 
 
-def choose_workspace(given: str | None, default: str | None) -> str:
+def choose_workspace(given: Id | None, default: Id | None) -> str:
     chosen = given or default
     if not chosen:
         raise ValueError("a workspace_id is required (argument, or EVIDENCEKIT_WORKSPACE for the CLI)")
-    return chosen
+    return str(chosen)
 
 
 class EvidenceClient:
-    def __init__(self, base_url: str, token: str, workspace_id: str | None = None, *,
+    def __init__(self, base_url: str, token: str, workspace_id: Id | None = None, *,
                  retry: RetryPolicy | None = None, timeout: float = 30.0, on_contract_mismatch: str = "raise",
                  http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep,
                  retry_sleep: Callable[[float], None] | None = None) -> None:
@@ -94,25 +95,25 @@ class EvidenceClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _workspace(self, workspace_id: str | None) -> str:
+    def _workspace(self, workspace_id: Id | None) -> str:
         return choose_workspace(workspace_id, self.workspace_id)
 
     def retrieve(self, url: str, kind: str = "url_text", language: str | None = None, *,
-                 workspace_id: str | None = None, mutation_id: str | None = None) -> RetrieveOutput:
+                 workspace_id: Id | None = None, mutation_id: Id | None = None) -> RetrieveOutput:
         """Start (or repeat) one retrieval; every retry of this call uses the same mutation_id."""
         body = retrieve_body(self._workspace(workspace_id), url, kind, language, mutation_id)
         return call_with_retries(lambda: self.api.retrieve(body), self.retry, self.retry_sleep)
 
-    def status(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float | None = None,
+    def status(self, mutation_id: Id, *, workspace_id: Id | None = None, timeout: float | None = None,
                retry: RetryPolicy | None = None) -> StatusOutput:
-        body = {"workspace_id": self._workspace(workspace_id), "mutation_id": mutation_id}
+        body = {"workspace_id": self._workspace(workspace_id), "mutation_id": str(mutation_id)}
         return call_with_retries(lambda: self.api.status(body, timeout=timeout), retry or self.retry,
                                  self.retry_sleep)
 
     def documents(self, names: list[str]) -> GetDocumentsOutput:
         return call_with_retries(lambda: self.api.get_documents({"names": names}), self.retry, self.retry_sleep)
 
-    def wait(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float = 120.0,
+    def wait(self, mutation_id: Id, *, workspace_id: Id | None = None, timeout: float = 120.0,
              interval: float = 0.5, on_poll: Callable[[StatusOutput], None] | None = None) -> StatusOutput:
         """Poll status until the receipt settles; WaitTimeout after `timeout` seconds, also when the
         server stops answering (each poll, and its retries, get only the time left)."""
@@ -140,7 +141,7 @@ class EvidenceClient:
 class AsyncEvidenceClient:
     """The same layer over the generated `AsyncClient`."""
 
-    def __init__(self, base_url: str, token: str, workspace_id: str | None = None, *,
+    def __init__(self, base_url: str, token: str, workspace_id: Id | None = None, *,
                  retry: RetryPolicy | None = None, timeout: float = 30.0, on_contract_mismatch: str = "raise",
                  http_client: httpx.AsyncClient | None = None,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
@@ -161,13 +162,13 @@ class AsyncEvidenceClient:
         await self.aclose()
 
     async def retrieve(self, url: str, kind: str = "url_text", language: str | None = None, *,
-                       workspace_id: str | None = None, mutation_id: str | None = None) -> RetrieveOutput:
+                       workspace_id: Id | None = None, mutation_id: Id | None = None) -> RetrieveOutput:
         body = retrieve_body(choose_workspace(workspace_id, self.workspace_id), url, kind, language, mutation_id)
         return await call_with_retries_async(lambda: self.api.retrieve(body), self.retry, self.sleep)
 
-    async def status(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float | None = None,
+    async def status(self, mutation_id: Id, *, workspace_id: Id | None = None, timeout: float | None = None,
                      retry: RetryPolicy | None = None) -> StatusOutput:
-        body = {"workspace_id": choose_workspace(workspace_id, self.workspace_id), "mutation_id": mutation_id}
+        body = {"workspace_id": choose_workspace(workspace_id, self.workspace_id), "mutation_id": str(mutation_id)}
         return await call_with_retries_async(lambda: self.api.status(body, timeout=timeout), retry or self.retry,
                                              self.sleep)
 
@@ -175,8 +176,9 @@ class AsyncEvidenceClient:
         return await call_with_retries_async(lambda: self.api.get_documents({"names": names}), self.retry,
                                              self.sleep)
 
-    async def wait(self, mutation_id: str, *, workspace_id: str | None = None, timeout: float = 120.0,
-                   interval: float = 0.5) -> StatusOutput:
+    async def wait(self, mutation_id: Id, *, workspace_id: Id | None = None, timeout: float = 120.0,
+                   interval: float = 0.5, on_poll: Callable[[StatusOutput], None] | None = None) -> StatusOutput:
+        """As EvidenceClient.wait."""
         deadline = _Deadline(timeout, self.retry)
         pause, current = interval, None
         while True:
@@ -188,6 +190,8 @@ class AsyncEvidenceClient:
                 if retryable(error):  # still failing when the time ran out: the wait timed out
                     raise WaitTimeout(mutation_id, current) from error
                 raise
+            if on_poll is not None:
+                on_poll(current)
             if settled(current):
                 return current
             if deadline.left() < pause:

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evidencekit.client.evidence import SETTLED, EvidenceClient, WaitTimeout
 from evidencekit.client.runtime import errors
@@ -143,8 +145,36 @@ def _read_batch(path: str) -> list[_Line]:
     return lines
 
 
-def _bar(done: int, total: int, what: str) -> None:
-    print(f"\r[{'#' * (done * 30 // total):<30}] {done}/{total} {what}", end="", file=sys.stderr, flush=True)
+class _Progress:
+    """A batch's progress on stderr: a live bar (rich) on a terminal, and plain lines ("3/40 sent")
+    otherwise, so that a log (`2>log`) holds no carriage returns or escape codes."""
+
+    def __init__(self, total: int, what: str) -> None:
+        self.total, self.what, self.done = total, what, 0
+        self.live: Progress | None = None
+        if sys.stderr.isatty() and os.environ.get("TERM") != "dumb":
+            self.live = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+            self.task = self.live.add_task(what, total=total)
+            self.live.start()
+
+    def advance(self) -> None:
+        self.done += 1
+        if self.live is not None:
+            self.live.update(self.task, completed=self.done)
+        else:
+            print(f"{self.done}/{self.total} {self.what}", file=sys.stderr, flush=True)
+
+    def say(self, message: str) -> None:
+        if self.live is not None:
+            self.live.console.print(message, markup=False, highlight=False)
+        else:
+            print(message, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
 
 def _field_errors(exc: errors.ApiError) -> str:
@@ -164,38 +194,43 @@ def _refuses_every_line(exc: errors.ApiError) -> bool:
 def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line],
                 sleep: Callable[[float], None]) -> None:
     """Start every line's retrieval, pacing to the workspace's rate; a refused line is noted, not fatal."""
-    for done, line in enumerate(lines, start=1):
-        while True:
-            try:
-                client.retrieve(line.url, args.kind, args.language, mutation_id=line.mutation)
-                line.sent = True
-                break
-            except errors.RateLimited as exc:  # the same mutation_id again later: safe, never a second fetch
-                pause = exc.retry_after or 5
-                print(f"\nworkspace rate limit reached after {done - 1}/{len(lines)}; waiting {pause}s",
-                      file=sys.stderr, flush=True)
-                sleep(pause)
-            except _LINE_REFUSALS as exc:
-                if _refuses_every_line(exc):
-                    raise
-                line.refused = _field_errors(exc) or f"{exc.status} {exc.code}: {exc.message}"
-                print(f"\nline {line.number}: {line.url}: {line.refused}", file=sys.stderr, flush=True)
-                break
-        _bar(done, len(lines), "sent")
-    print(file=sys.stderr)
+    progress = _Progress(len(lines), "sent")
+    try:
+        for done, line in enumerate(lines, start=1):
+            while True:
+                try:
+                    client.retrieve(line.url, args.kind, args.language, mutation_id=line.mutation)
+                    line.sent = True
+                    break
+                except errors.RateLimited as exc:  # the same mutation_id again later: safe, never a second fetch
+                    pause = exc.retry_after or 5
+                    progress.say(f"workspace rate limit reached after {done - 1}/{len(lines)}; "
+                                 f"waiting {pause}s (the server is up: this is the workspace's quota)")
+                    sleep(pause)
+                except _LINE_REFUSALS as exc:
+                    if _refuses_every_line(exc):
+                        raise
+                    line.refused = _field_errors(exc) or f"{exc.status} {exc.code}: {exc.message}"
+                    progress.say(f"line {line.number}: {line.url}: {line.refused}")
+                    break
+            progress.advance()
+    finally:
+        progress.close()
 
 
 def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line]) -> None:
     started = [line for line in lines if line.sent]
-    for done, line in enumerate(started, start=1):
-        try:
-            line.retrieval = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")["retrieval"]
-        except WaitTimeout as timeout:
-            line.note = "timed out"
-            line.retrieval = timeout.last.model_dump(mode="json")["retrieval"] if timeout.last else None
-        _bar(done, len(started), "settled")
-    if started:
-        print(file=sys.stderr)
+    progress = _Progress(len(started), "settled")
+    try:
+        for line in started:
+            try:
+                line.retrieval = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")["retrieval"]
+            except WaitTimeout as timeout:
+                line.note = "timed out"
+                line.retrieval = timeout.last.model_dump(mode="json")["retrieval"] if timeout.last else None
+            progress.advance()
+    finally:
+        progress.close()
 
 
 def _print_summary(lines: list[_Line], as_json: bool) -> None:
@@ -230,7 +265,6 @@ def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
         _submit_all(client, args, lines, sleep)
         _settle_all(client, args, lines)
     except (errors.ClientError, KeyboardInterrupt) as exc:
-        print(file=sys.stderr)
         stopped = _failure(exc)
         for line in lines:
             if line.refused is None and line.note is None and line.retrieval is None:
@@ -267,9 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     workspace_help = "workspace id (default: EVIDENCEKIT_WORKSPACE)"
     parser.add_argument("--workspace", default=os.environ.get("EVIDENCEKIT_WORKSPACE"), help=workspace_help)
-    common = argparse.ArgumentParser(add_help=False)  # --workspace also after the command
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print the answer as JSON")
+    common = argparse.ArgumentParser(add_help=False, parents=[as_json])  # --workspace also after the command
     common.add_argument("--workspace", default=argparse.SUPPRESS, help=workspace_help)
-    common.add_argument("--json", action="store_true", help="print the answer as JSON")
     commands = parser.add_subparsers(dest="command", required=True)
     retrieve = commands.add_parser("retrieve", parents=[common], help="retrieve a URL (or a file of URLs) as evidence")
     retrieve.add_argument("url", nargs="?", help="a public https URL")
@@ -286,8 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
                           help="how long to wait for one receipt to settle (default 120)")
     status = commands.add_parser("status", parents=[common], help="show a receipt")
     status.add_argument("mutation_id", help="the mutation_id the retrieval was started with")
-    documents = commands.add_parser("documents", parents=[common], help="read stored documents as markdown")
-    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme}, up to 20")
+    documents = commands.add_parser("documents", parents=[as_json], help="read stored documents as markdown "
+                                    "(documents are not per workspace)")
+    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme}, up to 20; the ones found "
+                                                    "are printed even when others are not")
     return parser
 
 
@@ -308,13 +345,43 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
         retrieval = data["retrieval"]
         unsettled = retrieval is not None and retrieval["state"] in ("pending", "running")
         return OK if unsettled or _succeeded(retrieval) else UNSUCCESSFUL
-    answer = client.documents(args.names).model_dump(mode="json")
+    found, missing = _documents(client, args.names)
     if args.json:
-        print(json.dumps(answer, ensure_ascii=False))
+        print(json.dumps({"documents": found, "missing": missing}, ensure_ascii=False))
     else:
-        for document in answer["documents"]:
+        for document in found:
             print(f"# {document['title'] or document['name']}\n\n<{document['uri']}>\n\n{document['content']}\n")
-    return OK
+    for name, why in missing:
+        print(f"evidencekit: {name}: {why}", file=sys.stderr)
+    return UNSUCCESSFUL if missing else OK
+
+
+def _documents(client: EvidenceClient, names: list[str]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """The documents found, in the order asked, and (name, why) for each one not found: the service
+    refuses a call naming an unknown document, so the known ones are asked for again alone."""
+    try:
+        return client.documents(names).model_dump(mode="json")["documents"], []
+    except errors.NotFound as exc:
+        if exc.code != "unknown_document":
+            raise
+        unknown: dict[int, str] = {}
+        for field in exc.fields:
+            index = _name_index(field.get("field", ""))
+            if index is not None and index < len(names):
+                unknown[index] = field.get("message") or "not found"
+        if not unknown:
+            raise
+        rest = [name for index, name in enumerate(names) if index not in unknown]
+        found = client.documents(rest).model_dump(mode="json")["documents"] if rest else []
+        return found, [(names[index], why) for index, why in sorted(unknown.items())]
+
+
+def _name_index(field: str) -> int | None:
+    """3 for "$.names[3]"."""
+    prefix = "$.names["
+    if field.startswith(prefix) and field.endswith("]") and field[len(prefix):-1].isdigit():
+        return int(field[len(prefix):-1])
+    return None
 
 
 def _sleep_saying_why(seconds: float) -> None:
@@ -355,6 +422,8 @@ def _check_server_url(text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if "documents" in argv and any(arg.partition("=")[0] == "--workspace" for arg in argv):
+        return _fail("documents are not per workspace: --workspace does not apply to them", USAGE)
     args = build_parser().parse_args(argv)
     token = os.environ.get("SOSOAPI_ACCESS_TOKEN", "").strip()  # a pasted token often brings a newline
     if not token:
@@ -371,5 +440,7 @@ def main(argv: list[str]) -> int:
             return run(args, client)
     except (errors.ClientError, KeyboardInterrupt) as exc:
         return _fail(*_failure(exc, base))
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): evidencekit.cli ends quietly
     except (OSError, ValueError) as exc:
         return _fail(str(exc), USAGE)

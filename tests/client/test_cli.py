@@ -247,3 +247,54 @@ def test_a_url_listed_twice_is_fetched_once(service: dict[str, Any], origin: Ori
     first, second = json.loads(done.stdout)
     assert first["mutation_id"] == second["mutation_id"] and second["retrieval"]["result"]["status"] == "ready"
     assert origin.hits.count("/listed-twice") == 1
+
+
+def test_version_and_a_misspelt_command() -> None:
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)}
+    shown = subprocess.run([sys.executable, "-m", "evidencekit", "--version"], env=env, capture_output=True, text=True,
+                           check=False)
+    assert shown.returncode == 0 and shown.stdout.startswith("evidencekit ")
+    typo = subprocess.run([sys.executable, "-m", "evidencekit", "retreive"], env=env, capture_output=True, text=True,
+                          check=False)
+    assert typo.returncode == 2 and "did you mean 'retrieve'?" in typo.stderr
+
+
+def test_a_closed_pipe_ends_the_command_quietly(service: dict[str, Any], origin: Origin) -> None:
+    big = b"<html><body><article>" + b"".join(
+        f"<p>Paragraph {n} of a long document, with enough words to fill a pipe quickly.</p>".encode()
+        for n in range(3000)) + b"</article></body></html>"
+    url = origin.reply("/cli-long", Reply(big))
+    assert cli(service, "retrieve", url, "--wait").returncode == 0
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
+                   "SOSOAPI_ACCESS_TOKEN": service["token"]}
+    command = [sys.executable, "-m", "evidencekit", "documents", "documents/" + url.split("://")[1]]
+    with subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as reader:
+        assert reader.stdout is not None and reader.stderr is not None
+        assert reader.stdout.readline().startswith(b"# ")  # like `| head -1`: one line, then the pipe closes
+        reader.stdout.close()
+        assert reader.wait(timeout=60) == 0
+        assert reader.stderr.read() == b""
+
+
+def test_batch_progress_in_a_log_is_plain_lines(service: dict[str, Any], origin: Origin, tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(origin.reply(f"/log-{n}", Reply(PAGE)) + "\n" for n in range(3)))
+    done = cli(service, "retrieve", "--from-file", str(urls))
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr and "\x1b" not in done.stderr
+    assert done.stderr.splitlines() == ["1/3 sent", "2/3 sent", "3/3 sent", "1/3 settled", "2/3 settled", "3/3 settled"]
+
+
+def test_documents_prints_the_ones_found_and_names_the_rest(service: dict[str, Any], origin: Origin) -> None:
+    url = origin.reply("/cli-found", Reply(PAGE))
+    assert cli(service, "retrieve", url, "--wait").returncode == 0
+    found = "documents/" + url.split("://")[1]
+    missing = "documents/" + (origin.url + "/never-retrieved").split("://")[1]
+    done = cli(service, "documents", missing, found)
+    assert done.returncode == 1
+    assert done.stdout.startswith("# Notes") and "Ten samples" in done.stdout
+    assert done.stderr.startswith(f"evidencekit: {missing}: ") and len(done.stderr.splitlines()) == 1
+    as_json = json.loads(cli(service, "documents", found, missing, "--json").stdout)
+    assert [d["name"] for d in as_json["documents"]] == [found] and as_json["missing"][0][0] == missing
+    refused = cli(service, "documents", found, "--workspace", service["workspace_id"])
+    assert refused.returncode == 2 and "not per workspace" in refused.stderr

@@ -229,3 +229,28 @@ def test_polling_pauses_are_not_retry_pauses(script: tuple[Script, str]) -> None
             pytest.raises(WaitTimeout):
         evidence.wait("m", timeout=0.3, interval=0.1)
     assert polls and retries == []  # the CLI says "trying again" only for the second kind
+
+
+def test_ids_from_an_answer_can_be_passed_back_as_they_are(script: tuple[Script, str]) -> None:
+    import uuid
+
+    scripted, url = script
+    with client(url, []) as evidence:
+        answer = evidence.retrieve("https://example.com/a", mutation_id=uuid.UUID("40000000-0000-4000-8000-0000000000aa"))
+        assert answer.retrieval is not None and isinstance(answer.retrieval.mutation_id, uuid.UUID)
+        final = evidence.wait(answer.retrieval.mutation_id, workspace_id=uuid.UUID(WORKSPACE))  # was a TypeError
+        evidence.status(answer.retrieval.mutation_id)
+    assert final.retrieval is not None and final.retrieval.state == "completed"
+    assert scripted.bodies[0]["mutation_id"] == "40000000-0000-4000-8000-0000000000aa"
+    assert all(isinstance(body["mutation_id"], str) and body["workspace_id"] == WORKSPACE for body in scripted.bodies)
+
+
+@pytest.mark.anyio
+async def test_the_async_wait_reports_each_poll(script: tuple[Script, str]) -> None:
+    from evidencekit.client.evidence import AsyncEvidenceClient
+
+    _, url = script
+    seen: list[str] = []
+    async with AsyncEvidenceClient(url, "ek_x", WORKSPACE) as evidence:
+        await evidence.wait("m", on_poll=lambda s: seen.append(s.retrieval.state if s.retrieval else "none"))
+    assert seen == ["completed"]
