@@ -62,7 +62,8 @@ class ApiError(ClientError):
         self.fields: list[dict[str, Any]] = list(body.get("fields", []))
         self.body = body
         self.headers = {key.lower(): value for key, value in headers.items()}
-        super().__init__(f"{status} {self.code}: {self.message} (request {self.request_id})")
+        request = f" (request {self.request_id})" if self.request_id else ""
+        super().__init__(f"{status} {self.code}: {self.message}{request}")
 
 
 class BadRequest(ApiError):

@@ -11,6 +11,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from evidencekit.client.runtime.errors import (
+    ClientError,
     ContractMismatch,
     ContractMismatchWarning,
     MalformedAnswer,
@@ -105,9 +106,26 @@ def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str 
         try:
             body = response.json()
         except ValueError:
-            body = {"message": response.text[:200]}
-        raise error_for(response.status_code, body if isinstance(body, dict) else {}, dict(response.headers))
+            body = None
+        if not isinstance(body, dict):
+            raise _not_an_api_error(operation, response)
+        raise error_for(response.status_code, body, dict(response.headers))
     return response.content
+
+
+_GATEWAY_STATUSES = (502, 503, 504)  # a proxy's own page while the service restarts: worth retrying
+
+
+def _not_an_api_error(operation: OperationRef, response: httpx.Response) -> ClientError:
+    """An error answer that is not one of this API's JSON error bodies (an HTML page): a gateway's
+    while the service is away (retried), or a server that is not this service at all (not retried)."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip() or "untyped"
+    if response.status_code in _GATEWAY_STATUSES:
+        return error_for(response.status_code, {"code": "gateway", "message": f"HTTP {response.status_code} "
+                         f"with a {kind} body (a gateway or proxy in front of the service)"}, dict(response.headers))
+    return MalformedAnswer(f"{operation.name}: {response.request.url.copy_with(query=None)} answered HTTP "
+                           f"{response.status_code} with a {kind} body, not one of this API's errors: is the "
+                           f"base URL this service's?")
 
 
 class SyncTransport:

@@ -254,3 +254,27 @@ async def test_the_async_wait_reports_each_poll(script: tuple[Script, str]) -> N
     async with AsyncEvidenceClient(url, "ek_x", WORKSPACE) as evidence:
         await evidence.wait("m", on_poll=lambda s: seen.append(s.retrieval.state if s.retrieval else "none"))
     assert seen == ["completed"]
+
+
+def test_a_server_that_is_not_the_service_is_named_once_and_not_retried() -> None:
+    calls: list[str] = []
+
+    async def not_ours(request: Request) -> Response:
+        calls.append(request.url.path)
+        status = 502 if request.url.path.endswith("status") else 501
+        return Response("<!DOCTYPE HTML><html><body><h1>Unsupported method</h1></body></html>", status,
+                        media_type="text/html")
+
+    app = Starlette(routes=[Route(RETRIEVE.rest_path, not_ours, methods=["POST"]),
+                            Route(STATUS.rest_path, not_ours, methods=["POST"])])
+    sleeps: list[float] = []
+    with live_server(app) as url, client(url, sleeps) as evidence:
+        with pytest.raises(errors.MalformedAnswer) as refused:
+            evidence.retrieve("https://example.com/a")
+        assert calls == [RETRIEVE.rest_path] and sleeps == []  # a 501 page: not retried
+        message = str(refused.value)
+        assert "answered HTTP 501 with a text/html body, not one of this API's errors" in message
+        assert "DOCTYPE" not in message and "(request" not in message
+        with pytest.raises(errors.ServerError, match="502 gateway: HTTP 502 with a text/html body"):
+            evidence.status("m")
+        assert len(sleeps) == 3  # a gateway's page while the service restarts: retried
