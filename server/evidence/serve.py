@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import os
+import socket
 import sys
+import uuid
 from typing import Any
 
 from evidencekit.server.evidence.env_check import check_or_exit, configure_logging, setting
+from evidencekit.server.evidence.fetch.policy import ALLOW_ENV
 from evidencekit.server.evidence.store.db import (
     database_url,
     is_postgres,
@@ -15,6 +20,7 @@ from evidencekit.server.evidence.store.db import (
     shown_url,
     sqlite_path,
 )
+from evidencekit.server.generated.operations import RETRIEVE, STATUS
 from evidencekit.server.runtime import heap
 
 READ_SECONDS_ENV = "EVIDENCEKIT_REQUEST_READ_SECONDS"
@@ -31,8 +37,9 @@ async def _bootstrap(url: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="evidencekit serve", description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
+                        "only; 0.0.0.0 for every interface)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0: any free port)")
     parser.add_argument("--no-worker", action="store_true", help="do not run the in-process worker")
     parser.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto",
                         help="HTTP/1.1 parser (auto: httptools when installed, as it is by default)")
@@ -50,9 +57,21 @@ def main(argv: list[str]) -> int:
         print(f"evidencekit: cannot open the database {shown_url(url)}: {type(exc).__name__}: {exc}",
               file=sys.stderr)
         return 1
-    base = f"http://{args.host}:{args.port}"
+    try:  # bind first: the banner below names a port that is really ours
+        listening = _listen(args.host, args.port)
+    except OSError as exc:
+        print(f"evidencekit: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+              f"{' (another server runs there; choose another --port)' if exc.errno == errno.EADDRINUSE else ''}",
+              file=sys.stderr)
+        return 1
+    port = listening.getsockname()[1]
+    base = f"http://{args.host if ':' not in args.host else f'[{args.host}]'}:{port}"
     where = "PostgreSQL" if is_postgres(url) else sqlite_path(url)
     print(f"evidencekit: serving {base} (database: {where})", flush=True)
+    allowed = os.environ.get(ALLOW_ENV, "").strip()
+    if allowed:
+        print(f"evidencekit: WARNING: {ALLOW_ENV}={allowed}: anyone who may call retrieve can read these hosts "
+              "at private addresses and over plain http; for tests and intranets only", file=sys.stderr, flush=True)
     print(f"  workspace_id: {first['workspace_id']}")
     if first["created_token"]:  # a secret is shown once; later starts do not print it into logs
         print("first run: created a workspace, an editor and this token (also kept in the data folder, mode 0600)")
@@ -62,10 +81,15 @@ def main(argv: list[str]) -> int:
         print(f"  token:        not shown again; set it with: TOKEN=$({sys.executable} -m evidencekit admin bootstrap "
               "--json | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"token\"])')")
         authorization = '"Authorization: Bearer $TOKEN"'  # double quotes: the shell expands $TOKEN
-    print(f"  try: curl -s {base}/research-api/evidence/retrieve -H {authorization} "
-          f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{first['workspace_id']}\", "
-          f"\"mutation_id\": \"'$(python3 -c 'import uuid; print(uuid.uuid4())')'\", "
-          f"\"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'", flush=True)
+    workspace, mutation = first["workspace_id"], uuid.uuid4()  # one id in both lines: pasting either again is safe
+    print(f"  try: curl -s {base}{RETRIEVE.rest_path} -H {authorization} "
+          f"-H 'Content-Type: application/json' -d '{{\"workspace_id\": \"{workspace}\", "
+          f"\"mutation_id\": \"{mutation}\", \"url\": \"https://example.com/\", \"kind\": \"url_text\"}}'")
+    print(f"  then: curl -s {base}{STATUS.rest_path} -H {authorization} -H 'Content-Type: application/json' "
+          f"-d '{{\"workspace_id\": \"{workspace}\", \"mutation_id\": \"{mutation}\"}}'")
+    token = first["token"] if first["created_token"] else "$TOKEN"
+    print(f"  CLI:  export EVIDENCEKIT_URL={base} SOSOAPI_ACCESS_TOKEN={token} EVIDENCEKIT_WORKSPACE={workspace}"
+          "\n        evidencekit retrieve https://example.com/ --wait", flush=True)
     from evidencekit.server.runtime.http_protocol import bounded_protocol
 
     read_seconds = float(setting(READ_SECONDS_ENV, "10"))
@@ -74,6 +98,22 @@ def main(argv: list[str]) -> int:
     http: Any = args.http if args.http == "h11" else bounded_protocol(read_seconds, per_client)
     app = create_app(url, in_process_worker=not args.no_worker)
     heap.settle()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False, http=http,
-                limit_concurrency=int(setting(CONNECTIONS_ENV, "2048")), timeout_keep_alive=5)
+    config = uvicorn.Config(app, log_level="info", access_log=False, http=http,
+                            limit_concurrency=int(setting(CONNECTIONS_ENV, "2048")), timeout_keep_alive=5)
+    uvicorn.Server(config).run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0: any free one), as uvicorn would open it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock

@@ -104,3 +104,44 @@ def test_a_database_url_is_shown_without_any_password(url: str, shown: str) -> N
     from evidencekit.server.evidence.store.db import shown_url
 
     assert shown_url(url) == shown
+
+
+def test_a_port_in_use_is_one_line_before_any_banner(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = run(tmp_path, "serve", "--port", str(port))
+    assert done.returncode == 1 and "serving" not in done.stdout and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (f"evidencekit: cannot listen on 127.0.0.1:{port}: Address already in use "
+                                   "(another server runs there; choose another --port)")
+
+
+def test_the_banner_names_the_bound_port_warns_of_private_hosts_and_pastes_as_one_session(tmp_path: Path) -> None:
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])  # `evidencekit` on the PATH
+    environment = {"PATH": path, "PYTHONPATH": str(ROOT), "EVIDENCEKIT_DATA_DIR": str(tmp_path),
+                   "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": "127.0.0.1:*"}
+    with subprocess.Popen([sys.executable, "-m", "evidencekit", "serve", "--port", "0", "--no-worker"],
+                          env=environment, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as server:
+        try:
+            assert server.stdout is not None and server.stderr is not None
+            banner = [server.stdout.readline() for _ in range(8)]
+            warning = server.stderr.readline()
+            port = int(banner[0].split("http://127.0.0.1:", 1)[1].split()[0])
+            wait_until_serving(port)  # announced after binding: the port is already ours
+            retrieve = banner[4].split("try: ", 1)[1].strip()
+            status = banner[5].split("then: ", 1)[1].strip()
+            pasted = subprocess.run(["bash", "-c", f"{retrieve} >/dev/null\n{status}"], env=environment,
+                                    capture_output=True, text=True, timeout=60, check=False)
+            cli_lines = banner[6].split("CLI:  ", 1)[1].strip() + "\n" + banner[7].strip()
+            by_cli = subprocess.run(["bash", "-c", cli_lines.replace("--wait", "--json")], env=environment,
+                                    capture_output=True, text=True, timeout=60, check=False)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert warning.startswith("evidencekit: WARNING: EVIDENCEKIT_ALLOW_PRIVATE_HOSTS=127.0.0.1:*")
+    assert pasted.returncode == 0, pasted.stderr
+    assert json.loads(pasted.stdout)["retrieval"]["state"] == "pending"  # the status line finds the try line's receipt
+    assert by_cli.returncode == 0, by_cli.stderr  # the export line set everything the CLI needs
+    assert json.loads(by_cli.stdout)["retrieval"]["kind"] == "url_text"
