@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import uuid
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from typing import Any
 
 from evidencekit.server.evidence.retrieval.engine import cancelled_result
 from evidencekit.server.evidence.store import access, receipts
-from evidencekit.server.evidence.store.db import DATA_DIR_ENV, open_store
+from evidencekit.server.evidence.store.db import data_dir, open_store
 from evidencekit.server.evidence.store.models import (
     ROLES,
     TOKEN_KINDS,
@@ -34,7 +33,7 @@ BOOTSTRAP_LABEL = "bootstrap"
 
 
 def _secret_file() -> Path:
-    return Path(os.environ.get(DATA_DIR_ENV) or "var").resolve() / "bootstrap-token"
+    return data_dir() / "bootstrap-token"
 
 
 async def bootstrap() -> dict[str, Any]:

@@ -145,3 +145,21 @@ def test_the_banner_names_the_bound_port_warns_of_private_hosts_and_pastes_as_on
     assert json.loads(pasted.stdout)["retrieval"]["state"] == "pending"  # the status line finds the try line's receipt
     assert by_cli.returncode == 0, by_cli.stderr  # the export line set everything the CLI needs
     assert json.loads(by_cli.stdout)["retrieval"]["kind"] == "url_text"
+
+
+def test_the_data_folder_is_the_same_from_any_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "HOME": str(home),
+                   "XDG_DATA_HOME": str(home / ".local" / "share")}
+    tokens = []
+    for folder in (first, second):
+        done = subprocess.run([sys.executable, "-m", "evidencekit", "admin", "bootstrap", "--json"], env=environment,
+                              cwd=folder, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        tokens.append(json.loads(done.stdout)["token"])
+    assert tokens[0] == tokens[1]  # one workspace and token, found again from another folder
+    assert (home / ".local" / "share" / "evidencekit" / "evidencekit.sqlite3").exists()
+    assert not list(first.iterdir()) and not list(second.iterdir())  # nothing written where the command ran

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import platformdirs
 from tortoise import Tortoise
 from tortoise.backends.base import executor
 from tortoise.backends.base.config_generator import expand_db_url
@@ -32,12 +33,21 @@ def is_postgres(url: str) -> bool:
     return url.startswith(("postgres://", "postgresql://", "asyncpg://"))
 
 
-def database_url(environ: dict[str, str] | None = None) -> str:
-    """DATABASE_URL when set, else SQLite in EVIDENCEKIT_DATA_DIR (default ./var), created on first run."""
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the SQLite file and the bootstrap token live: EVIDENCEKIT_DATA_DIR when set, else this
+    user's data folder (~/.local/share/evidencekit on Linux, per platformdirs): the same folder
+    whichever folder a command runs from."""
+    env = os.environ if environ is None else environ
+    chosen = env.get(DATA_DIR_ENV)
+    return Path(chosen).expanduser().resolve() if chosen else Path(platformdirs.user_data_dir("evidencekit"))
+
+
+def database_url(environ: Mapping[str, str] | None = None) -> str:
+    """DATABASE_URL when set, else SQLite in the data folder (data_dir), created on first run."""
     env = os.environ if environ is None else environ
     if env.get(DATABASE_URL_ENV):
         return env[DATABASE_URL_ENV]
-    folder = Path(env.get(DATA_DIR_ENV) or "var").resolve()
+    folder = data_dir(env)
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite://{folder / 'evidencekit.sqlite3'}?busy_timeout=10000"
 
