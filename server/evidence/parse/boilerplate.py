@@ -43,7 +43,7 @@ _WORDS = frozenset(
         "popup", "modal", "overlay", "lightbox", "skip", "skiplink", "pagination", "pager",
         "toolbar", "masthead", "topbar", "dropdown", "tags", "tagcloud", "byline", "author",
         "recommended", "recommendations", "trending", "popular", "signature", "relatedposts",
-        "sociallinks", "caption", "captions", "credit", "credits", "copyright", "attribution",
+        "sociallinks", "caption", "captions", "credits", "copyright", "attribution",
     }
 )  # fmt: skip
 # Words that mark furniture in any part of a token ("onetrust-consent-sdk"): no content wrapper
@@ -55,13 +55,15 @@ _ANYWHERE_WORDS = frozenset(
         "breadcrumb", "breadcrumbs",
     }
 )  # fmt: skip
-_LAST_WORDS = frozenset({"meta", "bio", "actions", "buttons", "icons"})
+# Furniture only as the last part of a token: "image-credit", but not "credit-card-offers" ("credit"
+# alone is in _WHOLE_TOKENS).
+_LAST_WORDS = frozenset({"meta", "bio", "actions", "buttons", "icons", "credit"})
 _WHOLE_TOKENS = frozenset(
     {
         "hidden", "hide", "d-none", "is-hidden", "sr-only", "visually-hidden", "visuallyhidden",
         "screen-reader-text", "screen-reader-only", "element-invisible", "invisible", "offscreen",
         "site-header", "global-header", "top-header", "skip-link", "skip-to-content", "noprint",
-        "mw-editsection",
+        "mw-editsection", "credit",
     }
 )  # fmt: skip
 # As an id, "header" names the page header; as a class it often styles a heading's anchor.
@@ -145,6 +147,28 @@ def names_content(value: str) -> bool:
 def names_discussion(value: str) -> bool:
     """True when a class or id value names comments or replies."""
     return any(set(_parts(raw)) & _DISCUSSION for raw in _CAMEL.sub(r"\1-\2", value).lower().split())
+
+
+# Named like content that belongs elsewhere: never read as the page's own text, however long.
+_ELSEWHERE = frozenset(
+    {
+        "related", "relatedposts", "recommended", "recommendations", "trending", "popular", "promo",
+        "promotion", "promoted", "sponsor", "sponsored", "ad", "ads", "adslot", "adunit", "advert",
+        "adverts", "advertising", "advertisement", "outbrain", "taboola", "teaser", "teasers", "more",
+        "share", "sharing", "social", "subscribe", "subscription", "newsletter", "signup", "cookie",
+        "cookies", "consent", "nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs",
+        "pagination", "pager", "tags", "tagcloud", "byline", "author", "bio",
+    }
+)  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def names_elsewhere(value: str) -> bool:
+    """True when a class or id value names a discussion, or content from elsewhere (related
+    stories, promotions, sharing, navigation): what a main container named like furniture is not."""
+    if names_discussion(value):
+        return True
+    return any(set(_parts(raw)) & _ELSEWHERE for raw in _CAMEL.sub(r"\1-\2", value).lower().split())
 
 
 def hidden_style(style: str) -> bool:

@@ -9,6 +9,7 @@ the parent of repeated similar blocks (forum posts, sections), plus good sibling
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -85,11 +86,12 @@ class _Walker:
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
         if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
-            if tag == "aside" and self.use_classes and element not in self.exempt:
-                self.result.soft_dropped.append(element)  # a theme may put the content in one
-                return 0
             if tag != "aside":
                 return 0  # the second test: XHTML read as HTML keeps prefixes ("svg:svg")
+            if element not in self.exempt:
+                if self.use_classes:
+                    self.result.soft_dropped.append(element)  # a theme may put the content in one
+                return 0
         if tag == "header" and not in_section:
             return 0
         if tag == "footer" and element not in self.exempt:
@@ -168,9 +170,9 @@ class _Walker:
         result.info[element] = (text_len, link_len)
         if text_len >= 25 and link_len * 2 < text_len:
             if tag in _PARAGRAPHS or (block_len == 0 and tag in _TEXT_CONTAINERS):
-                self.score(element, text_len, 0, "".join(element.itertext()))
+                self.score(element, text_len, 0, _sample(element.itertext()))
             elif tag == "li":
-                self.score(element, text_len, 1, "".join(element.itertext()))  # counts for the list's container
+                self.score(element, text_len, 1, _sample(element.itertext()))  # counts for the list's container
             elif tag in _TEXT_CONTAINERS:
                 # Loose text beside block children (an article written as text and <br>s, with a
                 # spacer or a share row among them): its own text and inline children are a paragraph.
@@ -199,37 +201,67 @@ class _Walker:
         return score
 
 
-# Removed before the node limit is applied: never content, wherever it stands. Media elements stay
-# (their <track>s are read), and so does anything named like furniture that may be the content.
-_PRUNED_TAGS = SKIP_TAGS - {"video", "audio", "source", "track", "head", "title", "meta", "link", "base"}
+# Removed before the node limit is applied: never content, wherever it stands. Kept: media elements
+# (their <track>s are read), <aside> (it may hold the content), and what later checks read (<input>
+# for login walls, <script>/<noscript> for application shells).
+_PRUNED_TAGS = SKIP_TAGS - {
+    "video", "audio", "source", "track", "head", "title", "meta", "link", "base", "aside", "input", "script",
+    "noscript",
+}  # fmt: skip
 _PRUNED_BY_CLASS = frozenset({"ul", "ol", "menu", "header", "footer"})
 
 
 def prune_furniture(root: Element) -> None:
-    """Remove navigation, scripts, menus and the like from the page body (their tails stay)."""
+    """Remove navigation, menus, styles and the like from the page body; their tails stay. Linear:
+    removed subtrees are not entered, and each parent's text is rebuilt once."""
     body = next(root.iter("body"), None)
     if body is None:
         return
-    doomed = []
-    for element in body.iter():
+    doomed: dict[Element, set[Element]] = {}  # parent -> its children to remove
+    stack = [iter(body)]
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+            continue
         tag = element.tag
         if tag.__class__ is not str:
             continue
-        if tag in _PRUNED_TAGS or (element.get("role") or "").strip().lower() in JUNK_ROLES or tag in _PRUNED_BY_CLASS and any(
-            marks_boilerplate(element.get(key) or "", key == "id") for key in ("class", "id")
-        ):
-            doomed.append(element)
-    for element in doomed:
-        parent = element.getparent()
-        if parent is None:
+        if _pruned(element, tag):
+            doomed.setdefault(element.getparent(), set()).add(element)
+        else:
+            stack.append(iter(element))
+    for parent, gone in doomed.items():
+        _remove_keeping_tails(parent, gone)
+
+
+def _pruned(element: Element, tag: str) -> bool:
+    if tag in _PRUNED_TAGS or (element.get("role") or "").strip().lower() in JUNK_ROLES:
+        return True
+    return tag in _PRUNED_BY_CLASS and any(
+        marks_boilerplate(element.get(key) or "", key == "id") for key in ("class", "id")
+    )
+
+
+def _remove_keeping_tails(parent: Element, gone: set[Element]) -> None:
+    pending = [parent.text or ""]  # text that ends up before the next kept child
+    kept: Element | None = None
+    for child in list(parent):
+        if child in gone:
+            pending.append(child.tail or "")
+            parent.remove(child)
             continue
-        if element.tail:
-            previous = element.getprevious()
-            if previous is not None:
-                previous.tail = (previous.tail or "") + element.tail
-            else:
-                parent.text = (parent.text or "") + element.tail
-        parent.remove(element)
+        _attach(parent, kept, pending)
+        pending, kept = [child.tail or ""], child
+    _attach(parent, kept, pending)
+
+
+def _attach(parent: Element, kept: Element | None, pieces: list[str]) -> None:
+    text = "".join(pieces) or None
+    if kept is None:
+        parent.text = text
+    else:
+        kept.tail = text
 
 
 def dropped_container(found: Measure) -> tuple[Element | None, int]:
@@ -248,13 +280,32 @@ def dropped_container(found: Measure) -> tuple[Element | None, int]:
 
 
 def _loose_text(element: Element) -> str:
-    """The text of an element outside its block children."""
-    parts = [element.text or ""]
-    for child in element:
-        if child.tag.__class__ is str and child.tag not in BLOCK_TAGS:
-            parts.extend(child.itertext())
-        parts.append(child.tail or "")
-    return "".join(parts)
+    """The text of an element outside its block children (a bounded sample, as _sample)."""
+
+    def pieces() -> Iterator[str]:
+        yield element.text or ""
+        for child in element:
+            if child.tag.__class__ is str and child.tag not in BLOCK_TAGS:
+                yield from child.itertext()
+            yield child.tail or ""
+
+    return _sample(pieces())
+
+
+# Scoring reads an element's text for its commas: a sample is enough, and reading every nested
+# element's whole text again at each of its ancestors costs time in depth x size.
+_SAMPLE_CHARS, _SAMPLE_PIECES = 4000, 400
+
+
+def _sample(pieces: Iterable[str]) -> str:
+    taken: list[str] = []
+    size = 0
+    for piece in islice(pieces, _SAMPLE_PIECES):
+        taken.append(piece)
+        size += len(piece)
+        if size >= _SAMPLE_CHARS:
+            break
+    return "".join(taken)
 
 
 def _is_photo_caption(caption: Element) -> bool:
@@ -375,7 +426,7 @@ def _same_kind_section(found: Measure, top: Element, sibling: Element) -> bool:
     if top.tag not in ("section", "article") and not top.get("class"):
         return False  # plain <div>s are alike by accident
     text, links = found.info[sibling]
-    heading = next((child for child in sibling if child.tag in _HEADINGS), None)
+    heading = next((child for child in sibling if child.tag in _HEADINGS and child in found.info), None)
     return heading is not None and text > found.text_len(heading) and links < 0.3 * text
 
 
@@ -386,6 +437,8 @@ def _teasers(found: Measure, element: Element) -> bool:
     for heading in element.iter(*_HEADINGS):
         measured = found.info.get(heading)
         if measured is not None and measured[0] and measured[1] >= 0.8 * measured[0]:
+            if all((a.get("href") or "").lstrip().startswith("#") for a in heading.iter("a")):
+                continue  # a heading's link to its own anchor (docs sections), not to another page
             linked += 1
             if linked >= 2:
                 return True

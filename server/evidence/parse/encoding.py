@@ -15,6 +15,8 @@ import re
 
 import charset_normalizer
 
+from evidencekit.server.evidence.parse.text import looks_binary
+
 # Labels that browsers (WHATWG Encoding) read as a superset codec.
 _SUPERSETS = {
     "ascii": "cp1252",
@@ -165,26 +167,38 @@ def _utf8_beats(codec: str | None, body: bytes) -> str | None:
     declaration names a legacy single- or multi-byte encoding."""
     if codec is None or codec == "utf-8" or codec.startswith(("utf-16", "utf-32")) or body.isascii():
         return codec
-    sample = body[:_DETECTION_SAMPLE]
     try:
-        sample.decode("utf-8")
+        body.decode("utf-8")  # the whole body: a legacy page may be ASCII for its first 64 KiB of script
     except UnicodeDecodeError as error:
-        if not (error.reason == "unexpected end of data" and error.start >= len(sample) - 3):
+        if not (error.reason == "unexpected end of data" and error.start >= len(body) - 3):  # cut mid-character
             return codec
     return "utf-8"
 
 
+def _readable(body: bytes, codec: str, declared: bool) -> str:
+    """body decoded with codec; when a declared codec leaves it unreadable (mostly replacement
+    characters: Shift_JIS served as charset=utf-8), the detected codec's reading if that one is text."""
+    text = _decode(body, codec)
+    if declared and looks_binary(text):
+        detected = _decode(body, detected_codec(body))
+        if not looks_binary(detected):
+            return detected
+    return text
+
+
 def decode_text(body: bytes, http_charset: str | None = None) -> str:
     """Bytes of a text/plain or caption response as text; never raises."""
-    codec = bom_codec(body) or _utf8_beats(codec_for(http_charset), body) or detected_codec(body)
-    return _decode(body, codec)
+    bom = bom_codec(body)
+    if bom:
+        return _decode(body, bom)
+    declared = _utf8_beats(codec_for(http_charset), body)
+    return _readable(body, declared or detected_codec(body), declared is not None)
 
 
 def decode_html(body: bytes, http_charset: str | None = None) -> str:
     """Bytes of an HTML or XHTML response as text; never raises."""
-    codec = (
-        bom_codec(body)
-        or _utf8_beats(codec_for(http_charset) or declared_codec(body), body)
-        or detected_codec(body)
-    )
-    return _decode(body, codec)
+    bom = bom_codec(body)
+    if bom:
+        return _decode(body, bom)
+    declared = _utf8_beats(codec_for(http_charset) or declared_codec(body), body)
+    return _readable(body, declared or detected_codec(body), declared is not None)

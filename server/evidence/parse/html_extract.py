@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
-from evidencekit.server.evidence.parse.boilerplate import names_content, names_discussion
+from evidencekit.server.evidence.parse.boilerplate import names_content, names_elsewhere
 from evidencekit.server.evidence.parse.content import (
     choose,
     dropped_container,
@@ -99,14 +99,18 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         # ("contentWithSidebar"). Read that one element as content and keep filtering inside it;
         # ignore classes altogether only when nearly nothing is left and no such element explains it.
         container, held = dropped_container(found)
-        if container is not None and not names_discussion(_names(container)) and (
-            kept < 500 or names_content(_names(container)) or held > raw // 2 or (held >= 1000 and held >= 2 * kept)
+        names = _names(container) if container is not None else ""
+        # Named like related stories, ads or comments (and not also like a post): not the page's
+        # content, unless what was kept is next to nothing (a whole page wrapped in "ad-portal").
+        elsewhere = names_elsewhere(names) and not names_content(names) and kept >= _SHORT_CONTENT
+        if container is not None and not elsewhere and (
+            kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept)
         ):
             exempted = measure(body, exempt=frozenset([container]))
             if exempted.text_len(body) >= 2 * kept:
                 found = exempted
                 kept = found.text_len(body)
-        if kept < 500 and raw > 4 * kept + 500:
+        if kept < 500 and raw > 4 * kept + 500 and not (elsewhere and held > raw // 2):
             found = measure(body, use_classes=False)
     text, markdown = render(found, choose(found), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):

@@ -117,6 +117,7 @@ def has_password_field(root: Element) -> bool:
 
 # Where single-page apps mount: an element with one of these ids, or one of these attributes.
 _APP_ROOT_IDS = frozenset({"root", "app", "__next", "___gatsby", "__nuxt", "svelte", "main-app", "application"})
+_MOUNTS_CHECKED = 8
 _APP_ROOT_ATTRIBUTES = ("data-reactroot", "ng-app", "ng-version", "data-server-rendered", "data-v-app")
 
 
@@ -127,9 +128,14 @@ def script_shell(root: Element) -> bool:
         return False
     if next(root.iter("noscript"), None) is not None:
         return True
+    checked = 0
     for element in root.iter("div", "main", "section", "app-root"):
         mount = element.tag == "app-root" or element.get("id") in _APP_ROOT_IDS
         mount = mount or any(element.get(name) is not None for name in _APP_ROOT_ATTRIBUTES)
-        if mount and not "".join(element.itertext()).strip():
-            return True
+        if mount:
+            if not any(piece.strip() for piece in element.itertext()):
+                return True
+            checked += 1
+            if checked >= _MOUNTS_CHECKED:  # an app has one mount point; nested look-alikes cost depth x size
+                return False
     return False

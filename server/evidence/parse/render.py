@@ -50,8 +50,11 @@ def render(
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
-    blocks = _without_empty_sections(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
-    return "\n\n".join(b[0] for b in blocks if b[0]), "\n\n".join(b[1] for b in blocks)
+    blocks, levels = _without_empty_sections(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
+    # The headline (h1) is the page's title, not its text: it stays in the markdown only, unless it
+    # is all the text there is.
+    text = "\n\n".join(b[0] for b, level in zip(blocks, levels, strict=True) if level != 1)
+    return text or "\n\n".join(b[0] for b in blocks), "\n\n".join(b[1] for b in blocks)
 
 
 _REPEAT_MIN = 80  # characters: shorter blocks ("Share", "1 of 8", a dateline) may rightly repeat
@@ -90,22 +93,25 @@ def _without_repeats(
     return [blocks[i] for i in kept], [levels[i] for i in kept]
 
 
-def _without_empty_sections(blocks: list[Block], levels: list[int]) -> list[Block]:
+def _without_empty_sections(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
     """Drop headings left with nothing under them ("Related posts" over a dropped link list):
     a heading followed by a heading of the same or a higher rank, or by nothing."""
     if all(levels):
-        return blocks
+        return blocks, levels
     kept: list[Block] = []
+    kept_levels: list[int] = []
     next_level = 0  # rank of the heading after the current block; 0: a block that is not one
     ended = True
     for block, level in zip(reversed(blocks), reversed(levels), strict=True):
         if level and (ended or (next_level and next_level <= level)):
             continue
         kept.append(block)
+        kept_levels.append(level)
         next_level = level
         ended = False
     kept.reverse()
-    return kept
+    kept_levels.reverse()
+    return kept, kept_levels
 
 
 def _fence(code: str, minimum: int) -> str:
@@ -228,8 +234,7 @@ class _Renderer:
         text, markdown = self.inline_parts(element)
         self.in_heading = False
         if text:
-            # The headline (h1) is the page's title, not its text: it stays in the markdown only.
-            self.emit("" if level == 1 else text, "#" * level + " " + markdown, level)
+            self.emit(text, "#" * level + " " + markdown, level)
 
     def code_block(self, element: Element) -> None:
         self.end_block()

@@ -46,7 +46,8 @@ def first_language(header: str | None) -> str | None:
 _BINARY_SAMPLE = 8192
 # Characters no text document holds in number: C0 controls other than tab, newlines and form feed,
 # and the replacement character a decoder writes for bytes it cannot read.
-_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffd]")
+# ESC (\x1b) is left out: coloured terminal logs are text.
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\ufffd]")
 
 
 def looks_binary(text: str) -> bool:

@@ -217,13 +217,13 @@ class RetrievalEngine:
                 return
             draft.text, draft.markdown = page.text, page.markdown
             draft.title, draft.description, draft.language = page.title, page.description, page.language
-            if page.script_shell:  # an application shell: its text exists only once JavaScript runs
-                draft.end("no_text")
-                return
             if page.nodes_limited:
                 draft.conditions.append("nodes_limited")
             if page.login_wall:  # a password field and little else: a sign-in page, not the content
                 draft.end("login_required")
+                return
+            if page.script_shell and not response.over_cap:  # its text exists only once JavaScript runs
+                draft.end("no_text")
                 return
         else:
             draft.text = await self.parser.plain_text(response.body, response.charset, budget.deadline)

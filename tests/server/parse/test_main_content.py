@@ -181,3 +181,40 @@ def test_a_long_comment_thread_is_never_taken_for_the_content() -> None:
     for wrapper in ("<div id='comments'>{}</div>", "<div id='disqus_thread'>{}</div>", "<footer class='responses'>{}</footer>"):
         text = parse_html(page(f"<article>{paragraphs(2)}</article>" + wrapper.format(thread))).text
         assert text.count("Body paragraph") == 2 and "Reader 3" not in text, wrapper
+
+
+def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
+    sections = "".join(
+        f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
+    )
+    body = f"<div class='doc'>{sections}<section class='part'><h2>Main</h2>{paragraphs(5)}</section></div>"
+    assert parse_html(page(body)).text.count("Body paragraph") == 5  # and no KeyError
+
+
+def test_headings_that_link_to_their_own_anchors_are_not_teasers() -> None:
+    def section(n: int, count: int) -> str:
+        return (f"<div class='section'><h3 id='a{n}'><a href='#a{n}'>Part {n} heading</a></h3>{paragraphs(count, f'S{n}')}"
+                f"<h3 id='b{n}'><a href='#b{n}'>Part {n} more</a></h3><p>More of part {n}. {SENTENCE}</p></div>")
+
+    text = parse_html(page(f"<div class='body'>{section(1, 4)}{section(2, 2)}</div>")).text
+    assert text.count("S1 paragraph") == 4 and text.count("S2 paragraph") == 2
+
+
+def test_a_long_related_block_is_never_read_as_the_content() -> None:
+    cards = "".join(f"<div class='card'><h3><a href='/s/{n}'>Story {n}</a></h3><p>Summary {n}. {SENTENCE}</p></div>"
+                    for n in range(30))
+    body = f"<article><p>Brief. {SENTENCE}</p><p>Second. {SENTENCE}</p></article><section class='related'>{cards}</section>"
+    text = parse_html(page(body)).text
+    assert "Brief." in text and "Summary 3." not in text
+
+
+def test_an_aside_stays_out_when_class_rules_are_set_aside() -> None:
+    sidebar = f"<aside><p>Sidebar note. {SENTENCE}</p></aside>"
+    body = f"<div class='comments-wrapper'>{paragraphs(8)}</div><p>Short post.</p>{sidebar}"
+    assert "Sidebar note" not in parse_html(page(body)).text
+
+
+def test_a_page_whose_only_text_is_its_headline_keeps_it_as_text() -> None:
+    result = parse_html(page("<main><h1>Back soon: down for maintenance</h1></main>", title="Example"))
+    assert result.text == "Back soon: down for maintenance"
+    assert result.markdown == "# Back soon: down for maintenance"

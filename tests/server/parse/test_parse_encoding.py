@@ -177,3 +177,23 @@ def test_plain_text_is_kept_as_it_is_apart_from_newlines_and_controls() -> None:
 
 def test_plain_text_uses_the_http_charset() -> None:
     assert parse_plain_text("Größe: 5 €".encode("cp1252"), "windows-1252") == "Größe: 5 €"
+
+
+def test_a_legacy_page_ascii_for_its_first_64_kib_keeps_its_declared_charset() -> None:
+    script = "<script>" + "var x = 1;\n" * 7000 + "</script>"
+    body = page(FRENCH, f'<meta charset="windows-1252">{script}').encode("cp1252")
+    assert parse_html(body).text == FRENCH
+
+
+def test_a_page_its_charset_header_cannot_read_is_read_by_detection() -> None:
+    body = page(JAPANESE * 3).encode("shift_jis")  # served as charset=utf-8: mostly replacement characters
+    result = parse_html(body, http_charset="utf-8")
+    assert not result.binary and result.text == JAPANESE * 3
+
+
+def test_coloured_terminal_logs_are_text() -> None:
+    log = "".join(f"\x1b[32mINFO\x1b[0m step {n} done\n" for n in range(200)).encode()
+    assert "step 199 done" in parse_plain_text(log)
+    from evidencekit.server.evidence.parse.text import looks_binary
+
+    assert not looks_binary(log.decode())

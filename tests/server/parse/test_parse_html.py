@@ -549,3 +549,10 @@ def test_odd_input_gives_an_extract(body: bytes) -> None:
     assert isinstance(result.text, str)
     assert result.tracks == ()
     assert not result.nodes_limited
+
+
+def test_pruning_never_removes_the_body_itself() -> None:
+    items = "".join(f"<p>item {n}</p>" for n in range(300))
+    result = parse_html(f"<html><body role='form'><nav>{'<a>x</a>' * 300}</nav>{items}</body></html>".encode(),
+                        max_nodes=400)
+    assert "item 299" in result.text

@@ -65,3 +65,28 @@ def test_a_repeated_token_costs_time_in_proportion(parse: Callable[[bytes], obje
     small = seconds(parse, head + token * copies)
     large = seconds(parse, head + token * (4 * copies))
     assert large / max(small, 1e-4) < 8, f"{token!r}: {small * 1000:.1f} ms, 4x: {large * 1000:.1f} ms"
+
+
+def _pruned_navigation(n: int) -> bytes:  # over the node limit: every removed <nav> leaves its tail
+    return b"<html><body><div>" + b"<nav></nav>tail text " * n + b"</div></body></html>"
+
+
+def _nested_mount_points(n: int) -> bytes:  # look-alike app roots nested in dropped navigation, text at the bottom
+    return b"<html><body><script></script><nav>" + b"<div id='app'>" * (n // 10) + b"x</nav></body></html>"
+
+
+def _loose_text_over_inline_children(n: int) -> bytes:  # nested loose-text containers over many inline children
+    return b"<html><body>" + b"<span><p>p</p>loose text, " * (n // 100) + b"<b>bold</b>" * n + b"</body></html>"
+
+
+STRUCTURES = {"pruned-navigation": (lambda body: parse_html(body, max_nodes=200), _pruned_navigation),
+              "nested-mount-points": (parse_html, _nested_mount_points),
+              "loose-text": (parse_html, _loose_text_over_inline_children)}
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_a_repeated_structure_costs_time_in_proportion(name: str) -> None:
+    parse, build = STRUCTURES[name]
+    small = seconds(parse, build(3000))
+    large = seconds(parse, build(12000))
+    assert large / max(small, 1e-4) < 8, f"{name}: {small * 1000:.1f} ms, 4x: {large * 1000:.1f} ms"
