@@ -162,9 +162,47 @@ def build_server(caller: ToolCaller) -> Server[Any]:
                   on_list_tools=caller.list_tools, on_call_tool=caller.call_tool)
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """MCP over this process's stdin and stdout until the end of input."""
+# At the end of input, how long requests already read may still take to be answered.
+STDIO_DRAIN_SECONDS = 60.0
+
+
+async def serve_stdio(server: Server[Any], drain_seconds: float = STDIO_DRAIN_SECONDS) -> None:
+    """MCP over this process's stdin and stdout until the end of input. Requests read before the
+    end of input are answered first (`printf '...tools/call...' | evidencekit mcp` gets its result):
+    the SDK's server stops, and drops calls in hand, as soon as its input ends."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        inner_send, inner_read = anyio.create_memory_object_stream[Any](0)
+        inner_write, outer_write = anyio.create_memory_object_stream[Any](0)
+        pending: set[Any] = set()  # ids of requests read and not yet answered
+        answered = anyio.Event()
+
+        async def forward_input() -> None:
+            nonlocal answered
+            async with inner_send:
+                async for message in read:
+                    root = getattr(getattr(message, "message", None), "root", getattr(message, "message", None))
+                    if isinstance(root, types.JSONRPCRequest):
+                        pending.add(root.id)
+                    await inner_send.send(message)
+                with anyio.move_on_after(drain_seconds):
+                    while pending:
+                        answered = anyio.Event()
+                        await answered.wait()
+
+        async def forward_output() -> None:
+            async with outer_write, write:  # closing `write` ends stdio_server's stdout writer
+                async for message in outer_write:
+                    root = getattr(getattr(message, "message", None), "root", getattr(message, "message", None))
+                    if isinstance(root, types.JSONRPCResponse | types.JSONRPCError):
+                        pending.discard(root.id)
+                        answered.set()
+                    await write.send(message)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(forward_input)
+            group.start_soon(forward_output)
+            async with inner_write:
+                await server.run(inner_read, inner_write, server.create_initialization_options())

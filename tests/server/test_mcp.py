@@ -329,3 +329,25 @@ def test_stdio_with_an_unreachable_database_says_so_in_one_line(tmp_path: Path) 
     assert done.stderr.strip().splitlines() == [
         "evidencekit mcp: cannot open the database postgres://bob:***@127.0.0.1:1/gone: ConnectionRefusedError: "
         "[Errno 111] Connect call failed ('127.0.0.1', 1)"]
+
+
+def test_a_call_followed_at_once_by_the_end_of_input_is_answered(stdio_params: StdioServerParameters,
+                                                                  origin: Origin) -> None:
+    """`printf '<initialize>\\n<initialized>\\n<tools/call>\\n' | evidencekit mcp` gets the call's result."""
+    assert stdio_params.env is not None
+    mutation = str(uuid.uuid4())
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "sosoapi_research_evidence_retrieve", "arguments": {
+                "workspace_id": stdio_params.env["WORKSPACE"], "mutation_id": mutation,
+                "url": origin.reply("/piped", Reply(PAGE)), "kind": "url_text"}}},
+    ]
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "mcp"], env=stdio_params.env, cwd=stdio_params.cwd,
+                          input="".join(json.dumps(m) + "\n" for m in messages), capture_output=True, text=True,
+                          timeout=90, check=False)
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines()) if "id" in a}
+    assert set(answers) == {1, 2}, done.stdout
+    assert answers[2]["result"]["structuredContent"]["retrieval"]["mutation_id"] == mutation
