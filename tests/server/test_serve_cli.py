@@ -163,3 +163,19 @@ def test_the_data_folder_is_the_same_from_any_folder(tmp_path: Path) -> None:
     assert tokens[0] == tokens[1]  # one workspace and token, found again from another folder
     assert (home / ".local" / "share" / "evidencekit" / "evidencekit.sqlite3").exists()
     assert not list(first.iterdir()) and not list(second.iterdir())  # nothing written where the command ran
+
+
+def test_sqlite_users_need_no_postgresql_driver(tmp_path: Path) -> None:
+    """asyncpg is the `postgres` extra: without it, SQLite works and PostgreSQL says what to install."""
+    script = (
+        "import sys; sys.modules['asyncpg'] = None  # as if the extra were not installed\n"
+        "from evidencekit.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_DATA_DIR": str(tmp_path)}
+    sqlite = subprocess.run([sys.executable, "-c", script, "admin", "bootstrap", "--json"], env=environment,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert sqlite.returncode == 0 and json.loads(sqlite.stdout)["token"], sqlite.stderr
+    postgres = subprocess.run([sys.executable, "-c", script, "serve"], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60, check=False, env={**environment, "DATABASE_URL": "postgres://u@127.0.0.1/x"})
+    assert postgres.returncode == 1 and "pip install 'evidencekit[postgres]'" in postgres.stderr

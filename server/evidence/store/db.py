@@ -134,6 +134,11 @@ async def open_store(url: str | None = None, *, shared: bool = False) -> AsyncIt
     tasks that do not inherit the lifespan's context (one shared store per process).
     """
     url = url or database_url()
+    if is_postgres(url):
+        try:
+            import asyncpg  # noqa: F401  # the `postgres` extra
+        except ImportError:
+            raise RuntimeError("PostgreSQL needs its driver: pip install 'evidencekit[postgres]'") from None
     config = tortoise_config(url)
     executor.EXECUTOR_CACHE.clear()  # statements cached for another dialect must not be reused
     async with TortoiseContext() as context:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import sqlite3
 
-import asyncpg
 from tortoise.exceptions import DBConnectionError, OperationalError
 
-# AdminShutdown / CrashShutdown: what queries in flight get when PostgreSQL restarts or fails over.
-_POSTGRES_GONE = (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError,
-                  asyncpg.AdminShutdownError, asyncpg.CrashShutdownError)
+try:
+    import asyncpg
+except ImportError:  # the `postgres` extra is not installed: SQLite only
+    _POSTGRES_GONE: tuple[type[BaseException], ...] = ()
+else:  # AdminShutdown / CrashShutdown: what queries in flight get when PostgreSQL restarts or fails over.
+    _POSTGRES_GONE = (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
+                      asyncpg.TooManyConnectionsError, asyncpg.AdminShutdownError, asyncpg.CrashShutdownError)
 _SQLITE_GONE = ("database is locked", "unable to open database file", "disk i/o error", "database or disk is full")
 
 

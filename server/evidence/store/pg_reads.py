@@ -18,7 +18,16 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-import asyncpg
+try:
+    import asyncpg
+except ImportError:  # the `postgres` extra is not installed: these reads are only used with PostgreSQL
+    asyncpg = None  # never reached without PostgreSQL (db.open_store checks)
+    _DRIVER_DEAD: tuple[type[BaseException], ...] = ()
+    _ARGUMENTS: tuple[type[BaseException], ...] = ()
+else:
+    _ARGUMENTS = (asyncpg.DataError,)
+    _DRIVER_DEAD = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.AdminShutdownError,
+                    asyncpg.CrashShutdownError, asyncpg.InternalClientError)
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 
 STATEMENT_SECONDS = 10.0  # a batch of reads takes milliseconds; past this the connection is taken as dead
@@ -29,8 +38,7 @@ _closing: weakref.WeakSet[BaseDBAsyncClient] = weakref.WeakSet()
 # A session ended under the connection: it is closed, the server said it shuts the session down,
 # or it is still taking in that notice (InternalClientError: "another operation is in progress"),
 # or it gave no answer in time
-_DEAD = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, ConnectionError, asyncpg.AdminShutdownError,
-         asyncpg.CrashShutdownError, asyncpg.InternalClientError, TimeoutError)
+_DEAD: tuple[type[BaseException], ...] = (*_DRIVER_DEAD, ConnectionError, TimeoutError)
 
 
 async def fetch(client: BaseDBAsyncClient, statement: str, *args: Any) -> list[Any]:
@@ -42,7 +50,7 @@ async def fetch(client: BaseDBAsyncClient, statement: str, *args: Any) -> list[A
             return list(await connection.fetch(statement, *args, timeout=STATEMENT_SECONDS))
     try:
         return await _fetch_kept(client, pool, statement, args)
-    except asyncpg.DataError:  # the arguments, not the connection (an InterfaceError too)
+    except _ARGUMENTS:  # the arguments, not the connection (an InterfaceError too)
         raise
     except _DEAD:
         return await _fetch_kept(client, pool, statement, args)
