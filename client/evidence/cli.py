@@ -131,17 +131,25 @@ class _Line:
         return result.get("status", self.retrieval["state"]), result.get("reason") or "—"
 
 
-def _read_batch(path: str) -> list[_Line]:
+_BATCH_IDS = uuid.UUID("5b0e8a52-6f2d-4c3e-9a51-0d7c1f3e2a90")  # the namespace of batch mutation ids
+
+
+def _read_batch(path: str, args: argparse.Namespace) -> list[_Line]:
+    """The file's URLs, each with its mutation_id. The id is derived from the workspace, the file,
+    the kind, the language and the URL, so a second run of the same file (after a stop, a timeout, a
+    crash) finds the same receipts instead of fetching again; `--fresh` makes new ones."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM is not part of line 1's URL
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    salt = str(uuid.uuid4()) if getattr(args, "fresh", False) else str(Path(path).resolve())
     lines = []
-    mutations: dict[str, str] = {}  # a URL listed twice is one receipt: the repeat is free, never a second fetch
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
         if stripped and not stripped.startswith("#"):
-            lines.append(_Line(number, stripped, mutations.setdefault(stripped, str(uuid.uuid4()))))
+            # a URL listed twice is one receipt: the repeat is free, never a second fetch
+            name = "\n".join([str(args.workspace), salt, args.kind, args.language or "", stripped])
+            lines.append(_Line(number, stripped, str(uuid.uuid5(_BATCH_IDS, name))))
     return lines
 
 
@@ -257,7 +265,7 @@ def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
                     sleep: Callable[[float], None] = time.sleep) -> int:
     """Send every line, wait for every receipt, print a summary; stopped early (Ctrl-C, or an error
     that would refuse every line), it still prints what it knows, mutation ids included."""
-    lines = _read_batch(args.from_file)
+    lines = _read_batch(args.from_file, args)
     if not lines:
         return _fail(f"{args.from_file} lists no URLs", USAGE)
     stopped: tuple[str, int] | None = None
@@ -311,8 +319,13 @@ def build_parser() -> argparse.ArgumentParser:
     retrieve.add_argument("--from-file", metavar="FILE",
                           help="one URL per line (# comments); sends all, paced to the workspace's rate limit, "
                                "waits for all and prints a summary")
-    retrieve.add_argument("--kind", choices=("url_text", "published_captions"), default="url_text")
+    retrieve.add_argument("--kind", choices=("url_text", "published_captions"), default="url_text",
+                          help="url_text: a page or text file's main text (default); published_captions: a "
+                               "caption file, or the caption track a page publishes")
     retrieve.add_argument("--language", help="wanted caption language, a tag such as en or de-DE")
+    retrieve.add_argument("--fresh", action="store_true",
+                          help="with --from-file: new receipts for every line (by default a second run of the "
+                               "same file finds the receipts of the first and fetches nothing again)")
     retrieve.add_argument("--wait", action="store_true", help="poll until the receipt settles")
     retrieve.add_argument("--mutation-id", type=_uuid, metavar="UUID",
                           help="the receipt's mutation_id (default: a new one); repeating a retrieve with the "

@@ -298,3 +298,17 @@ def test_documents_prints_the_ones_found_and_names_the_rest(service: dict[str, A
     assert [d["name"] for d in as_json["documents"]] == [found] and as_json["missing"][0][0] == missing
     refused = cli(service, "documents", found, "--workspace", service["workspace_id"])
     assert refused.returncode == 2 and "not per workspace" in refused.stderr
+
+
+def test_running_a_batch_again_resumes_instead_of_fetching_again(service: dict[str, Any], origin: Origin,
+                                                                 tmp_path: Path) -> None:
+    urls = tmp_path / "resume.txt"
+    urls.write_text("".join(origin.reply(f"/resume-{n}", Reply(PAGE)) + "\n" for n in range(3)))
+    first = cli(service, "retrieve", "--from-file", str(urls), "--json")
+    again = cli(service, "retrieve", "--from-file", str(urls), "--json")
+    assert first.returncode == again.returncode == 0, again.stderr
+    assert [line["mutation_id"] for line in json.loads(first.stdout)] == [
+        line["mutation_id"] for line in json.loads(again.stdout)]
+    assert all(origin.hits.count(f"/resume-{n}") == 1 for n in range(3))  # nothing fetched twice
+    fresh = cli(service, "retrieve", "--from-file", str(urls), "--fresh", "--json")
+    assert fresh.returncode == 0 and all(origin.hits.count(f"/resume-{n}") == 2 for n in range(3))
