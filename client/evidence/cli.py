@@ -75,7 +75,12 @@ def _succeeded(retrieval: dict[str, Any] | None) -> bool:
 
 
 def _show(data: dict[str, Any], as_json: bool) -> None:
-    print(json.dumps(data, ensure_ascii=False) if as_json else "\n".join(_receipt_lines(data["retrieval"])))
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+    elif data["retrieval"] is None:  # an answer, but no result to print: said on stderr, exit 1
+        print(f"evidencekit: {_receipt_lines(None)[0]}", file=sys.stderr)
+    else:
+        print("\n".join(_receipt_lines(data["retrieval"])))
 
 
 def _progress(label: str) -> Any:
@@ -102,7 +107,9 @@ def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
             return OK
         final = client.wait(mutation, timeout=args.timeout, on_poll=_progress(mutation)).model_dump(mode="json")
     except (errors.ClientError, KeyboardInterrupt) as stopped:
-        if not isinstance(stopped, errors.BadRequest | errors.Conflict | errors.RequestNotSent):
+        no_receipt = (errors.BadRequest, errors.Conflict, errors.RequestNotSent, errors.Unauthorized, errors.Forbidden,
+                      errors.MalformedAnswer)
+        if not isinstance(stopped, no_receipt):
             print(f"evidencekit: {_resume_hint(mutation)}", file=sys.stderr)  # nothing is lost: ask again later
         raise
     _show(final, args.json)
@@ -139,10 +146,15 @@ def _read_batch(path: str, args: argparse.Namespace) -> list[_Line]:
     the kind, the language and the URL, so a second run of the same file (after a stop, a timeout, a
     crash) finds the same receipts instead of fetching again; `--fresh` makes new ones."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM is not part of line 1's URL
+        if path == "-":  # the URLs on standard input
+            raw = sys.stdin.buffer.read()
+            text = raw.decode("utf-8-sig")
+        else:
+            text = Path(path).read_text(encoding="utf-8-sig")  # utf-8-sig: a BOM is not part of line 1's URL
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    salt = str(uuid.uuid4()) if getattr(args, "fresh", False) else str(Path(path).resolve())
+    source = "-" if path == "-" else str(Path(path).resolve())
+    salt = str(uuid.uuid4()) if getattr(args, "fresh", False) else source
     lines = []
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
@@ -317,8 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     retrieve = commands.add_parser("retrieve", parents=[common], help="retrieve a URL (or a file of URLs) as evidence")
     retrieve.add_argument("url", nargs="?", help="a public https URL")
     retrieve.add_argument("--from-file", metavar="FILE",
-                          help="one URL per line (# comments); sends all, paced to the workspace's rate limit, "
-                               "waits for all and prints a summary")
+                          help="one URL per line (# comments; - for standard input); sends all, paced to the "
+                               "workspace's rate limit, waits for all and prints a summary")
     retrieve.add_argument("--kind", choices=("url_text", "published_captions"), default="url_text",
                           help="url_text: a page or text file's main text (default); published_captions: a "
                                "caption file, or the caption track a page publishes")

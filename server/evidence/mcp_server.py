@@ -170,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
 
     argparse.ArgumentParser(prog="evidencekit mcp", description=f"MCP over stdio: the research tools, "
                             f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
-                            "the environment (see README.md).").parse_args(argv or [])
+                            "the environment: the data folder (EVIDENCEKIT_DATA_DIR, else the user's data folder) or DATABASE_URL, "
+                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, EVIDENCEKIT_WORKER_*; the project's README "
+                            "lists them all.").parse_args(argv or [])
     check_or_exit()
     if not os.environ.get(TOKEN_ENV, "").strip():
         print(f"evidencekit mcp: {TOKEN_ENV} is not set; every tool call will be refused "

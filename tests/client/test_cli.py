@@ -161,7 +161,7 @@ def test_wait_gives_up_after_its_timeout_with_exit_5(service: dict[str, Any], or
 def test_a_token_pasted_with_a_newline_works_and_a_malformed_one_is_never_printed(service: dict[str, Any]) -> None:
     missing = "40000000-0000-4000-8000-000000000002"
     pasted = cli(service, "status", missing, SOSOAPI_ACCESS_TOKEN=service["token"] + "\n")
-    assert pasted.returncode == 1 and "no receipt" in pasted.stdout, pasted.stderr
+    assert pasted.returncode == 1 and "no receipt" in pasted.stderr and pasted.stdout == "", pasted.stderr
     for bad in (service["token"][:8] + " " + service["token"][8:], service["token"] + "é"):
         done = cli(service, "status", missing, SOSOAPI_ACCESS_TOKEN=bad)
         assert done.returncode == 2 and "not a token" in done.stderr
@@ -312,3 +312,16 @@ def test_running_a_batch_again_resumes_instead_of_fetching_again(service: dict[s
     assert all(origin.hits.count(f"/resume-{n}") == 1 for n in range(3))  # nothing fetched twice
     fresh = cli(service, "retrieve", "--from-file", str(urls), "--fresh", "--json")
     assert fresh.returncode == 0 and all(origin.hits.count(f"/resume-{n}") == 2 for n in range(3))
+
+
+def test_urls_from_standard_input_and_no_receipt_hint_after_a_refused_token(service: dict[str, Any],
+                                                                           origin: Origin) -> None:
+    url = origin.reply("/from-stdin", Reply(PAGE))
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
+                   "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "retrieve", "--from-file", "-", "--json"],
+                          input=f"{url}\n", env=environment, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["retrieval"]["result"]["status"] == "ready"
+    refused = cli(service, "retrieve", url, SOSOAPI_ACCESS_TOKEN="ek_not_a_real_one")
+    assert refused.returncode == 3 and "the receipt, if the server made one" not in refused.stderr
