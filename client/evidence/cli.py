@@ -375,7 +375,11 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
         print(json.dumps({"documents": found, "missing": missing}, ensure_ascii=False))
     else:
         for document in found:
-            print(f"# {document['title'] or document['name']}\n\n<{document['uri']}>\n\n{document['content']}\n")
+            heading = f"# {document['title'] or document['name']}"
+            content = document["content"]
+            if content.startswith(heading + "\n") or content == heading:  # the page's own headline says it
+                content = content[len(heading):].lstrip("\n")
+            print(f"{heading}\n\n<{document['uri']}>\n\n{content}\n")
     for name, why in missing:
         print(f"evidencekit: {name}: {why}", file=sys.stderr)
     return UNSUCCESSFUL if missing else OK

@@ -325,3 +325,12 @@ def test_urls_from_standard_input_and_no_receipt_hint_after_a_refused_token(serv
     assert json.loads(done.stdout)[0]["retrieval"]["result"]["status"] == "ready"
     refused = cli(service, "retrieve", url, SOSOAPI_ACCESS_TOKEN="ek_not_a_real_one")
     assert refused.returncode == 3 and "the receipt, if the server made one" not in refused.stderr
+
+
+def test_a_document_whose_headline_is_its_title_shows_it_once(service: dict[str, Any], origin: Origin) -> None:
+    page = b"<html><head><title>Spring flood</title></head><body><article><h1>Spring flood</h1><p>The river rose.</p>" \
+           b"</article></body></html>"
+    url = origin.reply("/cli-headline", Reply(page))
+    assert cli(service, "retrieve", url, "--wait").returncode == 0
+    shown = cli(service, "documents", "documents/" + url.split("://")[1]).stdout
+    assert shown.count("# Spring flood") == 1 and "The river rose." in shown
