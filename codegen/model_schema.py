@@ -15,7 +15,9 @@ before any model on every surface and enforces what the models leave out. The ru
   (`minLength` on an array: JSON Schema ignores it, the generator would enforce it).
 * A `default` that is not a value of its schema, or whose schema is a union or a reference, is
   not the field's default in the model (the generator would give the field a default of another
-  type). A `type` list with constraints is spelled as the equivalent `anyOf` (not a loosening).
+  type). A `type` list with constraints is spelled as the equivalent `anyOf`, and an `anyOf` of a
+  constrained scalar and null as the equivalent type list (not loosenings: the same schema, in the
+  spelling the generator types best).
 
 `tests/codegen/test_model_corpus.py` holds the models to this over real-world schemas: every
 instance the contract accepts, the model accepts and dumps back unchanged.
@@ -118,6 +120,32 @@ def model_schema(schema: Any) -> tuple[Any, list[Loosening]]:
     return _loosen(schema, (), found, _Root(schema)), found
 
 
+_ANNOTATIONS = frozenset({"title", "description", "examples", "$comment", "deprecated", "readOnly", "writeOnly"})
+
+
+def _nullable_scalar(node: dict[str, Any]) -> dict[str, Any]:
+    """`{"anyOf": [{"type": "string", "maxLength": 200}, {"type": "null"}]}` as
+    `{"type": ["string", "null"], "maxLength": 200}`: the same schema, which the generator types as
+    `Annotated[str | None, Field(max_length=200)]` instead of a `RootModel` wrapper class whose
+    instances (`Title(root='...')`) users would have to unwrap."""
+    members = node.get("anyOf")
+    if not isinstance(members, list) or len(members) != 2 or any(
+            key in node for key in ("type", "oneOf", "allOf", "$ref", "enum", "const")):
+        return node
+    nulls = [m for m in members if m == {"type": "null"}]
+    scalars = [m for m in members if isinstance(m, dict) and m.get("type") in ("string", "integer", "number", "boolean")]
+    if len(nulls) != 1 or len(scalars) != 1:
+        return node
+    scalar = scalars[0]
+    kind = scalar["type"]
+    applies = set(_APPLIES_TO.get("number" if kind == "integer" else kind, ()))
+    if any(key not in applies | _ANNOTATIONS | {"type"} for key in scalar):
+        return node  # a member with its own composition, enum, $ref...: kept as written
+    rest = {key: value for key, value in node.items() if key != "anyOf"}
+    constraints = {key: value for key, value in scalar.items() if key in applies}
+    return {**rest, "type": [kind, "null"], **constraints}
+
+
 def _split_types(node: dict[str, Any]) -> dict[str, Any]:
     """`{"type": ["integer", "string"], "minimum": 0}` as `anyOf` of one branch per type, each with the
     constraints that apply to it: the same schema, which the generator types as a union of
@@ -169,7 +197,7 @@ def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: _Ro
     if "default" in node and not _typed_default(node, root):
         found.append(Loosening("default", _pointer(where)))
         node = {key: value for key, value in node.items() if key != "default"}
-    node = _split_types(node)
+    node = _split_types(_nullable_scalar(node))
     out: dict[str, Any] = {}
     inapplicable = _inapplicable(node)
     for key in inapplicable:

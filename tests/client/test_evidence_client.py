@@ -278,3 +278,25 @@ def test_a_server_that_is_not_the_service_is_named_once_and_not_retried() -> Non
         with pytest.raises(errors.ServerError, match="502 gateway: HTTP 502 with a text/html body"):
             evidence.status("m")
         assert len(sleeps) == 3  # a gateway's page while the service restarts: retried
+
+
+def test_answers_hold_plain_values_a_user_can_print_and_pass_back() -> None:
+    """A nullable constrained string is `str | None` in the models, not a RootModel wrapper
+    (`Title(root='...')`), so `print(result.title)` prints the title."""
+    from evidencekit.server.generated.models import StatusOutput
+
+    data = example_output("sosoapi_research_evidence_status")
+    data["retrieval"]["state"] = "completed"
+    data["retrieval"]["result"] = {
+        "kind": "url_text", "status": "ready", "text": "Notes.", "title": "Field notes", "description": "About.",
+        "segments": [], "reason": None, "warnings": [], "retry_after_seconds": None,
+        "provenance": {"source_url": "https://example.com/notes", "retrieved_at": "2026-01-01T00:00:00Z",
+                       "mime_type": "text/html", "parser_version": "research-public-retrieval/v1",
+                       "content_kind": "document_text", "caption_format": None, "language": "en",
+                       "language_source": "publisher_declared", "platform_native_verified": False}}
+    data["retrieval"]["settled_at"] = "2026-01-01T00:00:01Z"
+    result = StatusOutput.model_validate(data).retrieval.result  # type: ignore[union-attr]
+    assert result is not None
+    assert (result.title, result.description, result.provenance.source_url, result.provenance.language) == (
+        "Field notes", "About.", "https://example.com/notes", "en")
+    assert all(type(value) is str for value in (result.title, result.provenance.source_url))

@@ -4,17 +4,9 @@
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from typing import Annotated, Literal
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from uuid import UUID
-
-
-class Title(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1)]
-
-
-class Description(RootModel[str]):
-    root: Annotated[str, Field(max_length=2000, min_length=1)]
 
 
 class Segment(BaseModel):
@@ -26,21 +18,11 @@ class Segment(BaseModel):
     text: Annotated[str, Field(max_length=20000, min_length=1)]
 
 
-class SourceUrl(RootModel[str]):
-    root: Annotated[str, Field(max_length=2048)]
-
-
-class Language(RootModel[str]):
-    root: Annotated[
-        str, Field(max_length=35, min_length=1, pattern="^[a-zA-Z]{2,8}(?:-[a-zA-Z0-9]{1,8})*$")
-    ]
-
-
 class Provenance(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    source_url: SourceUrl | None
+    source_url: Annotated[str | None, Field(max_length=2048)]
     retrieved_at: AwareDatetime
     mime_type: (
         Literal[
@@ -57,13 +39,12 @@ class Provenance(BaseModel):
     parser_version: Literal["research-public-retrieval/v1"]
     content_kind: Literal["document_text", "metadata_only", "published_caption_file", "none"]
     caption_format: Literal["webvtt", "subrip"] | None
-    language: Language | None
+    language: Annotated[
+        str | None,
+        Field(max_length=35, min_length=1, pattern="^[a-zA-Z]{2,8}(?:-[a-zA-Z0-9]{1,8})*$"),
+    ]
     language_source: Literal["publisher_declared", "unknown"]
     platform_native_verified: Literal[False]
-
-
-class RetryAfterSeconds(RootModel[int]):
-    root: Annotated[int, Field(ge=1, le=86400)]
 
 
 class Result(BaseModel):
@@ -82,8 +63,8 @@ class Result(BaseModel):
         "cancelled",
     ]
     text: Annotated[str, Field(max_length=20000)]
-    title: Title | None
-    description: Description | None
+    title: Annotated[str | None, Field(max_length=200, min_length=1)]
+    description: Annotated[str | None, Field(max_length=2000, min_length=1)]
     segments: Annotated[list[Segment], Field(max_length=1000)]
     provenance: Provenance
     reason: (
@@ -144,7 +125,7 @@ class Result(BaseModel):
         ],
         Field(max_length=10),
     ]
-    retry_after_seconds: RetryAfterSeconds | None
+    retry_after_seconds: Annotated[int | None, Field(ge=1, le=86400)]
 
 
 class Evidence(BaseModel):
