@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="evidencekit mcp", description=f"MCP over stdio: the research tools, "
                             f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
                             "the environment: the data folder (EVIDENCEKIT_DATA_DIR, else the user's data folder) or DATABASE_URL, "
-                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, EVIDENCEKIT_WORKER_*; the project's README "
+                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, the worker settings; the project's README "
                             "lists them all.").parse_args(argv or [])
     check_or_exit()
     if not os.environ.get(TOKEN_ENV, "").strip():
