@@ -120,13 +120,7 @@ def detected_codec(body: bytes) -> str:
     utf16 = _utf16_by_zeros(sample)
     if utf16:
         return utf16
-    try:
-        sample.decode("utf-8")
-    except UnicodeDecodeError as error:
-        # A sample cut inside a character is still UTF-8.
-        if error.reason == "unexpected end of data" and error.start >= len(sample) - 3:
-            return "utf-8"
-    else:
+    if _reads_as_utf8(sample):
         return "iso2022_jp" if b"\x1b$B" in sample or b"\x1b$@" in sample else "utf-8"
     try:
         matches = list(charset_normalizer.from_bytes(sample, cp_isolation=list(_WEB_CODECS)))
@@ -167,12 +161,17 @@ def _utf8_beats(codec: str | None, body: bytes) -> str | None:
     declaration names a legacy single- or multi-byte encoding."""
     if codec is None or codec == "utf-8" or codec.startswith(("utf-16", "utf-32")) or body.isascii():
         return codec
+    # The whole body: a legacy page may be ASCII for its first 64 KiB of script.
+    return "utf-8" if _reads_as_utf8(body) else codec
+
+
+def _reads_as_utf8(data: bytes) -> bool:
+    """Valid UTF-8, allowing a last character cut short (a sample, or a body cut at the byte cap)."""
     try:
-        body.decode("utf-8")  # the whole body: a legacy page may be ASCII for its first 64 KiB of script
+        data.decode("utf-8")
     except UnicodeDecodeError as error:
-        if not (error.reason == "unexpected end of data" and error.start >= len(body) - 3):  # cut mid-character
-            return codec
-    return "utf-8"
+        return error.reason == "unexpected end of data" and error.start >= len(data) - 3
+    return True
 
 
 def _readable(body: bytes, codec: str, declared: bool) -> str:
