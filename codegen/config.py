@@ -115,7 +115,7 @@ def find_project(start: Path | None = None) -> Path:
         if candidate.is_file() and "codegen" in _tool_table(candidate):
             return folder
     raise ConfigError(here, f"no pyproject.toml with {TABLE} here or above: run from your project's root, "
-                            "or pass --project DIR (see the README, 'Use it for your own contracts')")
+                            "or pass --project DIR (see docs/toolkit.md, 'Use it for your own contracts')")
 
 
 def _tool_table(pyproject: Path) -> dict[str, Any]:
@@ -197,7 +197,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         raise ConfigError(pyproject, "file not found")
     table = _tool_table(pyproject).get("codegen")
     if not isinstance(table, dict):
-        raise ConfigError(pyproject, f"no {TABLE} table (see the README, 'Use it for your own contracts')")
+        raise ConfigError(pyproject, f"no {TABLE} table (see docs/toolkit.md, 'Use it for your own contracts')")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
         raise ConfigError(pyproject, f"{TABLE} has unknown keys {unknown}; known: {sorted(_KEYS)}")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 import sys
+from collections.abc import Callable
 from importlib import metadata
 
 USAGE = """usage: evidencekit COMMAND [ARGS]   (evidencekit COMMAND --help for each; --version)
@@ -14,7 +16,7 @@ client (EVIDENCEKIT_URL, SOSOAPI_ACCESS_TOKEN, EVIDENCEKIT_WORKSPACE):
   status MUTATION_ID                          show a receipt
   documents documents/HOST/PATH ...           read stored documents as markdown
 
-server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*; see README.md):
+server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*: docs/settings.md):
   serve [--host H] [--port P] [--no-worker] [--http auto|httptools|h11]
                                               REST and MCP (Streamable HTTP) with an in-process worker
   mcp                                         MCP over stdio (SOSOAPI_ACCESS_TOKEN)
@@ -25,11 +27,25 @@ server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*; see README.md):
 toolkit (run from a project whose pyproject.toml has [tool.evidencekit.codegen]):
   codegen {generate,check,lock,diff}          the contract-first generator
 
+  completion {bash,zsh,tcsh}                  print a shell completion script
+                                              (eval "$(evidencekit completion bash)")
+
 client exit codes: 0 success, 1 settled without success, 2 bad usage or input, 3 refused by the
 server, 4 server unreachable, 5 --wait timed out."""
 
 
-COMMANDS = ("retrieve", "status", "documents", "serve", "mcp", "worker", "admin", "import-pages", "codegen")
+CLIENT_COMMANDS = ("retrieve", "status", "documents")  # evidencekit.client.evidence.cli
+# The other commands: the module whose main(argv) runs it and whose build_parser() describes it
+# (for completion), and a line of help.
+COMMANDS = {
+    "serve": ("evidencekit.server.evidence.serve", "REST and MCP (Streamable HTTP) with an in-process worker"),
+    "mcp": ("evidencekit.server.evidence.mcp_server", "MCP over stdio (SOSOAPI_ACCESS_TOKEN)"),
+    "worker": ("evidencekit.server.evidence.worker_process", "a worker process (several may share PostgreSQL)"),
+    "admin": ("evidencekit.server.evidence.admin", "workspaces, users, members, tokens"),
+    "import-pages": ("evidencekit.server.evidence.page_import", "take the vendor's published pages into contracts/"),
+    "codegen": ("evidencekit.codegen.cli", "the contract-first generator"),
+    "completion": ("evidencekit.completion", "print a shell completion script"),
+}
 
 
 def version() -> str:
@@ -58,35 +74,14 @@ def _dispatch(args: list[str]) -> int:
     if args[0] in ("-V", "--version"):
         print(f"evidencekit {version()}")
         return 0
-    if args[0] in ("retrieve", "status", "documents") or args[0].partition("=")[0] == "--workspace":
+    if args[0] in CLIENT_COMMANDS or args[0].partition("=")[0] == "--workspace":
         from evidencekit.client.evidence.cli import main as client_main
 
         return client_main(args)
-    if args[0] == "mcp":
-        from evidencekit.server.evidence.mcp_server import main as mcp_main
-
-        return mcp_main(args[1:])
-    if args[0] == "serve":
-        from evidencekit.server.evidence.serve import main as serve_main
-
-        return serve_main(args[1:])
-    if args[0] == "admin":
-        from evidencekit.server.evidence.admin import main as admin_main
-
-        return admin_main(args[1:])
-    if args[0] == "worker":
-        from evidencekit.server.evidence.worker_process import main as worker_main
-
-        return worker_main(args[1:])
-    if args[0] == "import-pages":
-        from evidencekit.server.evidence.page_import import main as import_main
-
-        return import_main(args[1:])
-    if args[0] == "codegen":
-        from evidencekit.codegen.cli import main as codegen_main
-
-        return codegen_main(args[1:], prog="evidencekit codegen")
-    close = difflib.get_close_matches(args[0], COMMANDS, n=1)
+    if args[0] in COMMANDS:
+        main_of_command: Callable[[list[str]], int] = importlib.import_module(COMMANDS[args[0]][0]).main
+        return main_of_command(args[1:])
+    close = difflib.get_close_matches(args[0], [*CLIENT_COMMANDS, *COMMANDS], n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     print(f"evidencekit: unknown command {args[0]!r} ({hint}try: evidencekit --help)", file=sys.stderr)
     return 2

@@ -18,9 +18,10 @@ PACKAGE = ROOT / "evidencekit"
 # What another team installs and uses unchanged.
 TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
            "evidencekit.client.runtime", "evidencekit.testing")
-# The research-evidence service, its generated code and the command that dispatches to both.
+# The research-evidence service, its generated code and the command that dispatches to both (and
+# completes it).
 SERVICE = ("evidencekit.server.evidence", "evidencekit.server.generated", "evidencekit.client.evidence",
-           "evidencekit.client.generated", "evidencekit.cli", "evidencekit.__main__")
+           "evidencekit.client.generated", "evidencekit.cli", "evidencekit.completion", "evidencekit.__main__")
 OURS_AT_TOP = ("contracts", "codegen", "server", "client")
 # Packages that only hold the two sides (empty __init__.py files).
 CONTAINERS = ("evidencekit", "evidencekit.server", "evidencekit.client")

@@ -8,6 +8,7 @@ that also runs the worker. Over HTTP the bearer token authenticates; over stdio 
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -161,18 +162,20 @@ async def run_stdio() -> None:
     os._exit(128 + signalled.result())
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
+def build_parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog="evidencekit mcp", description=f"MCP over stdio: the research tools, "
+                            f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
+                            "the environment: the data folder (EVIDENCEKIT_DATA_DIR, else the user's data folder) or DATABASE_URL, "
+                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, the worker settings; the project's README "
+                            "lists them all.")
 
+
+def main(argv: list[str] | None = None) -> int:
     import anyio
 
     from evidencekit.server.evidence.env_check import check_or_exit, configure_logging
 
-    argparse.ArgumentParser(prog="evidencekit mcp", description=f"MCP over stdio: the research tools, "
-                            f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
-                            "the environment: the data folder (EVIDENCEKIT_DATA_DIR, else the user's data folder) or DATABASE_URL, "
-                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, the worker settings; the project's README "
-                            "lists them all.").parse_args(argv or [])
+    build_parser().parse_args(argv or [])
     check_or_exit()
     if not os.environ.get(TOKEN_ENV, "").strip():
         print(f"evidencekit mcp: {TOKEN_ENV} is not set; every tool call will be refused "

@@ -10,6 +10,7 @@ it is reviewed (`codegen diff`) and accepted (`codegen lock`).
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import re
@@ -359,20 +360,23 @@ def import_pages(pages: list[Path], contracts: Path) -> int:
     return 0
 
 
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evidencekit import-pages", description=(
+        "take published contract pages (one vendor's MCP and REST pages) into the contracts folder and "
+        "show what changed"))
+    parser.add_argument("pages", nargs="+", type=Path, help="the published pages, as text files")
+    parser.add_argument("--contracts", type=Path, default=None,
+                        help="contracts folder (default: the one pyproject.toml configures)")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """`evidencekit import-pages PAGE...` (scripts/import_contract): the service's page importer."""
-    import argparse
     import sys
 
     from evidencekit.codegen.config import load_config
 
-    parser = argparse.ArgumentParser(prog="evidencekit import-pages", description=(
-        "take published contract pages (one vendor's MCP and REST pages) into the contracts folder and "
-        "show what changed"))
-    parser.add_argument("pages", nargs="+", type=Path)
-    parser.add_argument("--contracts", type=Path, default=None,
-                        help="contracts folder (default: the one pyproject.toml configures)")
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         contracts = args.contracts or load_config().contracts
         return import_pages(args.pages, contracts)

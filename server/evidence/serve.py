@@ -35,7 +35,7 @@ async def _bootstrap(url: str) -> dict[str, Any]:
         return await bootstrap()
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evidencekit serve", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
                         "only; 0.0.0.0 for every interface)")
@@ -43,7 +43,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-worker", action="store_true", help="do not run the in-process worker")
     parser.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto",
                         help="HTTP/1.1 parser (auto: httptools when installed, as it is by default)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     check_or_exit()
     configure_logging("INFO")
     import uvicorn

@@ -36,7 +36,7 @@ class WorkerSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
-        """The settings `evidencekit serve` and `evidencekit worker` both read (README.md)."""
+        """The settings `evidencekit serve` and `evidencekit worker` both read (docs/settings.md)."""
         def read(name: str, default: str) -> str:
             return setting(name, default, environ)
 

@@ -30,9 +30,17 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
         log.info("worker %s stopped", worker.worker_id)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog="evidencekit worker", description=__doc__ + " Settings come from the "
+                            "environment: the database (DATABASE_URL, else EVIDENCEKIT_DATA_DIR), "
+                            "EVIDENCEKIT_LEASE_SECONDS, EVIDENCEKIT_POLL_SECONDS, EVIDENCEKIT_MAX_ATTEMPTS, "
+                            "EVIDENCEKIT_WORKER_CONCURRENCY, EVIDENCEKIT_WORKER_GRACE_SECONDS, "
+                            "EVIDENCEKIT_PARSE_PROCESSES, EVIDENCEKIT_RETENTION_HOURS, EVIDENCEKIT_CA_BUNDLE "
+                            "(docs/settings.md in the source repository explains each).")
+
+
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="evidencekit worker", description=__doc__ + " Settings come from the "
-                            "environment (DATABASE_URL, EVIDENCEKIT_*; see README.md).").parse_args(argv or [])
+    build_parser().parse_args(argv or [])
     check_or_exit()
     configure_logging("INFO")
     asyncio.run(run_worker())

@@ -1,0 +1,78 @@
+"""`evidencekit completion bash`: the script bash loads completes commands, sub-commands, options
+and file names as a user's TAB would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evidencekit.cli import main
+from evidencekit.completion import command_tree
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bash_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    script = tmp_path_factory.mktemp("completion") / "evidencekit.bash"
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "completion", "bash"], capture_output=True,
+                          text=True, check=True, cwd=ROOT, timeout=60)
+    script.write_text(done.stdout)
+    return script
+
+
+def complete(script: Path, line: str, cwd: Path = ROOT) -> list[str]:
+    """What bash offers for TAB at the end of `line`, with the script loaded."""
+    words = line.split(" ")
+    program = f"""
+source {script}
+COMP_WORDS=({" ".join(f"'{word}'" for word in words)})
+COMP_CWORD={len(words) - 1}
+COMP_LINE='{line}'
+COMP_POINT=${{#COMP_LINE}}
+_shtab_evidencekit evidencekit '{words[-1]}' '{words[-2]}'
+printf '%s\\n' "${{COMPREPLY[@]}}"
+"""
+    done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=True, cwd=cwd, timeout=30)
+    return sorted(filter(None, (word.strip() for word in done.stdout.splitlines())))
+
+
+def test_commands_and_their_options_complete(bash_script: Path) -> None:
+    assert complete(bash_script, "evidencekit re") == ["retrieve"]
+    assert set(complete(bash_script, "evidencekit ")) >= {"retrieve", "status", "documents", "serve", "mcp",
+                                                            "worker", "admin", "codegen", "completion"}
+    assert complete(bash_script, "evidencekit retrieve --wa") == ["--wait"]
+    assert complete(bash_script, "evidencekit retrieve --kind ") == ["published_captions", "url_text"]
+    assert complete(bash_script, "evidencekit admin to") == ["token", "tokens"]
+    assert complete(bash_script, "evidencekit codegen check --ag") == ["--against"]
+    assert complete(bash_script, "evidencekit serve --http ") == ["auto", "h11", "httptools"]
+
+
+def test_file_options_complete_file_names(bash_script: Path, tmp_path: Path) -> None:
+    (tmp_path / "urls.txt").write_text("https://example.com/\n")
+    (tmp_path / "unrelated.md").write_text("")
+    assert complete(bash_script, "evidencekit retrieve --from-file ur", cwd=tmp_path) == ["urls.txt"]
+
+
+def test_every_command_of_the_dispatcher_is_in_the_tree() -> None:
+    from evidencekit.cli import CLIENT_COMMANDS, COMMANDS
+
+    tree = command_tree()
+    commands = next(action for action in tree._actions if action.dest == "command")
+    assert sorted(commands.choices) == sorted([*CLIENT_COMMANDS, *COMMANDS])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("shell", ["zsh", "tcsh"])
+def test_other_shells_get_a_script_naming_every_command(shell: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["completion", shell]) == 0
+    script = capsys.readouterr().out
+    assert all(name in script for name in ("retrieve", "import-pages", "codegen", "--from-file"))
+
+
+def test_an_unknown_shell_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["completion", "fish"])
+    assert exited.value.code == 2 and "invalid choice" in capsys.readouterr().err
