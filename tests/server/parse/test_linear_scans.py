@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import html
 import re
-import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidencekit.server.evidence.parse.captions_vtt import strip_ruby_text
 from evidencekit.server.evidence.parse.html_tree import cdata_as_text
+from tests.support import cpu_seconds as seconds
 
 RUBY_TEXT = re.compile(r"<rt(?:[\s.][^>]*)?>.*?(?:</rt\s*>|(?=</ruby\s*>)|$)", re.DOTALL)  # the old regex
 CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
@@ -30,15 +30,6 @@ def test_ruby_text_is_stripped_as_the_regex_did(text: str) -> None:
 @given(st.lists(st.sampled_from(CDATA_TOKENS), max_size=30).map("".join))
 def test_cdata_becomes_text_as_the_regex_did(text: str) -> None:
     assert cdata_as_text(text) == CDATA.sub(lambda match: html.escape(match.group(1), quote=False), text)
-
-
-def seconds(function: object, text: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        function(text)  # type: ignore[operator]
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 def test_hostile_repetitions_take_time_in_proportion_to_their_length() -> None:

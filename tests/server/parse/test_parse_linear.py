@@ -7,7 +7,6 @@ work shows as a ratio near 16; linear as about 4.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
@@ -20,6 +19,7 @@ from evidencekit.server.evidence.parse import (
     parse_webvtt,
     sniff_captions,
 )
+from tests.support import cpu_seconds as seconds
 
 VTT = [b"<rt ", b"<rt>", b"</rt>", b"<ruby>", b"<c.", b"<v ", b"<", b">", b"00:00.000 --> 00:01.000\n", b"-->",
        b"\n", b"\n\n", b"NOTE ", b"&amp;", b"&", b"<b>", b"STYLE\n", b"00:", b" ", b"\r"]
@@ -48,15 +48,6 @@ PARSERS = {"webvtt": (quietly(parse_webvtt), b"WEBVTT\n\n00:00.000 --> 00:01.000
            "sniff_captions": (sniff_captions, b"", [*VTT, *SRT])}
 CASES = [pytest.param(parse, head, token, id=f"{name}-{token!r}")
          for name, (parse, head, tokens) in PARSERS.items() for token in tokens]
-
-
-def seconds(parse: Callable[[bytes], object], body: bytes) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        parse(body)
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 @pytest.mark.parametrize(("parse", "head", "token"), CASES)
