@@ -1,9 +1,11 @@
 """Claim + settle throughput of the receipt store, with a stub retrieval that returns at once.
 
-    .venv/bin/python scripts/bench_store.py [--receipts 1000] [--postgres postgresql://postgres@127.0.0.1:5432/test]
+    .venv/bin/python scripts/bench_store.py [--receipts 4000] [--postgres postgresql://postgres@127.0.0.1:5432/test]
 
-Runs, one after another: 1 worker process on SQLite, 1 and 4 worker processes on PostgreSQL
-(each on a fresh database), and prints receipts settled per second. Only 127.0.0.1 is used.
+Each row: a fresh database (SQLite file, or a PostgreSQL database on 127.0.0.1), RECEIPTS pending
+receipts in 20 workspaces, then N worker processes (`Worker.run`, as `evidencekit worker` runs it)
+with the given concurrency, started and connected before the clock starts. The time runs from
+"go" until every receipt is completed; each settle writes a result, an evidence row and a revision.
 """
 
 from __future__ import annotations
@@ -24,8 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evidencekit.server.evidence.retrieval.engine import Retrieved  # noqa: E402
-from evidencekit.server.evidence.store.db import open_store  # noqa: E402
-from evidencekit.server.evidence.store.models import Receipt  # noqa: E402
+from evidencekit.server.evidence.store.db import database_url, open_store  # noqa: E402
 from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit  # noqa: E402
 from evidencekit.server.evidence.worker import Worker, WorkerSettings  # noqa: E402
 
@@ -37,43 +38,79 @@ RESULT = {
                    "caption_format": None, "language": None, "language_source": "unknown",
                    "platform_native_verified": False},
 }
+# (database, worker processes, concurrency per worker): the shipped default concurrency is 4, its cap 8
+SETUPS = [("SQLite", 1, 4), ("SQLite", 1, 8), ("PostgreSQL", 1, 4), ("PostgreSQL", 1, 8),
+          ("PostgreSQL", 2, 8), ("PostgreSQL", 4, 8)]
 
 
 class StubEngine:
     capacity = 64  # retrievals at once, as RetrievalEngine.capacity
+
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
         return Retrieved(RESULT, "stub", f"hash-{url}")
 
 
-async def work(url: str, total: int) -> None:
+async def work(url: str, concurrency: int) -> None:
+    """One worker process: connect, say ready, wait for "go", work until told to stop."""
     async with open_store(url):
-        worker = Worker(StubEngine(), WorkerSettings(lease=timedelta(seconds=30), poll_interval=0.05,
-                                                      concurrency=4))  # type: ignore[arg-type]
+        worker = Worker(StubEngine(), WorkerSettings(lease=timedelta(seconds=30), poll_interval=0.05,  # type: ignore[arg-type]
+                                                      concurrency=concurrency))
+        loop = asyncio.get_running_loop()
+        print("ready", flush=True)
+        await loop.run_in_executor(None, sys.stdin.readline)
         stop = asyncio.Event()
         task = asyncio.create_task(worker.run(stop))
-        while await Receipt.filter(state="completed").count() < total:
-            await asyncio.sleep(0.2)
+        await loop.run_in_executor(None, sys.stdin.readline)
         stop.set()
         await task
 
 
 async def fill(url: str, total: int) -> None:
     async with open_store(url):
-        workspace = uuid.uuid4()
+        workspaces = [uuid.uuid4() for _ in range(20)]
         for number in range(total):
-            await submit(RetrieveRequest(workspace, uuid.uuid4(), f"https://example.com/{number}", "url_text"))
+            await submit(RetrieveRequest(workspaces[number % 20], uuid.uuid4(), f"https://example.com/{number}",
+                                         "url_text"), retention=timedelta(hours=1))
 
 
-def run(url: str, total: int, processes: int) -> float:
+async def left(url: str) -> int:
+    from tortoise.connection import get_connection
+
+    rows = await get_connection("default").execute_query_dict(
+        "SELECT count(*) AS n FROM receipt WHERE state IN ('pending', 'running')")
+    return int(rows[0]["n"])
+
+
+async def wait_all_settled(url: str, started: float) -> float:
+    async with open_store(url):
+        while await left(url):
+            await asyncio.sleep(0.02)
+        return time.perf_counter() - started
+
+
+def run(url: str, total: int, processes: int, concurrency: int) -> float:
     asyncio.run(fill(url, total))
-    started = time.perf_counter()
-    workers = [subprocess.Popen([sys.executable, __file__, "--work", url, "--receipts", str(total)], cwd=ROOT)
+    workers = [subprocess.Popen([sys.executable, __file__, "--work", url, "--concurrency", str(concurrency)],
+                                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                for _ in range(processes)]
-    for worker in workers:
-        worker.wait()
-        if worker.returncode:
-            raise SystemExit(f"worker failed with {worker.returncode}")
-    return total / (time.perf_counter() - started)
+    try:
+        for worker in workers:
+            assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
+        started = time.perf_counter()
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        seconds = asyncio.run(wait_all_settled(url, started))
+    finally:
+        for worker in workers:
+            if worker.stdin is not None:
+                worker.stdin.write("stop\n")
+                worker.stdin.close()
+        for worker in workers:
+            if worker.wait(timeout=60):
+                raise SystemExit(f"a worker failed with {worker.returncode}")
+    return total / seconds
 
 
 async def pg_database(admin_url: str, create: bool, name: str) -> None:
@@ -86,32 +123,37 @@ async def pg_database(admin_url: str, create: bool, name: str) -> None:
         await connection.close()
 
 
+def one_setup(database: str, processes: int, concurrency: int, total: int, admin_url: str) -> float:
+    if database == "SQLite":
+        with tempfile.TemporaryDirectory() as tmp:
+            return run(database_url({"EVIDENCEKIT_DATA_DIR": tmp}), total, processes, concurrency)
+    name = f"evidencekit_bench_{uuid.uuid4().hex[:8]}"
+    asyncio.run(pg_database(admin_url, True, name))
+    try:
+        return run(admin_url.rsplit("/", 1)[0] + "/" + name, total, processes, concurrency)
+    finally:
+        asyncio.run(pg_database(admin_url, False, name))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--receipts", type=int, default=1000)
+    parser.add_argument("--receipts", type=int, default=4000)
     parser.add_argument("--postgres", default=os.environ.get("EVIDENCEKIT_TEST_PG",
                                                              "postgresql://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--work", help=argparse.SUPPRESS)
+    parser.add_argument("--concurrency", type=int, default=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.work:
-        asyncio.run(work(args.work, args.receipts))
+        asyncio.run(work(args.work, args.concurrency))
         return 0
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        rows.append(("SQLite", 1, run(f"sqlite:///{tmp}/bench.sqlite3?busy_timeout=10000", args.receipts, 1)))
-    for processes in (1, 4):
-        name = f"evidencekit_bench_{uuid.uuid4().hex[:8]}"
-        asyncio.run(pg_database(args.postgres, True, name))
-        try:
-            rows.append(("PostgreSQL", processes, run(args.postgres.rsplit("/", 1)[0] + "/" + name,
-                                                     args.receipts, processes)))
-        finally:
-            asyncio.run(pg_database(args.postgres, False, name))
+    rows = [(database, processes, concurrency, one_setup(database, processes, concurrency, args.receipts,
+                                                         args.postgres))
+            for database, processes, concurrency in SETUPS]
     print(f"command: python scripts/bench_store.py --receipts {args.receipts}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
-    print("| database | worker processes | receipts settled/s |\n|---|---:|---:|")
-    for database, processes, rate in rows:
-        print(f"| {database} | {processes} | {rate:.0f} |")
+    print("| database | worker processes | concurrency each | receipts settled/s |\n|---|---:|---:|---:|")
+    for database, processes, concurrency, rate in rows:
+        print(f"| {database} | {processes} | {concurrency} | {rate:.0f} |")
     return 0
 
 

@@ -19,7 +19,6 @@ from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
 from evidencekit.server.evidence.store import jobs, ratelimit, receipts
 from evidencekit.server.evidence.store.evidence import Content
-from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.outage import is_store_outage
 
 log = logging.getLogger("evidencekit.worker")
@@ -84,43 +83,9 @@ class Worker:
         self.engine = engine
         self.settings = settings or WorkerSettings()
         self.worker_id = worker_id or lease_owner.worker_id()
-
-    async def run_once(self) -> bool:
-        """Claim and settle one receipt; False when there was nothing to claim."""
-        receipt = await jobs.claim(self.worker_id, self.settings.lease, max_attempts=self.settings.max_attempts)
-        if receipt is None:
-            return False
-        await self._process(receipt)
-        return True
-
-    async def _process(self, receipt: Receipt) -> None:
-        heartbeat = asyncio.create_task(self._keep_lease(receipt))
-        try:
-            retrieved = await self.engine.retrieve(receipt.url, receipt.kind, receipt.language)
-        except asyncio.CancelledError:
-            heartbeat.cancel()
-            await jobs.release(receipt.id, self.worker_id)
-            raise
-        finally:
-            heartbeat.cancel()
-        try:
-            await jobs.settle(receipt, self.worker_id, retrieved.result, content_of(retrieved))
-        except jobs.LeaseLost:
-            log.warning("lost the lease on receipt %s before settling; another worker owns it", receipt.id)
-
-    async def _keep_lease(self, receipt: Receipt) -> None:
-        interval = self.settings.lease.total_seconds() / 3
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                held = await jobs.renew(receipt.id, self.worker_id, self.settings.lease)
-            except Exception as exc:  # noqa: BLE001 - a passing database error must not end renewal
-                log.warning("worker %s: could not renew the lease on receipt %s (%s: %s); retrying",
-                            self.worker_id, receipt.id, type(exc).__name__, exc)
-                continue
-            if not held:
-                log.warning("lease on receipt %s was lost", receipt.id)
-                return
+        # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
+        # engine would spend an attempt and sit under this worker's lease while another worker is idle.
+        self.slots = min(self.settings.concurrency, self.engine.capacity)
 
     async def sweep(self, stop: asyncio.Event) -> None:
         """Expire receipts past valid_until (purging their content) and settle abandoned ones."""
@@ -158,38 +123,166 @@ class Worker:
         return freed
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Work with `concurrency` slots until `stop` is set; then finish what is in hand."""
-        backoff = _StoreBackoff(self.settings.poll_interval, self.settings.sweep_interval)
+        """Work with `slots` receipts at once until `stop` is set; then finish what is in hand.
+        Cancelled (the grace period is over), release what is in hand to other workers."""
         if lease_owner.boot_id():
             try:
                 await self.take_up_the_dead()
             except Exception as exc:  # noqa: BLE001 - the leases then expire as they would have
                 log.warning("worker %s: could not look for dead workers' leases (%s: %s)", self.worker_id,
                             type(exc).__name__, exc)
+        sweeping = asyncio.create_task(self.sweep(stop))  # ends by itself once stop is set
+        try:
+            await _Hand(self).work(stop)
+        except asyncio.CancelledError:
+            sweeping.cancel()
+            raise
+        await sweeping
 
-        async def slot() -> None:
-            while not stop.is_set():
-                if backoff.left() > 0:  # another slot found the database unavailable: no claim till then
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), backoff.left())
+
+class _Hand:
+    """What one worker holds: its claimed receipts, their retrievals and the settles waiting.
+
+    One claimer keeps the slots full (a claim takes as many receipts as slots are free), each
+    retrieval runs as its own task, one settler settles whatever finished meanwhile in one
+    transaction, and one heartbeat renews every lease held in one statement."""
+
+    MOST_PER_SETTLE = 64
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker, self.settings, self.worker_id = worker, worker.settings, worker.worker_id
+        self.held: dict[str, jobs.Claimed] = {}  # claimed, not yet settled or released
+        self.lost: set[str] = set()  # leases found lost (said once each)
+        self.finished: asyncio.Queue[jobs.Settle] = asyncio.Queue()
+        self.retrievals: set[asyncio.Task[None]] = set()
+        self.freed = asyncio.Event()  # a slot came free
+        self.backoff = _StoreBackoff(self.settings.poll_interval, self.settings.sweep_interval)
+
+    async def work(self, stop: asyncio.Event) -> None:
+        tasks = [asyncio.create_task(self._claim(stop)), asyncio.create_task(self._keep_leases())]
+        settling = asyncio.create_task(self._settle())
+        try:
+            await tasks[0]  # until stop; then what is in hand is finished
+            while self.held:
+                self.freed.clear()
+                await self.freed.wait()
+        except asyncio.CancelledError:
+            for task in self.retrievals:
+                task.cancel()
+            await asyncio.gather(*self.retrievals, return_exceptions=True)
+            settling.cancel()  # a settle in progress rolls back: its receipts are released below
+            await asyncio.gather(settling, return_exceptions=True)
+            if self.held:
+                await jobs.release_many(list(self.held), self.worker_id)
+            raise
+        finally:
+            for task in (*tasks, settling):
+                task.cancel()
+            await asyncio.gather(*tasks, settling, return_exceptions=True)
+
+    async def _pause(self, stop: asyncio.Event, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), seconds)
+
+    async def _claim(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            free = self.worker.slots - len(self.held)
+            if free <= 0:
+                self.freed.clear()
+                waiting = asyncio.create_task(self.freed.wait())
+                stopping = asyncio.create_task(stop.wait())
+                await asyncio.wait([waiting, stopping], return_when=asyncio.FIRST_COMPLETED)
+                waiting.cancel()
+                stopping.cancel()
+                continue
+            if self.backoff.left() > 0:  # the database was unavailable: no claim till then
+                await self._pause(stop, self.backoff.left())
+                continue
+            try:
+                claimed = await jobs.claim_many(self.worker_id, self.settings.lease,
+                                                max_attempts=self.settings.max_attempts, limit=free)
+                self.backoff.reset()
+            except Exception as exc:
+                self._failed("claim", exc)
+                await self._pause(stop, max(self.backoff.left(), self.settings.poll_interval))
+                continue
+            for receipt in claimed:
+                self.held[str(receipt.id)] = receipt
+                task = asyncio.create_task(self._retrieve(receipt))
+                self.retrievals.add(task)
+                task.add_done_callback(self.retrievals.discard)
+            if not claimed:
+                await self._pause(stop, self.settings.poll_interval)
+
+    def _failed(self, step: str, exc: Exception) -> None:
+        if is_store_outage(exc):
+            pause = self.backoff.failed()
+            log.warning("worker %s: database unavailable (%s: %s); trying again in %.0fs",
+                        self.worker_id, type(exc).__name__, exc, pause)
+        else:
+            log.exception("worker %s: %s failed; retrying", self.worker_id, step)
+
+    async def _retrieve(self, receipt: jobs.Claimed) -> None:
+        try:
+            retrieved = await self.worker.engine.retrieve(receipt.url, receipt.kind, receipt.language)
+        except Exception:  # its lease runs out and another attempt is made (or it settles unconfirmed)
+            log.exception("worker %s: retrieving receipt %s failed", self.worker_id, receipt.id)
+            self._drop([str(receipt.id)])
+            return
+        self.finished.put_nowait(jobs.Settle(receipt, retrieved.result, content_of(retrieved)))
+
+    def _drop(self, ids: list[str]) -> None:
+        for receipt_id in ids:
+            self.held.pop(receipt_id, None)
+            self.lost.discard(receipt_id)
+        self.freed.set()
+
+    async def _settle(self) -> None:
+        while True:
+            batch = [await self.finished.get()]
+            while not self.finished.empty() and len(batch) < self.MOST_PER_SETTLE:
+                batch.append(self.finished.get_nowait())
+            await self._settle_batch(batch)
+
+    async def _settle_batch(self, batch: list[jobs.Settle]) -> None:
+        """Settle `batch`, waiting out an unavailable database (the leases are kept meanwhile); a
+        batch that fails otherwise is settled one by one, so one bad receipt fails alone."""
+        while True:
+            try:
+                settled = await jobs.settle_many(self.worker_id, batch)
+                break
+            except Exception as exc:
+                if is_store_outage(exc):
+                    self._failed("settle", exc)
+                    await asyncio.sleep(max(self.backoff.left(), self.settings.poll_interval))
                     continue
-                pause = self.settings.poll_interval
-                try:
-                    worked = await self.run_once()
-                    backoff.reset()
-                except Exception as exc:
-                    worked = False
-                    if is_store_outage(exc):
-                        pause = backoff.failed()
-                        log.warning("worker %s: database unavailable (%s: %s); trying again in %.0fs",
-                                    self.worker_id, type(exc).__name__, exc, pause)
-                    else:
-                        log.exception("worker %s: claim or settle failed; retrying", self.worker_id)
-                if not worked:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), pause)
+                if len(batch) > 1:
+                    for item in batch:
+                        await self._settle_batch([item])
+                    return
+                log.exception("worker %s: settling receipt %s failed", self.worker_id, batch[0].receipt.id)
+                settled = set()
+                break
+        for item in batch:
+            if str(item.receipt.id) not in settled:
+                log.warning("lost the lease on receipt %s before settling; another worker owns it",
+                            item.receipt.id)
+        self._drop([str(item.receipt.id) for item in batch])
 
-        # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
-        # engine would spend an attempt and sit under this worker's lease while another worker is idle.
-        slots = min(self.settings.concurrency, self.engine.capacity)
-        await asyncio.gather(self.sweep(stop), *(slot() for _ in range(slots)))
+    async def _keep_leases(self) -> None:
+        interval = self.settings.lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(interval)
+            ids = [receipt_id for receipt_id in self.held if receipt_id not in self.lost]
+            if not ids:
+                continue
+            try:
+                held = await jobs.renew_many(ids, self.worker_id, self.settings.lease)
+            except Exception as exc:  # noqa: BLE001 - a passing database error must not end renewal
+                log.warning("worker %s: could not renew the leases on %d receipts (%s: %s); retrying",
+                            self.worker_id, len(ids), type(exc).__name__, exc)
+                continue
+            for receipt_id in ids:
+                if receipt_id not in held and receipt_id in self.held:
+                    self.lost.add(receipt_id)
+                    log.warning("lease on receipt %s was lost", receipt_id)

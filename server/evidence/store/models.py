@@ -131,7 +131,9 @@ class Receipt(Model):
     class Meta:
         table = "receipt"
         unique_together = (("workspace_id", "mutation_id"),)
-        indexes = (("evidence_id", "evidence_revision"),)  # the purge asks which receipts refer to a revision
+        indexes = (("evidence_id", "evidence_revision"),  # the purge asks which receipts refer to a revision
+                   ("state", "created_at"),  # claims: the oldest waiting receipts
+                   ("state", "workspace_id", "created_at"))  # claims: each workspace's oldest
 
 
 class RateWindow(Model):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -19,7 +20,12 @@ def is_postgres_connection(connection: Any) -> bool:
 def dialect_params(statement: str, postgres: bool) -> str:
     """`{p1}`, `{p2}`... as PostgreSQL's $1, $2 or SQLite's ?1, ?2: numbered on both, so a
     statement may use them in any order or more than once."""
-    return _PLACEHOLDER.sub(lambda match: ("$" if postgres else "?") + match.group(1), statement)
+    return _PLACEHOLDER.sub(lambda match: param(int(match.group(1)), postgres), statement)
+
+
+def param(number: int, postgres: bool) -> str:
+    """Placeholder `number` (from 1): `$n` on PostgreSQL, `?n` on SQLite."""
+    return f"${number}" if postgres else f"?{number}"
 
 
 def sql_uuid(value: uuid.UUID | str | None, postgres: bool) -> uuid.UUID | str | None:
@@ -32,3 +38,25 @@ def sql_uuid(value: uuid.UUID | str | None, postgres: bool) -> uuid.UUID | str |
 def sql_time(value: datetime, postgres: bool) -> Any:
     """A timestamp as the column holds it: a datetime for asyncpg, tortoise's ISO text on SQLite."""
     return value if postgres else value.astimezone(UTC).isoformat(" ")
+
+
+def rows_table(name: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]], postgres: bool,
+               first: int) -> tuple[str, list[Any]]:
+    """`rows` as a table `name` with `columns` ((name, PostgreSQL type) pairs) for a statement's
+    FROM, and the values it binds, numbered from `first`.
+
+    PostgreSQL unnests one array per column: one statement text whatever the number of rows, so
+    asyncpg prepares it once. SQLite reads the rows as a UNION ALL of SELECTs (a VALUES list takes
+    no column names there)."""
+    if postgres:
+        arrays = ", ".join(f"{param(first + n, postgres)}::{kind}[]" for n, (_, kind) in enumerate(columns))
+        names = ", ".join(column for column, _ in columns)
+        return f"unnest({arrays}) AS {name}({names})", [[row[n] for row in rows] for n in range(len(columns))]
+    width = len(columns)
+    selects = []
+    for index in range(len(rows)):
+        places = [param(first + index * width + n, postgres) for n in range(width)]
+        if index == 0:
+            places = [f"{place} AS {column}" for place, (column, _) in zip(places, columns, strict=True)]
+        selects.append("SELECT " + ", ".join(places))
+    return f"({' UNION ALL '.join(selects)}) AS {name}", [value for row in rows for value in row]

@@ -220,15 +220,15 @@ async def test_a_purge_during_a_settle_never_blanks_the_revision_the_settle_refe
     claimed = await jobs.claim("w", timedelta(seconds=30), max_attempts=3)
     assert claimed is not None and claimed.id == fresh.id
     recorded, resume = asyncio.Event(), asyncio.Event()
-    real_record = evidence_store.record
+    real_record = evidence_store.record_many
 
-    async def record_then_wait(*args: Any) -> tuple[uuid.UUID, int]:
+    async def record_then_wait(*args: Any) -> list[tuple[str, int]]:
         found = await real_record(*args)
         recorded.set()
         await resume.wait()  # the settle's transaction stays open here
         return found
 
-    monkeypatch.setattr(evidence_store, "record", record_then_wait)
+    monkeypatch.setattr(evidence_store, "record_many", record_then_wait)
     settling = asyncio.create_task(jobs.settle(claimed, "w", RESULT, content("findings")))
     await recorded.wait()
     purging = asyncio.create_task(receipts.purge_expired(now=datetime.now(UTC) + timedelta(seconds=5)))

@@ -36,21 +36,28 @@ async def test_a_failed_renewal_is_logged_and_renewal_goes_on(
         store: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"))
     renewals: list[bool] = []
-    real_renew = jobs.renew
+    real_renew = jobs.renew_many
 
-    async def renew_failing_once(receipt_id: uuid.UUID, worker_id: str, lease: timedelta) -> bool:
+    async def renew_failing_once(ids: list[str], worker_id: str, lease: timedelta) -> set[str]:
         if not renewals:
             renewals.append(False)
             raise ConnectionResetError("database connection reset")
-        renewals.append(await real_renew(receipt_id, worker_id, lease))
-        return renewals[-1]
+        held = await real_renew(ids, worker_id, lease)
+        renewals.append(held == {str(receipt.id)})
+        return held
 
-    monkeypatch.setattr(jobs, "renew", renew_failing_once)
-    worker = Worker(SlowEngine(1.5), WorkerSettings(lease=timedelta(seconds=0.3)))  # type: ignore[arg-type]
+    monkeypatch.setattr(jobs, "renew_many", renew_failing_once)
+    worker = Worker(SlowEngine(1.5), WorkerSettings(lease=timedelta(seconds=0.3),  # type: ignore[arg-type]
+                                                    poll_interval=0.05))
+    stop = asyncio.Event()
     with caplog.at_level(logging.WARNING, logger="evidencekit.worker"):
-        assert await worker.run_once()
+        running = asyncio.create_task(worker.run(stop))
+        while (await Receipt.get(id=receipt.id)).state != "completed":
+            await asyncio.sleep(0.05)
+        stop.set()
+        await running
     assert renewals[0] is False and len(renewals) >= 4 and all(renewals[1:])
-    assert "could not renew the lease" in caplog.text and "ConnectionResetError" in caplog.text
+    assert "could not renew the leases" in caplog.text and "ConnectionResetError" in caplog.text
     settled = await Receipt.get(id=receipt.id)
     assert (settled.state, settled.result, settled.lease_owner) == ("completed", UNAVAILABLE, None)
 
