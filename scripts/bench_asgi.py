@@ -1,9 +1,10 @@
 """Serve scripts/<module>.py's `app` on uvicorn as the status benchmark runs its peers:
 
-    python scripts/bench_asgi.py MODULE PORT HTTP [--settle]
+    python scripts/bench_asgi.py MODULE PORT HTTP [--settle] [--access-log]
 
-on 127.0.0.1 with uvicorn's own protocol for that HTTP parser and no access log, as
-`python -m uvicorn` runs it; --settle first settles the heap as `evidencekit serve` does.
+on 127.0.0.1 with uvicorn's own protocol for that HTTP parser, as `python -m uvicorn` runs it: no
+access log, or with --access-log uvicorn's own (log level info, on stderr); --settle first
+settles the heap as `evidencekit serve` does.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def main() -> None:
     parser.add_argument("port", type=int)
     parser.add_argument("http", choices=("httptools", "h11"))
     parser.add_argument("--settle", action="store_true")
+    parser.add_argument("--access-log", action="store_true")
     args = parser.parse_args()
     sys.path[:0] = [str(ROOT / "scripts"), str(ROOT)]
     import uvicorn
@@ -31,7 +33,8 @@ def main() -> None:
     app = importlib.import_module(args.module).app
     if args.settle:
         heap.settle()
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, http=args.http)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info" if args.access_log else "warning",
+                access_log=args.access_log, http=args.http)
 
 
 if __name__ == "__main__":

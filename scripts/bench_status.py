@@ -2,14 +2,19 @@
 
 `evidencekit serve` (auth, database read, contract validation of every response) and its peers
 are all up at once, on the same uvicorn settings, and measured in interleaved rounds by wrk with
-32 connections. The load cycles through RECEIPTS distinct pending receipts, so every request reads
-its own row (a poll of one receipt over and over would let the read batch answer 32 requests with
-one row). Sides:
+32 connections. The load cycles through RECEIPTS distinct receipts, so every request reads its own
+row (a poll of one receipt over and over would let the read batch answer 32 requests with one
+row). Two loads: pending receipts (every poll before the last), and receipts settled with a page
+of text (the last poll every client makes; ~TEXT_CHARS characters of text). Sides:
 
-ours          `evidencekit serve --no-worker`
+ours          `evidencekit serve --no-worker`, access log off (EVIDENCEKIT_LOG_LEVEL=WARNING)
+ours_logged   the same with its default access log (INFO), written to a file
 floor         the status call's own steps in a bare ASGI function (bench_floor_app.py)
 peer          bare Starlette returning the same bytes (bench_peer_app.py), as uvicorn runs it
 peer_settled  the same peer with the heap settled as serve settles its own (server/runtime/heap.py)
+peer_logged   the peer with uvicorn's own access log on, written to a file
+
+The logged sides and the settled load run with httptools (as shipped) only.
 """
 
 from __future__ import annotations
@@ -38,8 +43,11 @@ from bench_common import (
 )
 
 RECEIPTS = 1000
+TEXT_CHARS = 6000  # a news article's main text is a few thousand characters
 HTTP_SETTINGS = {"httptools": "httptools + uvloop (as shipped)", "h11": "h11 + uvloop"}
 SIDES = ("ours", "floor", "peer", "peer_settled")
+LOGGED_SIDES = ("ours_logged", "peer_logged")
+PEER_PATH = {"pending": "/research-api/evidence/status", "settled": "/settled/research-api/evidence/status"}
 
 
 def wrk_script(bodies: list[str], token: str) -> str:
@@ -71,16 +79,23 @@ def wrk(url: str, script: Path, seconds: int) -> float:
     return float(next(line for line in out.splitlines() if line.startswith("Requests/sec")).split()[1])
 
 
-def serve(env: dict[str, str], port: int, http: str) -> subprocess.Popen[bytes]:
+def serve(env: dict[str, str], port: int, http: str, log: Path | None) -> subprocess.Popen[bytes]:
+    """`evidencekit serve`; with `log`, at its default log level (INFO: one access line per request)
+    with its stderr in that file, else quiet."""
+    env = {**env, "EVIDENCEKIT_LOG_LEVEL": "INFO" if log else "WARNING"}
     return subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--no-worker", "--port", str(port), "--http", http],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=log.open("ab") if log else subprocess.DEVNULL)
 
 
-def asgi_app(module: str, env: dict[str, str], http: str, port: int, settle: bool) -> subprocess.Popen[bytes]:
-    """scripts/<module>.py's `app` on the same uvicorn settings as the service."""
-    command = [PYTHON, str(ROOT / "scripts" / "bench_asgi.py"), module, str(port), http, *(["--settle"] if settle else [])]
-    return subprocess.Popen(command, cwd=ROOT / "scripts", env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+def asgi_app(module: str, env: dict[str, str], http: str, port: int, settle: bool,
+             log: Path | None = None) -> subprocess.Popen[bytes]:
+    """scripts/<module>.py's `app` on the same uvicorn settings as the service; with `log`,
+    uvicorn's own access log on, written to that file."""
+    command = [PYTHON, str(ROOT / "scripts" / "bench_asgi.py"), module, str(port), http,
+               *(["--settle"] if settle else []), *(["--access-log"] if log else [])]
+    output = log.open("ab") if log else subprocess.DEVNULL  # uvicorn's access log is on stdout
+    return subprocess.Popen(command, cwd=ROOT / "scripts", env=env, stdout=output, stderr=output)
 
 
 async def make_receipts(port: int, token: str, workspace: str, count: int) -> list[str]:
@@ -103,8 +118,43 @@ async def make_receipts(port: int, token: str, workspace: str, count: int) -> li
         client.close()
 
 
-def status_bench(database: str, seconds: int, rounds: int, data: Path, http: str) -> tuple[dict[str, list[float]], str]:
-    """Requests/s of every side in every round, and one status answer (the bytes the peer sends).
+async def settle_with_text(database: str, count: int) -> None:
+    """Settle every pending receipt of `database` as a worker would, each with its own page of text."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from datetime import timedelta
+
+    from evidencekit.server.evidence.store import jobs
+    from evidencekit.server.evidence.store.db import open_store
+    from evidencekit.server.evidence.store.evidence import Content
+
+    sentence = "The committee reviewed the findings of the second study and asked for more samples. "
+    async with open_store(database):
+        settled = 0
+        while settled < count:
+            claimed = await jobs.claim_many("bench", timedelta(minutes=5), max_attempts=3, limit=64)
+            assert claimed, f"only {settled} of {count} receipts to settle"
+            batch = []
+            for receipt in claimed:
+                text = (f"{receipt.url}: " + sentence * (TEXT_CHARS // len(sentence) + 1))[:TEXT_CHARS]
+                result = {"kind": "url_text", "status": "ready", "reason": None, "warnings": [],
+                          "retry_after_seconds": None, "title": "Findings of the second study",
+                          "description": "What the committee found.", "text": text, "segments": [],
+                          "provenance": {"source_url": receipt.url, "retrieved_at": "2026-12-01T10:00:00Z",
+                                         "mime_type": "text/html", "parser_version": "research-public-retrieval/v1",
+                                         "content_kind": "document_text", "caption_format": None,
+                                         "language": "en", "language_source": "publisher_declared",
+                                         "platform_native_verified": False}}
+                batch.append(jobs.Settle(receipt, result, Content(f"h-{receipt.id}", receipt.url, result["title"],
+                                                                  result["description"], text, f"# {text}", [])))
+            settled += len(await jobs.settle_many("bench", batch))
+
+
+def status_bench(database: str, seconds: int, rounds: int, data: Path, http: str,
+                 extended: bool) -> tuple[dict[str, dict[str, list[float]]], dict[str, str]]:
+    """Requests/s of every side under every load in every round, and one status answer per load
+    (the bytes the peer sends). `extended`: the logged sides and the settled load too.
 
     A shared machine's speed drifts over a minute (other tenants, CPU boost): measuring each side
     once, one after the other, would fold that drift into the ratio. Each round runs the sides
@@ -112,40 +162,73 @@ def status_bench(database: str, seconds: int, rounds: int, data: Path, http: str
     """
     import httpx
 
-    env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "EVIDENCEKIT_LOG_LEVEL": "WARNING",
-           "PYTHONPATH": str(ROOT), "EVIDENCEKIT_RETRIEVE_PER_MINUTE": str(RECEIPTS * 10)}
+    env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "PYTHONPATH": str(ROOT),
+           "EVIDENCEKIT_RETRIEVE_PER_MINUTE": str(RECEIPTS * 10)}
+    url = database
     if database != "sqlite":
         env["DATABASE_URL"] = database
-    ports = {side: free_port() for side in SIDES}
-    processes = [serve(env, ports["ours"], http)]
+    else:
+        from evidencekit.server.evidence.store.db import database_url
+        url = database_url(env)
+    sides = SIDES + (LOGGED_SIDES if extended else ())
+    loads = ("pending", "settled") if extended else ("pending",)
+    ports = {side: free_port() for side in sides}
+    logs = {side: data / f"{side}.log" for side in LOGGED_SIDES}
+    processes = [serve(env, ports["ours"], http, None)]
     try:
         wait_ready(f"http://127.0.0.1:{ports['ours']}/healthz", processes[0])
         boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"], cwd=ROOT,
                                          env=env, capture_output=True, text=True, check=True).stdout)
-        bodies = asyncio.run(make_receipts(ports["ours"], boot["token"], boot["workspace_id"], RECEIPTS))
-        answer = httpx.post(f"http://127.0.0.1:{ports['ours']}/research-api/evidence/status", content=bodies[0],
-                            headers={"Authorization": f"Bearer {boot['token']}"}, timeout=5)
-        answer.raise_for_status()
-        (data / "peer-body.json").write_bytes(answer.content)
-        (data / "load.lua").write_text(wrk_script(bodies, boot["token"]))
-        peer_env = {**env, "BENCH_PEER_BODY": str(data / "peer-body.json")}
-        processes.append(asgi_app("bench_floor_app", env, http, ports["floor"], settle=True))
-        processes.append(asgi_app("bench_peer_app", peer_env, http, ports["peer"], settle=False))
-        processes.append(asgi_app("bench_peer_app", peer_env, http, ports["peer_settled"], settle=True))
-        for process, side in zip(processes[1:], SIDES[1:], strict=True):
-            wait_ready(f"http://127.0.0.1:{ports[side]}/", process)
-        rates: dict[str, list[float]] = {side: [] for side in SIDES}
+        bodies = {}
+        if extended:  # made and settled before the pending ones are made
+            bodies["settled"] = asyncio.run(make_receipts(ports["ours"], boot["token"], boot["workspace_id"],
+                                                          RECEIPTS))
+            asyncio.run(settle_with_text(url, RECEIPTS))
+        bodies["pending"] = asyncio.run(make_receipts(ports["ours"], boot["token"], boot["workspace_id"], RECEIPTS))
+        answers = {}
+        for load in loads:
+            answer = httpx.post(f"http://127.0.0.1:{ports['ours']}/research-api/evidence/status",
+                                content=bodies[load][0], headers={"Authorization": f"Bearer {boot['token']}"},
+                                timeout=5)
+            answer.raise_for_status()
+            assert (answer.json()["retrieval"]["state"] == "completed") == (load == "settled"), answer.text
+            answers[load] = answer.text
+            (data / f"peer-{load}.json").write_bytes(answer.content)
+            (data / f"{load}.lua").write_text(wrk_script(bodies[load], boot["token"]))
+        peer_env = {**env, "BENCH_PEER_BODY": str(data / "peer-pending.json"),
+                    "BENCH_PEER_SETTLED_BODY": str(data / ("peer-settled.json" if extended else "peer-pending.json"))}
+        started = {"floor": asgi_app("bench_floor_app", env, http, ports["floor"], settle=True),
+                   "peer": asgi_app("bench_peer_app", peer_env, http, ports["peer"], settle=False),
+                   "peer_settled": asgi_app("bench_peer_app", peer_env, http, ports["peer_settled"], settle=True)}
+        if extended:
+            started["ours_logged"] = serve(env, ports["ours_logged"], http, logs["ours_logged"])
+            started["peer_logged"] = asgi_app("bench_peer_app", peer_env, http, ports["peer_logged"], settle=False,
+                                              log=logs["peer_logged"])
+        processes += started.values()
+        for side, process in started.items():
+            wait_ready(f"http://127.0.0.1:{ports[side]}/{'healthz' if side.startswith('ours') else ''}", process)
+        rates: dict[str, dict[str, list[float]]] = {load: {side: [] for side in sides} for load in loads}
         each = max(2, round(seconds / rounds))
+        runs = [(load, side) for load in loads for side in sides]
         for turn in range(rounds):
-            for side in SIDES[turn % len(SIDES):] + SIDES[:turn % len(SIDES)]:
-                url = f"http://127.0.0.1:{ports[side]}/research-api/evidence/status"
-                rates[side].append(wrk(url, data / "load.lua", each))
-        return rates, answer.text
+            for load, side in runs[turn % len(runs):] + runs[:turn % len(runs)]:
+                path = PEER_PATH[load] if side.startswith("peer") else PEER_PATH["pending"]
+                rates[load][side].append(wrk(f"http://127.0.0.1:{ports[side]}{path}", data / f"{load}.lua", each))
+        for side, log in logs.items() if extended else ():
+            lines = sum(1 for _ in log.open("rb"))
+            assert lines > 1000, f"{side} wrote {lines} log lines: its access log is not on"
+        return rates, answers
     finally:
         for process in processes:
             process.terminate()
         for process in processes:
             process.wait(timeout=30)
+
+
+def _row(label: str, rates: dict[str, list[float]], mine: str, theirs: str, peer_label: str, target: str) -> Row:
+    median = {side: statistics.median(values) for side, values in rates.items()}
+    return (label, f"{median[mine]:.0f}", f"{median[theirs]:.0f} {peer_label}",
+            shown_ratio(ratios(rates[mine], rates[theirs])), target)
 
 
 def run_status(seconds: int, rounds: int, rows: list[Row], bodies: list[str]) -> list[float]:
@@ -164,19 +247,28 @@ def run_status(seconds: int, rounds: int, rows: list[Row], bodies: list[str]) ->
             for database, shown in (("sqlite", "SQLite"), (postgres, "PostgreSQL")):
                 if database is None:
                     continue
+                extended = http == "httptools"
                 with tempfile.TemporaryDirectory() as tmp:
-                    rates, body = status_bench(database, seconds, rounds, Path(tmp), http)
-                median = {side: statistics.median(rates[side]) for side in SIDES}
-                peer = f"{median['peer']:.0f} bare Starlette"
-                rows.append((f"status read, {shown}, {label} (req/s, 32 conns)", f"{median['ours']:.0f}",
-                             peer, shown_ratio(ratios(rates["ours"], rates["peer"])), ">= 0.5"))
-                rows.append((f"  the same, against the peer with serve's heap settling, {shown}, {http}",
-                             f"{median['ours']:.0f}", f"{median['peer_settled']:.0f} bare Starlette, settled",
-                             shown_ratio(ratios(rates["ours"], rates["peer_settled"])), "(for reference)"))
-                rows.append((f"  floor: the same steps with no plumbing, {shown}, {http}", f"{median['floor']:.0f}",
-                             peer, shown_ratio(ratios(rates["floor"], rates["peer"])), "(bound on the first row)"))
-                bodies.append(body)
-                request_seconds.append(1 / median["ours"])  # one process serves them all: its time per request
+                    rates, answers = status_bench(database, seconds, rounds, Path(tmp), http, extended)
+                pending = rates["pending"]
+                rows.append(_row(f"status read, {shown}, {label} (req/s, 32 conns)", pending, "ours", "peer",
+                                 "bare Starlette", ">= 0.5"))
+                rows.append(_row(f"  the same, against the peer with serve's heap settling, {shown}, {http}", pending,
+                                 "ours", "peer_settled", "bare Starlette, settled", "(for reference)"))
+                rows.append(_row(f"  floor: the same steps with no plumbing, {shown}, {http}", pending, "floor", "peer",
+                                 "bare Starlette", "(bound on the first row)"))
+                if extended:
+                    settled = rates["settled"]
+                    rows.append(_row(f"status read of a settled receipt with {TEXT_CHARS:,} characters of text, "
+                                     f"{shown}, {http}", settled, "ours", "peer", "bare Starlette", ">= 0.5"))
+                    for load, what in (("pending", "pending"), ("settled", "settled with text")):
+                        rows.append(_row(f"status read, {what}, access log on both sides, {shown}, {http}",
+                                         rates[load], "ours_logged", "peer_logged",
+                                         "bare Starlette, uvicorn access log", ">= 0.5"))
+                        rows.append(_row(f"  what logging costs: logged / quiet, {what}, {shown}, {http}",
+                                         rates[load], "ours_logged", "ours", "quiet", ">= 0.85"))
+                bodies.append(answers["pending"])
+                request_seconds.append(1 / statistics.median(pending["ours"]))  # one process: its time per request
     finally:
         if postgres is not None:
             asyncio.run(pg_database(False, name))

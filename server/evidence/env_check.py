@@ -3,7 +3,6 @@ one clear line and exit code 2 rather than a traceback from deep inside the firs
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import sys
@@ -102,6 +101,8 @@ def check_or_exit(environ: Mapping[str, str] | None = None) -> None:
 
 
 def configure_logging(default: str) -> None:
-    """Log to stderr at EVIDENCEKIT_LOG_LEVEL (any case; checked by `check_or_exit`)."""
-    level = (os.environ.get(LOG_LEVEL_ENV, "").strip() or default).upper()
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    """Log to stderr at EVIDENCEKIT_LOG_LEVEL (any case; checked by `check_or_exit`), written by a
+    thread of its own, off the event loop."""
+    from evidencekit.server.runtime.log_queue import log_off_the_loop
+
+    log_off_the_loop((os.environ.get(LOG_LEVEL_ENV, "").strip() or default).upper())

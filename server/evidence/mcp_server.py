@@ -23,6 +23,7 @@ from evidencekit.server.evidence.auth import evidence_hooks
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.handlers import EvidenceHandlers
 from evidencekit.server.generated.app import create_stdio_server, tool_bindings
+from evidencekit.server.runtime.log_queue import flush_logs
 from evidencekit.server.runtime.mcp import McpSettings, serve_stdio
 from evidencekit.server.runtime.mcp import listed_tools as runtime_listed_tools
 
@@ -154,10 +155,11 @@ async def run_stdio() -> None:
             await serving  # the end of input: a clean exit
             return
         log.warning("evidencekit mcp: signal %d, releasing unfinished receipts", signalled.result())
-        working.cancel()  # releases the receipts in hand (Worker._process)
+        working.cancel()  # releases the receipts in hand (the worker's cancellation)
         await asyncio.wait({working}, timeout=10)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(resources.aclose(), 10)  # the store, the parse processes
+    flush_logs()  # os._exit runs no exit handler
     sys.stderr.flush()
     os._exit(128 + signalled.result())
 

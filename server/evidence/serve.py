@@ -102,7 +102,9 @@ def main(argv: list[str]) -> int:
     http: Any = args.http if args.http == "h11" else bounded_protocol(read_seconds, per_client)
     app = create_app(url, in_process_worker=not args.no_worker)
     heap.settle()
-    config = uvicorn.Config(app, log_level="info", access_log=False, http=http,
+    # log_config=None: uvicorn's lines go through the logging configured above (its own
+    # configuration would close that handler)
+    config = uvicorn.Config(app, log_level="info", log_config=None, access_log=False, http=http,
                             limit_concurrency=int(setting(CONNECTIONS_ENV, "2048")), timeout_keep_alive=5)
     uvicorn.Server(config).run(sockets=[listening])
     return 0

@@ -12,6 +12,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("evidencekit.access")
+_LINE = "%s %s %s %.1fms request_id=%s"
 
 
 def logged_path(scope: Scope) -> str:
@@ -46,5 +47,8 @@ class AccessLog:
         try:
             await self.app(scope, receive, observe)
         finally:
-            log.info("%s %s %s %.1fms request_id=%s", scope["method"], logged_path(scope), status,
-                     (time.perf_counter() - started) * 1000, request_id)
+            # The record made directly: Logger.info would first walk the stack to find its caller
+            # (findCaller), which costs more than the rest of the line
+            log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, (
+                scope["method"], logged_path(scope), status, (time.perf_counter() - started) * 1000,
+                request_id), None))

@@ -1,0 +1,128 @@
+"""Logging written off the event loop: the loop queues each record, a thread formats and writes
+them in batches.
+
+Formatting a line and writing it to stderr on the loop cost about a quarter of a status read's
+throughput (scripts/bench.py status, the logged rows). A thread woken for every record costs as
+much again, in hand-overs of the interpreter lock; so the writer wakes every INTERVAL seconds
+(or once BATCH records wait) and writes what waits with one write. A WARNING or worse is written
+at once, after what waits before it, by the thread that logs it: the lines a crash leaves are on
+disk. Records keep their arguments until written (the access log's are strings and numbers).
+`close()`, also at exit, writes what is still queued.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import logging
+import signal
+import sys
+import threading
+import time
+from typing import TextIO
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+INTERVAL = 0.05  # seconds a line may wait
+BATCH = 1024  # records that wake the writer before INTERVAL is over
+
+
+class _SecondsCached(logging.Formatter):
+    """The standard `asctime` (`2026-12-02 03:38:02,123`), its date and time formatted once a second."""
+
+    def __init__(self, fmt: str) -> None:
+        super().__init__(fmt)
+        self._second, self._text = -1, ""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        second = int(record.created)
+        if second != self._second:
+            self._second, self._text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
+        return f"{self._text},{int(record.msecs):03d}"
+
+
+class BatchedLog(logging.Handler):
+    """Writes the records it is given to `stream`, from a thread of its own, in batches."""
+
+    def __init__(self, stream: TextIO | None = None, fmt: str = FORMAT) -> None:
+        super().__init__()
+        self.stream = stream or sys.stderr
+        self.setFormatter(_SecondsCached(fmt))
+        self.waiting: collections.deque[logging.LogRecord] = collections.deque()  # appends are thread-safe
+        self.writing = threading.Lock()  # one batch written at a time, in order
+        self.wake = threading.Event()
+        self.closing = False
+        self.writer = threading.Thread(target=self._write_on, name="evidencekit-log-writer", daemon=True)
+        self.writer.start()
+        atexit.register(self.close)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.waiting.append(record)
+        if record.levelno >= logging.WARNING or self.closing:  # closed (logging.config does it): write at once
+            self.flush()
+        elif len(self.waiting) >= BATCH:
+            self.wake.set()
+
+    def flush(self) -> None:
+        """Write every waiting record now, in one write."""
+        with self.writing:
+            lines = []
+            while self.waiting:
+                record = self.waiting.popleft()
+                try:
+                    lines.append(self.format(record))
+                except Exception:  # noqa: BLE001 - as logging does: report it and go on
+                    self.handleError(record)
+            if lines:
+                try:
+                    self.stream.write("\n".join(lines) + "\n")
+                    self.stream.flush()
+                except (OSError, ValueError):  # a closed or broken stream: nothing left to tell
+                    pass
+
+    def _write_on(self) -> None:
+        while not self.closing:
+            self.wake.wait(INTERVAL)
+            self.wake.clear()
+            self.flush()
+
+    def close(self) -> None:
+        """Write what waits and stop the writer (a second call does nothing more)."""
+        if not self.closing:
+            self.closing = True
+            self.wake.set()
+            self.writer.join(timeout=5)
+        self.flush()
+        super().close()
+
+
+def flush_logs() -> None:
+    """Write what the root logger's handlers hold, before an exit that runs no exit handler."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+def _flush_then_end(number: int, frame: object) -> None:
+    """SIGTERM with no handler of the application's: end as the signal would, after the logs are
+    written (the default action runs no exit handler; uvicorn raises the signal again once it has
+    shut down)."""
+    flush_logs()
+    signal.signal(number, signal.SIG_DFL)
+    signal.raise_signal(number)
+
+
+def log_off_the_loop(level: str, stream: TextIO | None = None) -> BatchedLog | None:
+    """Route every record through a BatchedLog, the root logger at `level`: what
+    `logging.basicConfig(level=..., format=FORMAT)` does, and like it nothing when the root logger
+    has handlers already (an application's own logging configuration, or pytest's). A SIGTERM
+    that would end the process at once first writes what waits."""
+    root = logging.getLogger()
+    if root.handlers:
+        return None
+    # What FORMAT never prints is not collected for every record (the logging HOWTO's "Optimization")
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    handler = BatchedLog(stream)
+    root.addHandler(handler)
+    root.setLevel(level)
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _flush_then_end)
+    return handler
