@@ -1,4 +1,4 @@
-"""The `evidencekit` command: `serve`, `mcp` (stdio), `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import)."""
+"""The `evidencekit` command: `serve`, `mcp` (stdio), `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import), `conformance` (the gate)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,16 @@ server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*; see README.md):
 
 toolkit (run from a project whose pyproject.toml has [tool.evidencekit.codegen]):
   codegen {generate,check,lock,diff}          the contract-first generator
+  conformance (--url BASE | --mcp-url URL | --mcp-stdio CMD) [--read-only] [--junit FILE]
+                                              check a running server against the contracts
+                                              (exit 0 conforms, 1 violations, 2 usage, 3 unreachable)
 
 client exit codes: 0 success, 1 settled without success, 2 bad usage or input, 3 refused by the
 server, 4 server unreachable, 5 --wait timed out."""
 
 
-COMMANDS = ("retrieve", "status", "documents", "serve", "mcp", "worker", "admin", "import-pages", "codegen")
+COMMANDS = ("retrieve", "status", "documents", "serve", "mcp", "worker", "admin", "import-pages", "codegen",
+            "conformance")
 
 
 def version() -> str:
@@ -86,6 +90,10 @@ def _dispatch(args: list[str]) -> int:
         from evidencekit.codegen.cli import main as codegen_main
 
         return codegen_main(args[1:], prog="evidencekit codegen")
+    if args[0] == "conformance":
+        from evidencekit.testing.gate.cli import main as conformance_main
+
+        return conformance_main(args[1:])
     close = difflib.get_close_matches(args[0], COMMANDS, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     print(f"evidencekit: unknown command {args[0]!r} ({hint}try: evidencekit --help)", file=sys.stderr)

@@ -20,9 +20,20 @@ ERROR_KEYS = ("error", "message", "code", "request_id")
 _SHOWN = 300
 
 
+def as_json(value: Any) -> str:
+    """JSON text of `value`, non-ASCII as is unless it holds what no terminal can print (a lone
+    surrogate, which generated strings may hold)."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, default=str)
+    return text
+
+
 def shown(value: Any, limit: int = _SHOWN) -> str:
     """`value` as compact JSON (text as is), cut at `limit` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = as_json(value) if not isinstance(value, str) else value.encode("utf-8", "replace").decode()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -66,11 +77,11 @@ def curl(method: str, url: str, body: Any, *, secret: Mapping[str, str] | None =
              *(arg for name, value in (plain or {}).items()
                for arg in ("-H", shlex.quote(f"{name}: {value}"))),
              "-H", shlex.quote("Content-Type: application/json"),
-             "-d", shlex.quote(json.dumps(body, ensure_ascii=False))]
+             "-d", shlex.quote(as_json(body))]
     return " ".join(parts)
 
 
 def jsonrpc_call(tool: str, arguments: Any) -> str:
     """The JSON-RPC `tools/call` message that repeats an MCP call, on one line."""
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": tool, "arguments": arguments}}, ensure_ascii=False)
+    return as_json({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": tool, "arguments": arguments}})

@@ -8,7 +8,7 @@ raise instead.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from mcp import ClientSession, StdioServerParameters
@@ -16,12 +16,19 @@ from mcp import types as mcp_types
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str, headers: Mapping[str, str],
-                       timeout: float = 30) -> AsyncIterator[ClientSession]:
+async def http_session(url: str, headers: Mapping[str, str], timeout: float = 30,
+                       on_response: Callable[[Any], None] | None = None) -> AsyncIterator[ClientSession]:
+    """`on_response(response)` sees every HTTP answer of the endpoint (the SDK tells an error status
+    only as "Server returned an error response")."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=dict(headers), timeout=timeout) as http, \
+    async def seen(response: httpx2.Response) -> None:
+        if on_response is not None:
+            on_response(response)
+
+    async with httpx2.AsyncClient(headers=dict(headers), timeout=timeout,
+                                  event_hooks={"response": [seen]}) as http, \
             streamable_http_client(url, http_client=http) as (read, write), \
             ClientSession(read, write, read_timeout_seconds=timeout) as opened:
         await opened.initialize()
