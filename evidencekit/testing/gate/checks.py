@@ -40,10 +40,12 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-def judge(contract: Contract, answer: Answer, *, valid: bool, protocol: bool) -> Verdict:
+def judge(contract: Contract, answer: Answer, *, valid: bool, protocol: bool,
+          invalid_because: str = "") -> Verdict:
+    """`invalid_because`: for an invalid input, what the contract refuses in it."""
     verdict = Verdict()
     failures = verdict.failures
-    kind = "a valid input" if valid else "an invalid input"
+    kind = "a valid input" if valid else f"an invalid input ({invalid_because or 'the contract refuses it'})"
     if answer.outcome == "no_answer":
         failures["answered"] = f"no answer to {kind}: {answer.said}"
         return verdict
@@ -64,8 +66,8 @@ def judge(contract: Contract, answer: Answer, *, valid: bool, protocol: bool) ->
             problem = output_problem(contract.validator, answer.data)
         if problem is not None:
             failures["valid_answers"] = f"{answer.said}: {problem}"
-    elif answer.outcome == "other" and not valid:
-        failures["invalid_refused"] = f"{kind} was not refused: {answer.said}"
+    elif answer.outcome == "other":  # a redirect: neither an answer nor a refusal
+        verdict.notes.append(f"{answer.said} to {kind}: redirects are not followed (is the URL the API's?)")
     elif answer.outcome == "refused" and protocol:
         _check_refusal(answer, valid, failures)
     return verdict

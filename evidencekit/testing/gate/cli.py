@@ -217,7 +217,7 @@ def _gate(targets: list[Any], contracts: dict[str, Any], options: Any, pins: lis
     display = shown.Display()
     options = replace(options, pins=pins, progress=display.progress)
     run = RunReport(str(folder), options.seed, options.max_examples)
-    display.say(shown.header(run, len(contracts)))
+    display.say(shown.header(run, len(options.operations or contracts)))
     try:
         for target in targets:
             try:

@@ -61,9 +61,13 @@ class Display:
         self.held = []
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def header(report: RunReport, operations: int) -> str:
-    return (f"evidencekit conformance: {operations} operations of {report.contracts} (lock current), "
-            f"seed {report.seed}, {report.max_examples} inputs per operation and kind")
+    return (f"evidencekit conformance: {plural(operations, 'operation')} of {report.contracts} (lock "
+            f"current), seed {report.seed}, {report.max_examples} inputs per operation and kind")
 
 
 def surface_lines(surface: SurfaceReport) -> list[str]:
@@ -118,9 +122,9 @@ def finding_lines(finding: Finding, indent: str = "") -> list[str]:
 def closing_line(report: RunReport, junit: str | None) -> str:
     counted = ", ".join(f"{surface.surface} {sum(len(op.findings) for op in surface.operations)}"
                         for surface in report.surfaces if not surface.unreachable)
-    words = [f"{report.violations} violations" + (f" ({counted})" if counted else "")]
+    words = [plural(report.violations, "violation") + (f" ({counted})" if counted else "")]
     if report.errors:
-        words.append(f"{report.errors} gate errors")
+        words.append(plural(report.errors, "gate error"))
     if report.unreachable:
         words.append(f"{len(report.unreachable)} unreachable")
     words.append(f"{report.seconds:.1f} s")

@@ -16,10 +16,10 @@ from functools import cache
 from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
-from hypothesis import strategies as st
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from evidencekit.contracts.loader import Variant
+from evidencekit.testing.answers import shown
 from evidencekit.testing.contracts import Contract
 from evidencekit.testing.gate.checks import applied, judge
 from evidencekit.testing.gate.inputs import Pin, invalid_inputs, valid_inputs
@@ -98,8 +98,7 @@ def run_surface(target: Target, contracts: dict[str, Contract], options: Options
 
 def _operation(target: Target, contract: Contract, variant: Variant, protocol: bool,
                options: Options, report: OperationReport) -> None:
-    gone = _phase(target, contract, valid_inputs(contract, variant, options.pins), True, protocol,
-                  options, report)
+    gone = _phase(target, contract, variant, True, protocol, options, report)
     if not gone and not report.errors and report.successes == 0:
         message = ("no valid input got a success answer, so no answer was checked against the output "
                    "schemas: give a credential that may call it (--header), or ids the target holds "
@@ -109,13 +108,14 @@ def _operation(target: Target, contract: Contract, variant: Variant, protocol: b
         else:
             report.note(message)
     if not gone:
-        _phase(target, contract, invalid_inputs(contract, variant, options.pins), False, protocol,
-               options, report)
+        _phase(target, contract, variant, False, protocol, options, report)
 
 
-def _phase(target: Target, contract: Contract, strategy: st.SearchStrategy[Any], valid: bool,
-           protocol: bool, options: Options, report: OperationReport) -> bool:
+def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, protocol: bool,
+           options: Options, report: OperationReport) -> bool:
     """One kind of input; whether the target stopped answering (then nothing more is sent)."""
+    make = valid_inputs if valid else invalid_inputs
+    strategy = make(contract, variant, options.pins)
     report.ran(*applied(rest=target.rest, valid=valid, protocol=protocol))
     phase = "valid" if valid else "invalid"
     gone = False
@@ -133,7 +133,9 @@ def _phase(target: Target, contract: Contract, strategy: st.SearchStrategy[Any],
                                  shrunk=False))
             report.note(f"calls stopped after {answer.said}")
             return
-        verdict = judge(contract, answer, valid=valid, protocol=protocol)
+        because = "" if valid else "; ".join(
+            f"{error.path} {error.message}" for error in contract.validator.input_errors(payload, variant.name))
+        verdict = judge(contract, answer, valid=valid, protocol=protocol, invalid_because=shown(because, 160))
         for note in verdict.notes:
             report.note(note)
         if valid and answer.outcome == "success":
