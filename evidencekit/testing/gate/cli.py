@@ -8,6 +8,7 @@ nothing was found wrong on the others).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import random
@@ -15,10 +16,11 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-DEFAULT_MAX_EXAMPLES = 25
+DEFAULT_MAX_EXAMPLES = 50
 DEFAULT_TIMEOUT = 10.0
 
 DESCRIPTION = """\
@@ -143,13 +145,33 @@ def main(argv: list[str] | None = None) -> int:
               "pip install 'evidencekit[testing]'", file=sys.stderr)
         return 2
     try:
-        return _run(args)
+        with _hypothesis_storage():
+            return _run(args)
     except Usage as exc:
         print(f"evidencekit conformance: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("evidencekit conformance: interrupted", file=sys.stderr)
         return 130
+
+
+@contextlib.contextmanager
+def _hypothesis_storage() -> Iterator[None]:
+    """Hypothesis's caches in the user's cache folder, not a `.hypothesis/` in the working directory
+    (unless HYPOTHESIS_STORAGE_DIRECTORY says where); as they were after the run."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    import platformdirs
+
+    before = storage_directory(intent_to_write=False).home_directory
+    set_hypothesis_home_dir(Path(platformdirs.user_cache_dir("evidencekit")) / "hypothesis")
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(before)
 
 
 def _run(args: argparse.Namespace) -> int:

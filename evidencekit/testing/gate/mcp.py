@@ -60,12 +60,24 @@ class McpTarget:
             self.close()
             raise Unreachable(reason) from None
         try:
-            listed = self.portal.call(self.session.list_tools).tools
             self.listing = _Listing({tool.name: tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-                                     for tool in listed})
+                                     for tool in self.portal.call(self._all_tools)})
         except Exception as exc:
             self.listing = _Listing({}, f"tools/list failed: {self._said(exc)}")
         return False, "MCP carries no X-Contract-Hash; --strict turns them on"
+
+    async def _all_tools(self) -> list[mcp_types.Tool]:
+        """Every page of tools/list."""
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(1000):  # a server that always names a next page is not followed for ever
+            params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self.session.list_tools(params=params)
+            tools += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
 
     def _why_not(self, exc: BaseException) -> str:
         found = leaves(exc)
