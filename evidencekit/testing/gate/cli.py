@@ -208,16 +208,21 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _targets(args: argparse.Namespace) -> list[Any]:
-    from evidencekit.testing.gate.mcp import http_target, stdio_target
-    from evidencekit.testing.gate.rest import RestTarget
-
+    """The targets named, in the order REST, MCP over HTTP, MCP over stdio (the MCP SDK is imported
+    only when one is named: it takes a second)."""
     headers = headers_of(args.header)
     targets: list[Any] = []
     if args.url:
+        from evidencekit.testing.gate.rest import RestTarget
+
         targets.append(RestTarget(args.url, headers, args.timeout))
     if args.mcp_url:
+        from evidencekit.testing.gate.mcp import http_target
+
         targets.append(http_target(args.mcp_url, headers, args.timeout))
     if args.mcp_stdio:
+        from evidencekit.testing.gate.mcp import stdio_target
+
         argv = shlex.split(args.mcp_stdio)
         if not argv:
             raise Usage("--mcp-stdio: an empty command")

@@ -23,7 +23,7 @@ from evidencekit.testing.answers import shown
 from evidencekit.testing.contracts import Contract
 from evidencekit.testing.gate.checks import applied, judge
 from evidencekit.testing.gate.inputs import Pin, invalid_inputs, valid_inputs
-from evidencekit.testing.gate.results import Finding, OperationReport, SurfaceReport
+from evidencekit.testing.gate.results import CHECKS, Finding, OperationReport, SurfaceReport
 from evidencekit.testing.gate.targets import Target
 
 Progress = Callable[[str, str, str, int], None]  # surface, operation, phase, calls so far
@@ -113,12 +113,18 @@ def _operation(target: Target, contract: Contract, variant: Variant, protocol: b
 
 def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, protocol: bool,
            options: Options, report: OperationReport) -> bool:
-    """One kind of input; whether the target stopped answering (then nothing more is sent)."""
+    """One kind of input; whether the target stopped answering (then nothing more is sent).
+
+    Hypothesis stops generating soon after a first failure, to shrink it. So a run that found
+    failures is followed by another in which the checks already found no longer fail the call,
+    until one generates its whole budget finding nothing new: a failure of one check cannot hide
+    a failure of another, met on other inputs."""
     make = valid_inputs if valid else invalid_inputs
     strategy = make(contract, variant, options.pins)
     report.ran(*applied(rest=target.rest, valid=valid, protocol=protocol))
     phase = "valid" if valid else "invalid"
     gone = False
+    found: set[str] = set()  # the checks whose failures are reported already
 
     def attempt(payload: Any) -> None:
         nonlocal gone
@@ -140,30 +146,35 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
             report.note(note)
         if valid and answer.outcome == "success":
             report.successes += 1
-        if verdict.failures:
+        new = sorted((check, message) for check, message in verdict.failures.items() if check not in found)
+        if new:
             reproduction = target.reproduction(contract, payload)
-            raise ExceptionGroup(f"{len(verdict.failures)} checks failed", [
-                _failure(check)(message, payload, reproduction)
-                for check, message in sorted(verdict.failures.items())])
+            raise ExceptionGroup(f"{len(new)} checks failed", [
+                _failure(check)(message, payload, reproduction) for check, message in new])
 
     test = settings(max_examples=options.max_examples, deadline=None, database=None,
                     phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=True,
                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
                     print_blob=False)(given(strategy)(attempt))
-    try:
-        seed(options.seed)(test)()
-    except Unsatisfiable:
-        if valid:
-            report.errors.append("no valid input could be generated from the contract's input schema")
-        else:
-            report.note("no invalid input: every mutation of a valid input is still valid")
-    except Exception as exc:
-        for leaf, flaky in _failures(exc):
-            if isinstance(leaf, CheckFailed):
-                report.found(Finding(leaf.check, leaf.message, leaf.payload, leaf.reproduction,
-                                     shrunk=not flaky, flaky=flaky))
+    for run in range(len(CHECKS)):
+        before = set(report.findings)
+        try:
+            seed(options.seed + run)(test)()
+        except Unsatisfiable:
+            if valid:
+                report.errors.append("no valid input could be generated from the contract's input schema")
             else:
-                report.errors.append(f"{phase} inputs: {type(leaf).__name__}: {leaf}")
+                report.note("no invalid input: every mutation of a valid input is still valid")
+        except Exception as exc:
+            for leaf, flaky in _failures(exc):
+                if isinstance(leaf, CheckFailed):
+                    report.found(Finding(leaf.check, leaf.message, leaf.payload, leaf.reproduction,
+                                         shrunk=not flaky, flaky=flaky))
+                    found.add(leaf.check)
+                else:
+                    report.errors.append(f"{phase} inputs: {type(leaf).__name__}: {leaf}")
+        if gone or report.errors or set(report.findings) == before:
+            break
     return gone
 
 
