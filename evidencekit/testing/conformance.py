@@ -22,6 +22,11 @@ shape (never a 5xx), a mutated input must be refused as `validation_failed` with
 MCP `tools/list` must describe each tool as its contract does. A failure is shrunk by hypothesis
 and reported with a command that reproduces it. Optional fixture `conformance_prepare(operation,
 payload) -> payload` adapts generated inputs (an id the target knows, say).
+
+The inputs (`evidencekit.testing.strategies`), the answer checks and reproductions
+(`evidencekit.testing.answers`) and the contracts with their lock (`evidencekit.testing.contracts`)
+are those of the conformance gate, `evidencekit conformance` (`evidencekit.testing.gate`), which
+checks a deployed server the same way from the command line.
 """
 
 from __future__ import annotations
