@@ -17,7 +17,13 @@ from lxml import etree
 
 from evidencekit.cli import main as evidencekit
 from evidencekit.testing.contracts import load_contracts
-from tests.support import CONTRACTS_DIR, live_server
+from tests.support import (
+    CONTRACTS_DIR,
+    ExampleHandlers,
+    OtherContractHash,
+    live_server,
+    skeleton_app,
+)
 from tests.testing.gate_servers import RETRIEVE_PATH, Recorder, broken_app
 
 XSD = etree.XMLSchema(etree.parse(str(Path(__file__).with_name("junit.xsd"))))
@@ -117,3 +123,12 @@ def test_read_only_sends_nothing_to_a_write_operation(broken: tuple[str, Recorde
     # what does not need a call is still checked: the write tool's descriptor, here equal
     assert {key[2] for key in failures(out) if key[1] == "sosoapi_research_evidence_retrieve"} == set()
     assert code == 1 and ("mcp-http", "get_documents", "input_schema") in failures(out)
+
+
+def test_a_server_of_another_contract_version_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    with live_server(OtherContractHash(skeleton_app(ExampleHandlers()))) as base:
+        code, out, _ = gate(capsys, "--url", base, "--max-examples", "3")
+    assert code == 1
+    assert {key[2] for key in failures(out)} == {"contract_hash"} and len(failures(out)) == 3
+    assert "X-Contract-Hash sha256:0000000000000000, the lock pins sha256:" in out
+    assert "the server serves another version of the contract" in out

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.contracts.loader import LOCK_NAME
+from evidencekit.contracts.loader import LOCK_NAME, load_operation
 from tests.support import CONTRACTS_DIR
 
 CLOSED = "http://127.0.0.1:9"  # nothing listens on the discard port
@@ -56,6 +56,19 @@ def test_a_missing_or_stale_lock_is_bad_usage(capsys: pytest.CaptureFixture[str]
     (contracts_copy / LOCK_NAME).unlink()
     code, _, err = run(capsys, "--url", CLOSED, "--contracts", str(contracts_copy))
     assert code == 2 and f"{LOCK_NAME}: file not found" in err
+
+
+def test_a_surface_none_of_the_chosen_operations_is_published_on_is_bad_usage(
+        capsys: pytest.CaptureFixture[str], contracts_copy: Path) -> None:
+    manifest = contracts_copy / "get_documents" / "manifest.json"
+    published = json.loads(manifest.read_text())
+    del published["rest"]
+    manifest.write_text(json.dumps(published))
+    lock = json.loads((contracts_copy / LOCK_NAME).read_text())
+    lock["operations"]["get_documents"]["contract_hash"] = load_operation(manifest.parent).contract_hash
+    (contracts_copy / LOCK_NAME).write_text(json.dumps(lock))
+    code, _, err = run(capsys, "--url", CLOSED, "--contracts", str(contracts_copy), "--operation", "get_documents")
+    assert code == 2 and "rest: no chosen operation of" in err and "is published there" in err
 
 
 def test_the_contracts_default_to_the_projects(capsys: pytest.CaptureFixture[str], tmp_path: Path,

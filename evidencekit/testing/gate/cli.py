@@ -199,6 +199,9 @@ def _run(args: argparse.Namespace) -> int:
     options = Options(max_examples=args.max_examples, seed=args.seed if args.seed is not None
                       else random.randrange(2**32), read_only=args.read_only, strict=args.strict,
                       require_success=args.require_success, operations=args.operation)
+    for target in targets:
+        if not any(variant for _, variant, _ in chosen(target, contracts, options)):
+            raise Usage(f"{target.surface}: no chosen operation of {folder} is published there")
     try:
         pins = [Pin.parse(text) for text in args.pins]
         check_pins(pins, [(c, v) for target in targets for c, v, _ in chosen(target, contracts, options) if v])
