@@ -44,7 +44,8 @@ def load_contracts(folder: Path) -> dict[str, Contract]:
     lock = read_json(folder / LOCK_NAME)
     entries = lock.get("operations") if isinstance(lock, dict) else None
     if not isinstance(entries, dict):
-        raise ContractError(folder / LOCK_NAME, "no `operations` table: run `evidencekit codegen lock`")
+        raise ContractError(folder / LOCK_NAME,
+                            "no `operations` table: run `evidencekit codegen lock`")
     pinned = {name: str(entry.get("contract_hash", "")) for name, entry in entries.items()
               if isinstance(entry, dict)}
     return {op.name: Contract(op, pinned.get(op.name, ""), OperationValidator.of(op))

@@ -17,7 +17,8 @@ from mcp import types as mcp_types
 
 @contextlib.asynccontextmanager
 async def http_session(url: str, headers: Mapping[str, str], timeout: float = 30,
-                       on_response: Callable[[Any], None] | None = None) -> AsyncIterator[ClientSession]:
+                       on_response: Callable[[Any], None] | None = None,
+                       ) -> AsyncIterator[ClientSession]:
     """`on_response(response)` sees every HTTP answer of the endpoint (the SDK tells an error status
     only as "Server returned an error response")."""
     import httpx2

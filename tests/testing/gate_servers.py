@@ -99,7 +99,10 @@ def broken_app() -> Recorder:
     output variant (this server checks its answers against the MCP variant only), get_documents is
     listed with another inputSchema (maxItems 50), and a 400 carries no `fields`."""
     handlers = OneVariantHandlers()
-    retrieve = replace(RETRIEVE, schemas={"mcp": RETRIEVE.schemas["mcp"]})
+    # another name: the runtime compiles validators once per (name, hash), and the real spec's
+    # (every variant) may be compiled already in this process
+    retrieve = replace(RETRIEVE, name=f"{RETRIEVE.name} (MCP variant only)",
+                       schemas={"mcp": RETRIEVE.schemas["mcp"]})
     documents = copy.deepcopy(TOOLS_BY_NAME["get_documents"])
     documents["inputSchema"]["properties"]["names"]["maxItems"] = 50
     operations = [Binding(GET_DOCUMENTS, handlers.get_documents), Binding(retrieve, handlers.retrieve),

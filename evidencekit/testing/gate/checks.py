@@ -22,14 +22,14 @@ class Answer:
     """One call's answer, as the checks see it whatever the surface."""
 
     outcome: Outcome
-    said: str  # how it answered, for messages: "HTTP 400", "an isError result", "JSON-RPC error -32602"
-    data: Any = None  # success: what the output variants check; refused: the error body (or its text)
+    said: str  # how it answered: "HTTP 400", "an isError result", "JSON-RPC error -32602"
+    data: Any = None  # success: what the output variants check; refused: the error body (or text)
     problem: str | None = None  # success: why its data cannot be checked (not JSON, say)
     unchecked: str | None = None  # success: why its data is not checked (a note, not a failure)
     status: int | None = None  # REST: the HTTP status
     contract_hash: str | None = None  # REST: the X-Contract-Hash header, when sent
     contract_newer: str | None = None  # REST: the X-Contract-Newer header, when sent
-    validation_refusal: bool = False  # a refusal that must name the fields when the input is invalid
+    validation_refusal: bool = False  # a refusal that must name the fields of an invalid input
     rpc_error: bool = False  # MCP: a JSON-RPC error, not a result
     rest: bool = False
 
@@ -45,7 +45,8 @@ def judge(contract: Contract, answer: Answer, *, valid: bool, protocol: bool,
     """`invalid_because`: for an invalid input, what the contract refuses in it."""
     verdict = Verdict()
     failures = verdict.failures
-    kind = "a valid input" if valid else f"an invalid input ({invalid_because or 'the contract refuses it'})"
+    because = invalid_because or "the contract refuses it"
+    kind = "a valid input" if valid else f"an invalid input ({because})"
     if answer.outcome == "no_answer":
         failures["answered"] = f"no answer to {kind}: {answer.said}"
         return verdict
@@ -54,7 +55,7 @@ def judge(contract: Contract, answer: Answer, *, valid: bool, protocol: bool,
     if answer.outcome == "server_error":
         failures["no_server_error"] = f"{answer.said} to {kind}: {shown(answer.data)}"
     elif answer.outcome == "success" and not valid:
-        failures["invalid_refused"] = f"{kind} was answered with {answer.said}: {shown(answer.data)}"
+        failures["invalid_refused"] = f"{kind} was answered with {answer.said}: " + shown(answer.data)
     elif answer.outcome == "success":
         problem = answer.problem
         if problem is None and answer.unchecked is not None:
@@ -67,7 +68,8 @@ def judge(contract: Contract, answer: Answer, *, valid: bool, protocol: bool,
         if problem is not None:
             failures["valid_answers"] = f"{answer.said}: {problem}"
     elif answer.outcome == "other":  # a redirect: neither an answer nor a refusal
-        verdict.notes.append(f"{answer.said} to {kind}: redirects are not followed (is the URL the API's?)")
+        verdict.notes.append(f"{answer.said} to {kind}: redirects are not followed "
+                             "(is the URL the API's?)")
     elif answer.outcome == "refused" and protocol:
         _check_refusal(answer, valid, failures)
     return verdict
@@ -77,19 +79,22 @@ def _check_hash(contract: Contract, answer: Answer, protocol: bool, verdict: Ver
     locked, header = contract.locked_hash, answer.contract_hash
     if header is not None and header != locked:
         refused = " and refused the call" if answer.status == 412 else ""
-        verdict.failures["contract_hash"] = (f"X-Contract-Hash {header}, the lock pins {locked}: the "
-                                             f"server serves another version of the contract{refused}")
+        verdict.failures["contract_hash"] = (
+            f"X-Contract-Hash {header}, the lock pins {locked}: the server serves another version "
+            f"of the contract{refused}")
     elif header is None and protocol:
-        verdict.failures["contract_hash"] = f"{answer.said} without X-Contract-Hash (the lock pins {locked})"
+        verdict.failures["contract_hash"] = (f"{answer.said} without X-Contract-Hash "
+                                             f"(the lock pins {locked})")
     if answer.contract_newer:
-        verdict.notes.append(f"the server serves a newer compatible contract ({answer.contract_newer})")
+        verdict.notes.append("the server serves a newer compatible contract "
+                             f"({answer.contract_newer})")
 
 
 def _check_refusal(answer: Answer, valid: bool, failures: dict[str, str]) -> None:
     if answer.rpc_error:
         if not valid:
-            failures["validation_fields"] = (f"refused with {answer.said}, not an isError result naming "
-                                             "the fields")
+            failures["validation_fields"] = (f"refused with {answer.said}, not an isError "
+                                             "result naming the fields")
         return
     problem = error_body_problem(answer.data)
     if problem is not None:
@@ -118,7 +123,8 @@ def first_difference(listed: Any, contract: Any, path: str = "$") -> str | None:
     2048"), or None when they are equal."""
     if isinstance(listed, dict) and isinstance(contract, dict):
         for key in [*contract, *(key for key in listed if key not in contract)]:
-            found = first_difference(listed.get(key, _ABSENT), contract.get(key, _ABSENT), f"{path}.{key}")
+            found = first_difference(listed.get(key, _ABSENT), contract.get(key, _ABSENT),
+                                     f"{path}.{key}")
             if found:
                 return found
         return None
@@ -128,7 +134,8 @@ def first_difference(listed: Any, contract: Any, path: str = "$") -> str | None:
             if found:
                 return found
         return None
-    if listed == contract and isinstance(listed, bool) == isinstance(contract, bool):  # 1 is not true
+    # 1 is not true
+    if listed == contract and isinstance(listed, bool) == isinstance(contract, bool):
         return None
 
     def show(value: Any) -> str:

@@ -47,41 +47,48 @@ examples:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="evidencekit conformance", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="evidencekit conformance", description=DESCRIPTION,
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--contracts", metavar="DIR", type=Path,
-                   help="the contracts folder (<operation>/manifest.json and contracts.lock.json); default: "
-                        "the one [tool.evidencekit.codegen] names in the pyproject.toml here or above")
+                   help="the contracts folder (<operation>/manifest.json and contracts.lock.json); "
+                        "default: the one [tool.evidencekit.codegen] names in the pyproject.toml "
+                        "here or above")
     where = p.add_argument_group("targets (one or more)")
-    where.add_argument("--url", metavar="BASE", help="REST: the base URL the operations' paths are under")
-    where.add_argument("--mcp-url", metavar="URL", help="MCP over Streamable HTTP: the endpoint's URL")
-    where.add_argument("--mcp-stdio", metavar="COMMAND", help='MCP over stdio: the server\'s command line, '
-                       'split as a shell would ("python -m my_api.serve stdio")')
+    where.add_argument("--url", metavar="BASE",
+                       help="REST: the base URL the operations' paths are under")
+    where.add_argument("--mcp-url", metavar="URL",
+                       help="MCP over Streamable HTTP: the endpoint's URL")
+    where.add_argument("--mcp-stdio", metavar="COMMAND",
+                       help="MCP over stdio: the server's command line, split as a shell would "
+                            '("python -m my_api.serve stdio")')
     p.add_argument("--header", metavar="'NAME: VALUE'", action="append", default=[],
-                   help="send this header on every HTTP request (repeatable); ${VAR} in the value is read "
-                        "from the environment, so the secret stays off the command line; reproductions "
-                        "show every such header as a placeholder ($TOKEN)")
+                   help="send this header on every HTTP request (repeatable); ${VAR} in the value "
+                        "is read from the environment, so the secret stays off the command line; "
+                        "reproductions show every such header as a placeholder ($TOKEN)")
     p.add_argument("--env", metavar="NAME=VALUE", action="append", default=[],
-                   help="an environment variable for the --mcp-stdio process, beside this one's (repeatable; "
-                        "${VAR} is read from the environment)")
-    p.add_argument("--set", metavar="[OPERATION:]NAME=VALUE", action="append", default=[], dest="pins",
-                   help="pin a top-level input property in every generated input that has it (repeatable): "
-                        "ids the target holds, a URL that leads nowhere; VALUE is JSON, or text")
+                   help="an environment variable for the --mcp-stdio process, beside this one's "
+                        "(repeatable; ${VAR} is read from the environment)")
+    p.add_argument("--set", metavar="[OPERATION:]NAME=VALUE", action="append", default=[],
+                   dest="pins",
+                   help="pin a top-level input property in every generated input that has it "
+                        "(repeatable): ids the target holds, a URL that leads nowhere; VALUE is "
+                        "JSON, or text")
     p.add_argument("--operation", metavar="NAME", action="append", default=[],
                    help="check only this operation (repeatable; default: every one)")
     p.add_argument("--read-only", action="store_true",
-                   help="call only operations whose manifest annotates readOnlyHint: true (for production): "
-                        "no valid or invalid input reaches any other operation")
+                   help="call only operations whose manifest annotates readOnlyHint: true (for "
+                        "production): no valid or invalid input reaches any other operation")
     p.add_argument("--strict", action="store_true",
-                   help="apply the toolkit-protocol checks even when the answers carry no X-Contract-Hash "
-                        "(MCP carries none: use it for a toolkit server's MCP)")
+                   help="apply the toolkit-protocol checks even when the answers carry no "
+                        "X-Contract-Hash (MCP carries none: use it for a toolkit server's MCP)")
     p.add_argument("--require-success", action="store_true",
-                   help="fail an operation when no valid input got a success answer (default: a note: "
-                        "an answer never given was never checked)")
-    p.add_argument("--seed", type=int, help="the random seed, to repeat a run (default: a new one, printed)")
+                   help="fail an operation when no valid input got a success answer (default: a "
+                        "note: an answer never given was never checked)")
+    p.add_argument("--seed", type=int,
+                   help="the random seed, to repeat a run (default: a new one, printed)")
     p.add_argument("--max-examples", type=int, default=DEFAULT_MAX_EXAMPLES, metavar="N",
-                   help=f"valid and invalid inputs each, per operation (default {DEFAULT_MAX_EXAMPLES}); "
-                        "shrinking a failure makes more calls")
+                   help="valid and invalid inputs each, per operation (default "
+                        f"{DEFAULT_MAX_EXAMPLES}); shrinking a failure makes more calls")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"per call and for connecting (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--junit", metavar="FILE", type=Path, help="also write the results as JUnit XML")
@@ -139,7 +146,8 @@ def contracts_folder(given: Path | None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)  # exits 2 on a bad flag
-    missing = [name for name in ("hypothesis", "hypothesis_jsonschema") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("hypothesis", "hypothesis_jsonschema")
+               if importlib.util.find_spec(name) is None]
     if missing:
         print(f"evidencekit conformance: needs {', '.join(missing)}, in the testing extra: "
               "pip install 'evidencekit[testing]'", file=sys.stderr)
@@ -191,7 +199,8 @@ def _run(args: argparse.Namespace) -> int:
         raise Usage(f"the contracts cannot be read: {exc}") from None
     stale = [contract.stale for contract in contracts.values() if contract.stale]
     if stale:
-        raise Usage("the lock does not pin these contracts:\n  " + "\n  ".join(s for s in stale if s))
+        raise Usage("the lock does not pin these contracts:\n  "
+                    + "\n  ".join(s for s in stale if s))
     unknown = sorted(set(args.operation) - set(contracts))
     if unknown:
         raise Usage(f"--operation {', '.join(unknown)}: no such operation in {folder}")
@@ -204,7 +213,8 @@ def _run(args: argparse.Namespace) -> int:
             raise Usage(f"{target.surface}: no chosen operation of {folder} is published there")
     try:
         pins = [Pin.parse(text) for text in args.pins]
-        check_pins(pins, [(c, v) for target in targets for c, v, _ in chosen(target, contracts, options) if v])
+        check_pins(pins, [(contract, variant) for target in targets
+                          for contract, variant, _ in chosen(target, contracts, options) if variant])
     except PinError as exc:
         raise Usage(str(exc)) from None
     return _gate(targets, contracts, options, pins, folder, args.junit)
@@ -233,8 +243,8 @@ def _targets(args: argparse.Namespace) -> list[Any]:
     return targets
 
 
-def _gate(targets: list[Any], contracts: dict[str, Any], options: Any, pins: list[Any], folder: Path,
-          junit: Path | None) -> int:
+def _gate(targets: list[Any], contracts: dict[str, Any], options: Any, pins: list[Any],
+          folder: Path, junit: Path | None) -> int:
     from dataclasses import replace
 
     from evidencekit.testing.gate import report as shown
@@ -254,7 +264,8 @@ def _gate(targets: list[Any], contracts: dict[str, Any], options: Any, pins: lis
                 surface = run_surface(target, contracts, options)
             except Unreachable as exc:
                 surface = SurfaceReport(target.surface, target.shown, unreachable=str(exc))
-                print(f"evidencekit conformance: {target.surface} unreachable: {exc}", file=sys.stderr)
+                print(f"evidencekit conformance: {target.surface} unreachable: {exc}",
+                      file=sys.stderr)
             run.surfaces.append(surface)
             display.surface(surface)
         run.seconds = time.monotonic() - started

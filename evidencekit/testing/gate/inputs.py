@@ -49,7 +49,7 @@ class Pin:
 
 
 def check_pins(pins: Sequence[Pin], chosen: Sequence[tuple[Contract, Variant]]) -> None:
-    """PinError naming a pin that no chosen operation's input has, or whose value a schema refuses."""
+    """PinError naming a pin no chosen operation's input has, or whose value a schema refuses."""
     for pin in pins:
         used = False
         for contract, variant in chosen:
@@ -70,7 +70,8 @@ def _refused(root: dict[str, Any], schema: Any, value: Any) -> str | None:
     """Why `schema` (a property of `root`, whose $refs it may use) refuses `value`."""
     if isinstance(schema, bool):
         return None if schema else "the property's schema is false"
-    wrapped: dict[str, Any] = {key: root[key] for key in ("$schema", "$defs", "definitions") if key in root}
+    wrapped: dict[str, Any] = {key: root[key] for key in ("$schema", "$defs", "definitions")
+                               if key in root}
     problems = list(compile_schema({**wrapped, **schema}).iter_errors(value))
     return problems[0].message if problems else None
 
@@ -86,8 +87,10 @@ def _pinned(operation: str, schema: dict[str, Any], pins: Sequence[Pin]) -> Any:
     return aim
 
 
-def valid_inputs(contract: Contract, variant: Variant, pins: Sequence[Pin]) -> st.SearchStrategy[Any]:
-    """Inputs the variant accepts, pinned (a pin that combines badly with the rest is filtered out)."""
+def valid_inputs(contract: Contract, variant: Variant,
+                 pins: Sequence[Pin]) -> st.SearchStrategy[Any]:
+    """Inputs the variant accepts, pinned (a pin that combines badly with the rest is filtered
+    out)."""
     name, schema = contract.operation.name, variant.input_schema
     aimed = inputs(schema).map(_pinned(name, schema, pins))
     if not any(pin.applies(name, schema) for pin in pins):
@@ -95,7 +98,8 @@ def valid_inputs(contract: Contract, variant: Variant, pins: Sequence[Pin]) -> s
     return aimed.filter(lambda payload: not contract.validator.input_errors(payload, variant.name))
 
 
-def invalid_inputs(contract: Contract, variant: Variant, pins: Sequence[Pin]) -> st.SearchStrategy[Any]:
+def invalid_inputs(contract: Contract, variant: Variant,
+                   pins: Sequence[Pin]) -> st.SearchStrategy[Any]:
     """One mutation of a valid input per example, each refused by the variant's input schema."""
     return mutated_inputs(valid_inputs(contract, variant, pins), variant.input_schema,
                           lambda bad: bool(contract.validator.input_errors(bad, variant.name)))

@@ -26,8 +26,10 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _case(suite: ElementTree.Element, classname: str, name: str, seconds: float = 0.0) -> ElementTree.Element:
-    return ElementTree.SubElement(suite, "testcase", classname=classname, name=name, time=_seconds(seconds))
+def _case(suite: ElementTree.Element, classname: str, name: str,
+          seconds: float = 0.0) -> ElementTree.Element:
+    return ElementTree.SubElement(suite, "testcase", classname=classname, name=name,
+                                  time=_seconds(seconds))
 
 
 def _operation_suite(root: ElementTree.Element, surface: SurfaceReport, op: OperationReport,
@@ -35,7 +37,8 @@ def _operation_suite(root: ElementTree.Element, surface: SurfaceReport, op: Oper
     suite = ElementTree.SubElement(root, "testsuite", name=f"{surface.surface} {op.operation}",
                                    timestamp=stamp, hostname=socket.gethostname())
     properties = ElementTree.SubElement(suite, "properties")
-    for name, value in (("target", surface.target), ("toolkit_protocol", str(surface.protocol).lower()),
+    for name, value in (("target", surface.target),
+                        ("toolkit_protocol", str(surface.protocol).lower()),
                         ("calls", str(op.calls)), ("successes", str(op.successes))):
         ElementTree.SubElement(properties, "property", name=name, value=value)
     classname = f"{surface.surface}.{op.operation}"
@@ -46,27 +49,34 @@ def _operation_suite(root: ElementTree.Element, surface: SurfaceReport, op: Oper
         finding = op.findings.get(check)
         if finding is not None:
             counts["failures"] += 1
-            failure = ElementTree.SubElement(case, "failure", type=check, message=_text(finding.message))
+            failure = ElementTree.SubElement(case, "failure", type=check,
+                                             message=_text(finding.message))
             failure.text = _text("\n".join([CHECKS[check][1], *finding_lines(finding)]))
     if op.skipped:
         counts["tests"] += 1
         counts["skipped"] += 1
-        ElementTree.SubElement(_case(suite, classname, "calls"), "skipped", message=_text(op.skipped))
+        skipped = _case(suite, classname, "calls")
+        ElementTree.SubElement(skipped, "skipped", message=_text(op.skipped))
     for error in op.errors:
         counts["tests"] += 1
         counts["errors"] += 1
-        ElementTree.SubElement(_case(suite, classname, "gate"), "error", type="gate_error", message=_text(error))
+        ElementTree.SubElement(_case(suite, classname, "gate"), "error", type="gate_error",
+                               message=_text(error))
     if op.notes:
-        ElementTree.SubElement(suite, "system-out").text = _text("\n".join(f"note: {note}" for note in op.notes))
-    suite.attrib.update({key: str(value) for key, value in counts.items()}, time=_seconds(op.seconds))
+        notes = "\n".join(f"note: {note}" for note in op.notes)
+        ElementTree.SubElement(suite, "system-out").text = _text(notes)
+    suite.attrib.update({key: str(value) for key, value in counts.items()},
+                        time=_seconds(op.seconds))
 
 
 def _unreachable_suite(root: ElementTree.Element, surface: SurfaceReport, stamp: str) -> None:
-    suite = ElementTree.SubElement(root, "testsuite", name=surface.surface, tests="1", failures="0",
-                                   errors="1", skipped="0", time=_seconds(surface.seconds), timestamp=stamp,
+    suite = ElementTree.SubElement(root, "testsuite", name=surface.surface, tests="1",
+                                   failures="0", errors="1", skipped="0",
+                                   time=_seconds(surface.seconds), timestamp=stamp,
                                    hostname=socket.gethostname())
     case = _case(suite, surface.surface, "reachable", surface.seconds)
-    ElementTree.SubElement(case, "error", type="unreachable", message=_text(surface.unreachable or ""))
+    ElementTree.SubElement(case, "error", type="unreachable",
+                           message=_text(surface.unreachable or ""))
 
 
 def junit_xml(report: RunReport) -> ElementTree.ElementTree:
@@ -77,8 +87,10 @@ def junit_xml(report: RunReport) -> ElementTree.ElementTree:
             _unreachable_suite(root, surface, stamp)
         for op in surface.operations:
             _operation_suite(root, surface, op, stamp)
-    totals = {key: sum(int(suite.get(key, "0")) for suite in root) for key in ("tests", "failures", "errors")}
-    root.attrib.update({key: str(value) for key, value in totals.items()}, time=_seconds(report.seconds))
+    totals = {key: sum(int(suite.get(key, "0")) for suite in root)
+              for key in ("tests", "failures", "errors")}
+    root.attrib.update({key: str(value) for key, value in totals.items()},
+                       time=_seconds(report.seconds))
     tree = ElementTree.ElementTree(root)
     ElementTree.indent(tree)
     return tree

@@ -54,14 +54,16 @@ class McpTarget:
 
         self.portal = self.stack.enter_context(start_blocking_portal())
         try:
-            self.session = self.stack.enter_context(self.portal.wrap_async_context_manager(self.connect()))
+            opened = self.portal.wrap_async_context_manager(self.connect())
+            self.session = self.stack.enter_context(opened)
         except Exception as exc:
             reason = self._why_not(exc)
             self.close()
             raise Unreachable(reason) from None
         try:
-            self.listing = _Listing({tool.name: tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-                                     for tool in self.portal.call(self._all_tools)})
+            tools = self.portal.call(self._all_tools)
+            self.listing = _Listing({tool.name: tool.model_dump(mode="json", by_alias=True,
+                                                                exclude_none=True) for tool in tools})
         except Exception as exc:
             self.listing = _Listing({}, f"tools/list failed: {self._said(exc)}")
         return False, "MCP carries no X-Contract-Hash; --strict turns them on"
@@ -85,8 +87,9 @@ class McpTarget:
             return f"cannot start {self.shown}: {found[0].strerror}"
         reason = "; ".join(self._said(leaf) for leaf in found)
         if self.last_status is not None and self.last_status >= 400:
-            reason = f"HTTP {self.last_status}" + (" (a credential? --header 'Authorization: Bearer ...')"
-                                                   if self.last_status in (401, 403) else "")
+            reason = f"HTTP {self.last_status}"
+            if self.last_status in (401, 403):
+                reason += " (a credential? --header 'Authorization: Bearer ...')"
         stderr = self._stderr_tail()
         return (f"{self.shown} did not start an MCP session: {reason}"
                 + (f"; its stderr ends: {stderr}" if stderr else ""))
@@ -125,31 +128,34 @@ class McpTarget:
         listed = self.listing.tools.get(tool)
         if listed is None:
             names = ", ".join(sorted(self.listing.tools)) or "none"
-            report.found(Finding("listed", self.listing.problem or f"tools/list lacks {tool} (it lists: {names})"))
+            problem = self.listing.problem or f"tools/list lacks {tool} (it lists: {names})"
+            report.found(Finding("listed", problem))
             return False
         report.ran("input_schema", "annotations")
         differs = first_difference(listed.get("inputSchema"), variant.input_schema)
         if differs:
-            report.found(Finding("input_schema", f"{tool}: the listed inputSchema differs from the contract's "
-                                                 f"at {differs}"))
+            report.found(Finding("input_schema", f"{tool}: the listed inputSchema differs from "
+                                                 f"the contract's at {differs}"))
         declared = (contract.operation.mcp or {}).get("annotations", {})
         got = listed.get("annotations") or {}
-        wrong = [f"{key}: listed {shown(got.get(key, 'nothing'))}, the manifest declares {shown(value)}"
-                 for key, value in declared.items() if first_difference(got.get(key), value)]
+        wrong = [f"{key}: listed {shown(got.get(key, 'nothing'))}, the manifest declares "
+                 f"{shown(value)}" for key, value in declared.items()
+                 if first_difference(got.get(key), value)]
         if wrong:
             report.found(Finding("annotations", f"{tool}: " + "; ".join(wrong)))
         if "outputSchema" in listed:
             report.ran("output_schema")
             differs = first_difference(listed["outputSchema"], variant.output_schema)
             if differs:
-                report.found(Finding("output_schema", f"{tool}: the listed outputSchema differs from the "
-                                                      f"contract's at {differs}"))
+                report.found(Finding("output_schema", f"{tool}: the listed outputSchema differs "
+                                                      f"from the contract's at {differs}"))
         return True
 
     def call(self, contract: Contract, payload: Any) -> Answer:
         tool = self.tool(contract)
         try:
-            result = self.portal.call(call_tool_unchecked, self.session, tool, payload, self.timeout)
+            result = self.portal.call(call_tool_unchecked, self.session, tool, payload,
+                                      self.timeout)
         except MCPError as exc:
             return self._error_answer(exc)
         except pydantic.ValidationError as exc:
@@ -181,7 +187,8 @@ class McpTarget:
 
     def _result_answer(self, tool: str, result: mcp_types.CallToolResult) -> Answer:
         if result.is_error:
-            text = next((block.text for block in result.content if isinstance(block, mcp_types.TextContent)), None)
+            text = next((block.text for block in result.content
+                         if isinstance(block, mcp_types.TextContent)), None)
             try:
                 body: Any = json.loads(text) if text is not None else None
             except ValueError:
@@ -191,10 +198,11 @@ class McpTarget:
         if data is not None:
             return Answer("success", "a result", data)
         if "outputSchema" in self.listing.tools.get(tool, {}):
-            return Answer("success", "a result", problem="no structuredContent, though the tool lists an "
-                                                          "outputSchema")
-        return Answer("success", "a result", unchecked="results carry no structuredContent and the tool lists "
-                                                        "no outputSchema: their data was not checked")
+            return Answer("success", "a result",
+                          problem="no structuredContent, though the tool lists an outputSchema")
+        return Answer("success", "a result",
+                      unchecked="results carry no structuredContent and the tool lists no "
+                                "outputSchema: their data was not checked")
 
     def reproduction(self, contract: Contract, payload: Any) -> str:
         return jsonrpc_call(self.tool(contract), payload)

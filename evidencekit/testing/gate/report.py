@@ -84,7 +84,8 @@ def surface_lines(surface: SurfaceReport) -> list[str]:
             status = "skip"
         else:
             status = "ok"
-        parts = [f"{len(op.checks) - len(op.findings)}/{len(op.checks)} checks passed"] if op.checks else []
+        passed = len(op.checks) - len(op.findings)
+        parts = [f"{passed}/{len(op.checks)} checks passed"] if op.checks else []
         if op.calls:
             parts.append(f"{op.calls} calls, {op.successes} successes")
         parts.append(f"{op.seconds:.1f} s")
@@ -104,7 +105,8 @@ def failure_lines(report: RunReport) -> list[str]:
             if finding is None:
                 continue
             number += 1
-            lines += ["", f"{number}) {op.surface} {op.operation}: {check}", *finding_lines(finding, "   ")]
+            lines += ["", f"{number}) {op.surface} {op.operation}: {check}",
+                      *finding_lines(finding, "   ")]
     return (["", "Failures:", *lines] if lines else [])
 
 
@@ -112,7 +114,8 @@ def finding_lines(finding: Finding, indent: str = "") -> list[str]:
     kind = " (a toolkit-protocol check)" if CHECKS[finding.check][0] == PROTOCOL else ""
     lines = [f"{indent}{finding.message}{kind}"]
     if finding.input is not NO_INPUT:
-        how = "shrunk" if finding.shrunk else ("did not repeat on replay" if finding.flaky else "not shrunk")
+        how = "shrunk" if finding.shrunk else (
+            "did not repeat on replay" if finding.flaky else "not shrunk")
         lines.append(f"{indent}input ({how}): {as_json(finding.input)}")
     if finding.reproduction:
         lines.append(f"{indent}reproduce: {finding.reproduction}")

@@ -51,7 +51,7 @@ class OperationReport:
     checks: list[str] = field(default_factory=list)  # the checks that ran, in CHECKS order
     findings: dict[str, Finding] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # the gate could not run something (its own failure)
+    errors: list[str] = field(default_factory=list)  # what the gate itself could not run
     skipped: str | None = None  # why the operation was not called at all
     calls: int = 0
     successes: int = 0

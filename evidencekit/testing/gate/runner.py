@@ -57,7 +57,8 @@ def _failure(check: str) -> type[CheckFailed]:
 
 def chosen(target: Target, contracts: dict[str, Contract],
            options: Options) -> list[tuple[Contract, Variant | None, str]]:
-    """The operations this target serves (sorted by name), each with its variant or why it is not called."""
+    """The operations chosen (sorted by name), each with the variant the target's surface
+    publishes, or None and why it is not called."""
     found = []
     for name in sorted(contracts):
         if options.operations and name not in options.operations:
@@ -135,18 +136,21 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
         options.progress(target.surface, contract.operation.name, phase, report.calls)
         if answer.outcome == "no_answer":
             gone = True  # shrinking against a target that does not answer would take for ever
-            report.found(Finding("answered", answer.said, payload, target.reproduction(contract, payload),
-                                 shrunk=False))
+            report.found(Finding("answered", answer.said, payload,
+                                 target.reproduction(contract, payload), shrunk=False))
             report.note(f"calls stopped after {answer.said}")
             return
         because = "" if valid else "; ".join(
-            f"{error.path} {error.message}" for error in contract.validator.input_errors(payload, variant.name))
-        verdict = judge(contract, answer, valid=valid, protocol=protocol, invalid_because=shown(because, 160))
+            f"{error.path} {error.message}"
+            for error in contract.validator.input_errors(payload, variant.name))
+        verdict = judge(contract, answer, valid=valid, protocol=protocol,
+                        invalid_because=shown(because, 160))
         for note in verdict.notes:
             report.note(note)
         if valid and answer.outcome == "success":
             report.successes += 1
-        new = sorted((check, message) for check, message in verdict.failures.items() if check not in found)
+        new = sorted((check, message) for check, message in verdict.failures.items()
+                     if check not in found)
         if new:
             reproduction = target.reproduction(contract, payload)
             raise ExceptionGroup(f"{len(new)} checks failed", [
@@ -162,7 +166,8 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
             seed(options.seed + run)(test)()
         except Unsatisfiable:
             if valid:
-                report.errors.append("no valid input could be generated from the contract's input schema")
+                report.errors.append("no valid input could be generated from the contract's "
+                                     "input schema")
             else:
                 report.note("no invalid input: every mutation of a valid input is still valid")
         except Exception as exc:

@@ -20,7 +20,8 @@ class Target(Protocol):
     rest: bool
 
     def open(self, contracts: list[Contract]) -> tuple[bool, str]:
-        """Connect (Unreachable when it cannot); whether the target speaks the toolkit's protocol, and why."""
+        """Connect (Unreachable when it cannot); whether the target speaks the toolkit's
+        protocol, and why."""
         ...
 
     def variant(self, contract: Contract) -> tuple[Variant | None, str]:
