@@ -74,7 +74,9 @@ def run_surface(target: Target, contracts: dict[str, Contract], options: Options
     started = time.monotonic()
     operations = chosen(target, contracts, options)
     try:
-        protocol, why = target.open([contract for contract, variant, _ in operations if variant])
+        served = [contract for contract, variant, _ in operations if variant]
+        # the probe (a GET) goes to a read-only operation first: nothing but those is touched
+        protocol, why = target.open(sorted(served, key=lambda contract: not contract.read_only))
         if options.strict and not protocol:
             protocol, why = True, "--strict"
         surface = SurfaceReport(target.surface, target.shown, protocol, why)
