@@ -46,7 +46,8 @@ examples:
   evidencekit conformance --mcp-stdio "python -m my_api.serve stdio" --env API_TOKEN=s3cret"""
 
 
-def parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The command's arguments (also what shell completion reads)."""
     p = argparse.ArgumentParser(prog="evidencekit conformance", description=DESCRIPTION,
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--contracts", metavar="DIR", type=Path,
@@ -145,7 +146,7 @@ def contracts_folder(given: Path | None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)  # exits 2 on a bad flag
+    args = build_parser().parse_args(argv)  # exits 2 on a bad flag
     missing = [name for name in ("hypothesis", "hypothesis_jsonschema")
                if importlib.util.find_spec(name) is None]
     if missing:
