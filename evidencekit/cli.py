@@ -1,4 +1,4 @@
-"""The `evidencekit` command: `serve`, `mcp` (stdio), `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import)."""
+"""The `evidencekit` command: `serve`, `mcp` (stdio), `admin ...`, `worker`, `codegen ...` (generate, check, lock, diff, import), `conformance` (the gate)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*: docs/settings.md):
 
 toolkit (run from a project whose pyproject.toml has [tool.evidencekit.codegen]):
   codegen {generate,check,lock,diff}          the contract-first generator
+  conformance (--url BASE | --mcp-url URL | --mcp-stdio CMD) [--read-only] [--junit FILE]
+                                              check a running server against the contracts
+                                              (exit 0 conforms, 1 violations, 2 usage, 3 unreachable)
 
   completion {bash,zsh,tcsh}                  print a shell completion script
                                               (eval "$(evidencekit completion bash)")
@@ -44,6 +47,7 @@ COMMANDS = {
     "admin": ("evidencekit.server.evidence.admin", "workspaces, users, members, tokens"),
     "import-pages": ("evidencekit.server.evidence.page_import", "take the vendor's published pages into contracts/"),
     "codegen": ("evidencekit.codegen.cli", "the contract-first generator"),
+    "conformance": ("evidencekit.testing.gate.cli", "check a running server against the contracts"),
     "completion": ("evidencekit.completion", "print a shell completion script"),
 }
 

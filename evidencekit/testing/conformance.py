@@ -22,15 +22,18 @@ shape (never a 5xx), a mutated input must be refused as `validation_failed` with
 MCP `tools/list` must describe each tool as its contract does. A failure is shrunk by hypothesis
 and reported with a command that reproduces it. Optional fixture `conformance_prepare(operation,
 payload) -> payload` adapts generated inputs (an id the target knows, say).
+
+The inputs (`evidencekit.testing.strategies`), the answer checks and reproductions
+(`evidencekit.testing.answers`) and the contracts with their lock (`evidencekit.testing.contracts`)
+are those of the conformance gate, `evidencekit conformance` (`evidencekit.testing.gate`), which
+checks a deployed server the same way from the command line.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import shlex
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,26 +41,22 @@ from typing import Any
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
 
 from evidencekit.codegen.config import load_config
-from evidencekit.contracts.ecma_regex import with_python_patterns
-from evidencekit.contracts.loader import (
-    LOCK_NAME,
-    Operation,
-    load_operations,
-    read_json,
-    resolve_pointer,
+from evidencekit.testing.answers import (
+    curl,
+    error_body_problem,
+    fields_problem,
+    jsonrpc_call,
+    output_problem,
 )
-from evidencekit.contracts.schema_walk import each_subschema
-from evidencekit.contracts.validation import OperationValidator
+from evidencekit.testing.contracts import Contract, load_contracts
+from evidencekit.testing.strategies import inputs, mutations
 from evidencekit.testing.target import Target
 
-__all__ = ["Target", "test_mcp_conformance", "test_rest_conformance"]
+__all__ = ["Target", "inputs", "mutations", "test_mcp_conformance", "test_rest_conformance"]
 
 Prepare = Callable[[str, dict[str, Any]], dict[str, Any]]
-ERROR_KEYS = {"error", "message", "code", "request_id"}
-_MAX_REF_DEPTH = 3
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,20 +66,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   "with success", type="args", default=[])
 
 
-@dataclass(frozen=True)
-class Contract:
-    operation: Operation
-    locked_hash: str
-    validator: OperationValidator
-
-
 @cache
 def _contracts(root: Path) -> dict[str, Contract]:
-    config = load_config(root)
-    lock = read_json(config.contracts / LOCK_NAME)
-    pinned = {name: entry["contract_hash"] for name, entry in lock.get("operations", {}).items()}
-    return {op.name: Contract(op, pinned.get(op.name, ""), OperationValidator.of(op))
-            for op in load_operations(config.contracts)}
+    return load_contracts(load_config(root).contracts)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -98,83 +86,40 @@ def conformance_prepare() -> Prepare:
     return lambda operation, payload: payload
 
 
-# Keywords that say nothing of validity; a published schema may spell one wrong (`examples: "3.15"`)
-_ANNOTATIONS = frozenset({"examples", "example", "$comment", "description", "title", "deprecated", "readOnly",
-                          "writeOnly"})
-
-
-def _bounded(schema: Any, root: Mapping[str, Any], cut: list[str], depth: int = 0) -> Any:
-    """`schema` with its local $refs inlined and its annotations left out, recursion cut at
-    _MAX_REF_DEPTH (the cut branch accepts anything, and each cut $ref is added to `cut`)."""
-    if isinstance(schema, list):
-        return [_bounded(item, root, cut, depth) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    if isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
-        if depth >= _MAX_REF_DEPTH:
-            cut.append(schema["$ref"])
-            return {}
-        target = _bounded(resolve_pointer(root, schema["$ref"]), root, cut, depth + 1)
-        rest = {key: value for key, value in schema.items() if key != "$ref"}
-        return {"allOf": [target, _bounded(rest, root, cut, depth)]} if rest else target
-    kept = {key: value for key, value in schema.items() if key not in _ANNOTATIONS}
-    return each_subschema(kept, lambda value: _bounded(value, root, cut, depth))
-
-
-def inputs(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
-    """Valid inputs of `schema`; a recursive schema through a bounded copy, filtered by the real one."""
-    from hypothesis_jsonschema import from_schema  # imported late: it reads hypothesis's storage
-
-    cut: list[str] = []
-    bounded = _bounded(dict(schema), schema, cut)
-    bounded.pop("$defs", None)
-    bounded.pop("definitions", None)
-    # patterns are ECMA-262: spelled for Python's `re`, which hypothesis-jsonschema draws strings with
-    strategy = from_schema(with_python_patterns(bounded), custom_formats={"uuid": st.uuids(version=4).map(str)})
-    if not cut:  # inlining is exact: only a cut branch accepts more than the schema
-        return strategy
-    from evidencekit.contracts.validation import compile_schema
-
-    exact = compile_schema(dict(schema))
-    return strategy.filter(exact.is_valid)
-
-
-def mutations(payload: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
-    """Inputs that differ from a valid one in one way the schema forbids (the caller checks)."""
-    if not isinstance(payload, dict):
-        yield {"not": "the declared type"}
-        return
-    for name in schema.get("required", []):
-        yield {key: value for key, value in payload.items() if key != name}
-    if schema.get("additionalProperties") is False:
-        yield {**payload, "unexpected_property": True}
-    for name in schema.get("properties", {}):
-        yield {**payload, name: {"unexpected": ["structure"]}}
-
-
 def _settings(config: pytest.Config) -> settings:
     return settings(max_examples=int(str(config.getini("conformance_max_examples"))), deadline=None,
                     database=None, suppress_health_check=list(HealthCheck))
 
 
-def _curl(url: str, headers: Mapping[str, str], body: Any) -> str:
-    shown = {k: ("<credential>" if k.lower() == "authorization" else v) for k, v in headers.items()}
-    parts = ["curl", "-sS", "-X", "POST", url, *(arg for k, v in shown.items() for arg in ("-H", f"{k}: {v}")),
-             "-H", "Content-Type: application/json", "--data", json.dumps(body, ensure_ascii=False)]
-    return "reproduce: " + " ".join(shlex.quote(part) for part in parts)
+def _reproduce(target: Target, method: str, url: str, body: Any) -> str:
+    return "reproduce: " + curl(method, url, body, secret=target.headers)
 
 
 def _check_error_body(body: Any, where: str) -> None:
-    assert isinstance(body, dict) and set(body) >= ERROR_KEYS, f"{where}: error body lacks {ERROR_KEYS}: {body}"
+    problem = error_body_problem(body)
+    assert problem is None, f"{where}: {problem}"
+
+
+def _check_refusal(body: Any, where: str) -> None:
+    _check_error_body(body, where)
+    problem = fields_problem(body)
+    assert body["code"] == "validation_failed" and problem is None, f"{where}: {problem or body}"
+
+
+def _check_output(contract: Contract, data: Any) -> None:
+    problem = output_problem(contract.validator, data)
+    assert problem is None, problem
+
+
+def _check_pinned(contract: Contract) -> None:
+    assert contract.stale is None, contract.stale
 
 
 def test_rest_conformance(conformance_operation: str, conformance_target: Target,
                           conformance_prepare: Prepare, pytestconfig: pytest.Config) -> None:
     contract = _contracts(Path(str(pytestconfig.rootpath)))[conformance_operation]
     op, target = contract.operation, conformance_target
-    assert op.contract_hash == contract.locked_hash, (
-        f"{op.name}: the contract is {op.contract_hash}, the lock pins {contract.locked_hash or 'nothing'}: "
-        "run `evidencekit codegen lock` after review")
+    _check_pinned(contract)
     rest, variant = op.rest or {}, op.rest_variant
     assert variant is not None
     url = target.base_url.rstrip("/") + rest["path"]
@@ -183,7 +128,7 @@ def test_rest_conformance(conformance_operation: str, conformance_target: Target
     with httpx.Client(headers={**target.headers, "Content-Type": "application/json"}, timeout=30) as http:
 
         def post(body: Any) -> httpx.Response:
-            note(_curl(url, target.headers, body))
+            note(_reproduce(target, rest["method"], url, body))
             response = http.request(rest["method"], url, content=json.dumps(body))
             hash_header = response.headers.get("x-contract-hash")
             assert hash_header == contract.locked_hash, (
@@ -200,8 +145,7 @@ def test_rest_conformance(conformance_operation: str, conformance_target: Target
             response = post(payload)
             if response.status_code == 200:
                 succeeded.append(payload)
-                violations = contract.validator.output_errors(response.json())
-                assert violations == [], "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations)
+                _check_output(contract, response.json())
             else:
                 _check_error_body(response.json(), f"{response.status_code} to a valid input")
 
@@ -214,9 +158,7 @@ def test_rest_conformance(conformance_operation: str, conformance_target: Target
                     continue  # the "mutation" is still valid for this schema
                 response = post(bad)
                 assert response.status_code == 400, f"{response.status_code} to an invalid input: {response.text}"
-                body = response.json()
-                _check_error_body(body, "400")
-                assert body["code"] == "validation_failed" and body.get("fields"), body
+                _check_refusal(response.json(), "400")
 
         valid_inputs()
         _require_success(op.name, succeeded, pytestconfig)
@@ -234,23 +176,27 @@ def _require_success(operation: str, succeeded: list[Any], config: pytest.Config
                 "ini option)", pytrace=False)
 
 
+def _error_text(result: Any) -> Any:
+    return json.loads(result.content[0].text) if result.content else None
+
+
 def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
                          conformance_prepare: Prepare, pytestconfig: pytest.Config) -> None:
     from anyio.from_thread import start_blocking_portal
+
+    from evidencekit.testing.mcp_client import call_tool_unchecked, http_session
 
     contract = _contracts(Path(str(pytestconfig.rootpath)))[conformance_operation]
     op, target = contract.operation, conformance_target
     mcp, variant = op.mcp or {}, op.mcp_variant
     assert variant is not None
-    assert op.contract_hash == contract.locked_hash, (
-        f"{op.name}: the contract is {op.contract_hash}, the lock pins {contract.locked_hash or 'nothing'}: "
-        "run `evidencekit codegen lock` after review")
+    _check_pinned(contract)
     if target.mcp_path is None:
         pytest.skip("the target serves no MCP (Target.mcp_path is None)")
     url = target.base_url.rstrip("/") + target.mcp_path
     tool = mcp["tool_name"]
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(
-            _mcp_session(url, dict(target.headers))) as session:
+            http_session(url, target.headers)) as session:
         listed = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
                   for t in portal.call(session.list_tools).tools}
         assert tool in listed, f"tools/list lacks {tool} (listed: {sorted(listed)})"
@@ -260,9 +206,8 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
             assert listed[tool]["outputSchema"] == variant.output_schema, f"{tool}: outputSchema differs"
 
         def call(arguments: Any) -> Any:
-            note("reproduce: " + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                             "params": {"name": tool, "arguments": arguments}}))
-            return portal.call(session.call_tool, tool, arguments)
+            note("reproduce: " + jsonrpc_call(tool, arguments))
+            return portal.call(call_tool_unchecked, session, tool, arguments)
 
         succeeded: list[Any] = []
 
@@ -271,11 +216,10 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
         def valid_arguments(arguments: Any) -> None:
             result = call(conformance_prepare(op.name, arguments))
             if result.is_error:
-                _check_error_body(json.loads(result.content[0].text), "isError result")
+                _check_error_body(_error_text(result), "isError result")
             else:
                 succeeded.append(arguments)
-                violations = contract.validator.output_errors(result.structured_content)
-                assert violations == [], "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations)
+                _check_output(contract, result.structured_content)
 
         @_settings(pytestconfig)
         @given(arguments=inputs(variant.input_schema))
@@ -286,28 +230,8 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
                     continue
                 result = call(bad)
                 assert result.is_error, f"an invalid call was answered: {result.structured_content}"
-                body = json.loads(result.content[0].text)
-                _check_error_body(body, "isError result")
-                assert body["code"] == "validation_failed" and body.get("fields"), body
+                _check_refusal(_error_text(result), "isError result")
 
         valid_arguments()
         _require_success(op.name, succeeded, pytestconfig)
         invalid_arguments()
-
-
-def _mcp_session(url: str, headers: dict[str, str]) -> Any:
-    import contextlib
-
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    @contextlib.asynccontextmanager
-    async def session() -> Any:
-        async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
-                streamable_http_client(url, http_client=http) as (read, write), \
-                ClientSession(read, write) as opened:
-            await opened.initialize()
-            yield opened
-
-    return session()
