@@ -133,7 +133,8 @@ class Receipt(Model):
         unique_together = (("workspace_id", "mutation_id"),)
         indexes = (("evidence_id", "evidence_revision"),  # the purge asks which receipts refer to a revision
                    ("state", "created_at"),  # claims: the oldest waiting receipts
-                   ("state", "workspace_id", "created_at"))  # claims: each workspace's oldest
+                   ("state", "workspace_id", "created_at"),  # claims: each workspace's oldest
+                   ("purged_at", "valid_until"))  # the purge: the receipts due, not those purged before
 
 
 class RateWindow(Model):

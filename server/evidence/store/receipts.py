@@ -7,6 +7,7 @@ content is hidden (and purged by the sweeper).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import uuid
@@ -26,6 +27,7 @@ from evidencekit.server.evidence.store.receipt_reads import ReceiptView, find_vi
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
     is_postgres_connection,
+    param,
     sql_time,
     sql_uuid,
 )
@@ -157,41 +159,69 @@ def _hide_expired(postgres: bool) -> str:
     return f"json_set(result, {pairs})"
 
 
+PURGE_BATCH = 500  # receipts expired per transaction: no lock held long, no statement touching everything
+
+# The next receipts past valid_until not purged yet, through the receipt (purged_at, valid_until)
+# index: the ones purged before are not read again, however many there are.
+_DUE = """
+SELECT id{uuid_text} AS id FROM receipt WHERE purged_at IS NULL AND valid_until <= {p1} ORDER BY valid_until LIMIT {p2}
+"""
+# The revisions the batch's receipts refer to, their evidence rows locked (PostgreSQL), in id order.
+_LOCK_SOURCES = """
+SELECT id FROM evidence WHERE id IN (SELECT evidence_id FROM receipt WHERE id IN ({ids})) ORDER BY id FOR UPDATE
+"""
 _EXPIRE = """
 UPDATE receipt SET state = 'expired', purged_at = {p1}, lease_owner = NULL, lease_expires_at = NULL,
                    result = CASE WHEN result IS NULL THEN NULL ELSE {hidden} END
-WHERE valid_until <= {p1} AND purged_at IS NULL
+WHERE id IN ({ids}) AND purged_at IS NULL
 """
-# Revisions no unexpired receipt refers to (the receipt (evidence_id, evidence_revision) index).
-_UNREFERENCED = """evidence_revision.purged_at IS NULL AND NOT EXISTS (
-    SELECT 1 FROM receipt WHERE receipt.evidence_id = evidence_revision.evidence_id
-                            AND receipt.evidence_revision = evidence_revision.revision
-                            AND receipt.valid_until > {p1})"""
-_LOCK_SOURCES = f"""
-SELECT id FROM evidence WHERE id IN (SELECT evidence_id FROM evidence_revision WHERE {_UNREFERENCED})
-ORDER BY id FOR UPDATE
-"""
-_BLANK = f"""
+# Of the revisions the batch's receipts refer to, those no unexpired receipt refers to any more
+# (the receipt (evidence_id, evidence_revision) index). A revision outlives its receipts only
+# while another refers to it; the batch that expires the last of them blanks it.
+_BLANK = """
 UPDATE evidence_revision SET text = '', markdown = NULL, title = NULL, description = NULL, segments = '[]',
-                             purged_at = {{p1}}
-WHERE {_UNREFERENCED}
+                             purged_at = {p1}
+WHERE purged_at IS NULL
+  AND EXISTS (SELECT 1 FROM receipt AS done WHERE done.id IN ({ids})
+              AND done.evidence_id = evidence_revision.evidence_id AND done.evidence_revision = evidence_revision.revision)
+  AND NOT EXISTS (SELECT 1 FROM receipt WHERE receipt.evidence_id = evidence_revision.evidence_id
+                  AND receipt.evidence_revision = evidence_revision.revision AND receipt.valid_until > {p1})
 """
 
 
-async def purge_expired(*, now: datetime | None = None) -> int:
+async def purge_expired(*, now: datetime | None = None, batch: int = PURGE_BATCH) -> int:
     """Mark receipts past valid_until expired and delete their source content, and the content of
-    evidence revisions no unexpired receipt refers to any more. Returns receipts purged.
+    the evidence revisions no unexpired receipt refers to any more. Returns receipts purged.
 
-    A settle that reuses a revision locks its evidence row first (evidence.record); on PostgreSQL
-    the purge takes those locks before it looks for references again, so it sees the settle's
-    receipt or the settle sees the purge (and writes a new revision). SQLite has one writer."""
+    In transactions of `batch` receipts each, the event loop free between them: reads never wait
+    on the purge (SQLite's readers do not wait on its writer; PostgreSQL's not on row locks) and
+    the writes of settles and new receipts wait for one batch at most.
+
+    A settle that reuses a revision locks its evidence row first (evidence.record_many); on
+    PostgreSQL a batch takes the locks of its revisions' evidence rows before it looks for
+    references, so it sees the settle's receipt or the settle sees the purge (and writes a new
+    revision). SQLite has one writer."""
     now = now or utcnow()
     connection = get_connection("default")
     postgres = is_postgres_connection(connection)
-    expire = dialect_params(_EXPIRE.replace("{hidden}", _hide_expired(postgres)), postgres)
-    purged, _ = await connection.execute_query(expire, [sql_time(now, postgres)])
-    async with in_transaction("default") as transaction:
-        if postgres:
-            await transaction.execute_query(dialect_params(_LOCK_SOURCES, postgres), [now])
-        await transaction.execute_query(dialect_params(_BLANK, postgres), [sql_time(now, postgres)])
-    return int(purged)
+    due = dialect_params(_DUE.replace("{uuid_text}", "::text" if postgres else ""), postgres)
+    purged = 0
+    while True:
+        rows = await connection.execute_query_dict(due, [sql_time(now, postgres), batch])
+        if not rows:
+            return purged
+        ids = [str(row["id"]) for row in rows]
+        listed = ", ".join(param(2 + n, postgres) for n in range(len(ids)))  # after {p1}, the time
+        async with in_transaction("default") as transaction:
+            if postgres:
+                locked = ", ".join(param(1 + n, True) for n in range(len(ids)))
+                await transaction.execute_query(_LOCK_SOURCES.replace("{ids}", locked), ids)
+            expire = _EXPIRE.replace("{hidden}", _hide_expired(postgres)).replace("{ids}", listed)
+            expired, _ = await transaction.execute_query(dialect_params(expire, postgres),
+                                                         [sql_time(now, postgres), *ids])
+            await transaction.execute_query(dialect_params(_BLANK.replace("{ids}", listed), postgres),
+                                            [sql_time(now, postgres), *ids])
+        purged += int(expired)
+        if len(ids) < batch:
+            return purged
+        await asyncio.sleep(0)

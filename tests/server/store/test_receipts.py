@@ -177,7 +177,8 @@ async def settled_receipt(text: str, retention: timedelta) -> Receipt:
     return await Receipt.get(id=submitted.id)
 
 
-async def test_purge_hides_expired_results_and_keeps_content_still_referred_to(store: str) -> None:
+@pytest.mark.parametrize("batch", [1, 2, receipts.PURGE_BATCH])
+async def test_purge_hides_expired_results_and_keeps_content_still_referred_to(store: str, batch: int) -> None:
     from evidencekit.server.evidence.store.models import EvidenceRevision
 
     shared_old = await settled_receipt("shared", timedelta(seconds=1))
@@ -187,8 +188,8 @@ async def test_purge_hides_expired_results_and_keeps_content_still_referred_to(s
     assert shared_old.evidence_revision == shared_new.evidence_revision != alone.evidence_revision
     later = datetime.now(UTC) + timedelta(seconds=5)
 
-    assert await receipts.purge_expired(now=later) == 3
-    assert await receipts.purge_expired(now=later) == 0
+    assert await receipts.purge_expired(now=later, batch=batch) == 3
+    assert await receipts.purge_expired(now=later, batch=batch) == 0
     for expired_id in (shared_old.id, alone.id):
         stored = await Receipt.get(id=expired_id)
         assert stored.state == "expired" and stored.purged_at is not None and stored.lease_owner is None

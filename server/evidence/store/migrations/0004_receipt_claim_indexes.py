@@ -16,4 +16,8 @@ class Migration(migrations.Migration):
             model_name='Receipt',
             index=Index(fields=['state', 'workspace_id', 'created_at']),
         ),
+        ops.AddIndex(
+            model_name='Receipt',
+            index=Index(fields=['purged_at', 'valid_until']),
+        ),
     ]
