@@ -168,7 +168,8 @@ SELECT id{uuid_text} AS id FROM receipt WHERE purged_at IS NULL AND valid_until 
 """
 # The revisions the batch's receipts refer to, their evidence rows locked (PostgreSQL), in id order.
 _LOCK_SOURCES = """
-SELECT id FROM evidence WHERE id IN (SELECT evidence_id FROM receipt WHERE id IN ({ids})) ORDER BY id FOR UPDATE
+SELECT source.id FROM receipt AS done JOIN evidence AS source ON source.id = done.evidence_id
+WHERE done.id IN ({ids}) ORDER BY source.id FOR UPDATE OF source
 """
 _EXPIRE = """
 UPDATE receipt SET state = 'expired', purged_at = {p1}, lease_owner = NULL, lease_expires_at = NULL,
@@ -181,9 +182,9 @@ WHERE id IN ({ids}) AND purged_at IS NULL
 _BLANK = """
 UPDATE evidence_revision SET text = '', markdown = NULL, title = NULL, description = NULL, segments = '[]',
                              purged_at = {p1}
-WHERE purged_at IS NULL
-  AND EXISTS (SELECT 1 FROM receipt AS done WHERE done.id IN ({ids})
-              AND done.evidence_id = evidence_revision.evidence_id AND done.evidence_revision = evidence_revision.revision)
+WHERE (evidence_id, revision) IN (SELECT done.evidence_id, done.evidence_revision FROM receipt AS done
+                                   WHERE done.id IN ({ids}))
+  AND purged_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM receipt WHERE receipt.evidence_id = evidence_revision.evidence_id
                   AND receipt.evidence_revision = evidence_revision.revision AND receipt.valid_until > {p1})
 """
