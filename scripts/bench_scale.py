@@ -172,6 +172,7 @@ async def fill_database(url: str, size: int, postgres: bool) -> tuple[list[Key],
     else:
         database = sqlite3.connect(sqlite_path(url), isolation_level=None)
         try:
+            database.execute("PRAGMA cache_size = -1000000")  # 1 GB: random uuid keys would thrash 2 MB
             database.execute("BEGIN")
             for chunk in fill.rows():
                 for (table, columns), rows in zip(tables, chunk, strict=True):

@@ -115,17 +115,17 @@ class Receipt(Model):
     url = fields.CharField(max_length=2048)
     kind = fields.CharField(max_length=32)
     language = fields.CharField(max_length=35, null=True)
-    state = fields.CharField(max_length=16, default="pending", db_index=True)
+    state = fields.CharField(max_length=16, default="pending")
     created_at = fields.DatetimeField()
     settled_at = fields.DatetimeField(null=True)
-    valid_until = fields.DatetimeField(db_index=True)
+    valid_until = fields.DatetimeField()
     result: fields.Field[dict[str, Any] | None] = fields.JSONField(null=True)
     evidence: fields.ForeignKeyNullableRelation[Evidence] = fields.ForeignKeyField(
         "models.Evidence", related_name="receipts", null=True, on_delete=fields.SET_NULL)
     evidence_revision = fields.IntField(null=True)
     attempts = fields.IntField(default=0)
     lease_owner = fields.CharField(max_length=64, null=True)
-    lease_expires_at = fields.DatetimeField(null=True, db_index=True)
+    lease_expires_at = fields.DatetimeField(null=True)
     purged_at = fields.DatetimeField(null=True)
 
     class Meta:

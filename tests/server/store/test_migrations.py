@@ -63,3 +63,56 @@ def test_a_script_splits_where_sqlite_says_a_statement_ends() -> None:
 
     script = "CREATE TABLE t (a TEXT DEFAULT 'x;y');\nCREATE INDEX i ON t (a);\n-- done\n"
     assert list(statements(script)) == ["CREATE TABLE t (a TEXT DEFAULT 'x;y');", "CREATE INDEX i ON t (a);"]
+
+
+async def _indexes(url: str) -> set[tuple[str, tuple[str, ...], bool]]:
+    """(table, columns, unique) of every index of the database, whatever it is named."""
+    from tortoise.connection import get_connection
+
+    connection = get_connection("default")
+    if url.startswith("sqlite"):
+        found = set()
+        tables = [row["name"] for row in await connection.execute_query_dict(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        for table in tables:
+            for index in await connection.execute_query_dict(f'PRAGMA index_list("{table}")'):
+                columns = [row["name"] for row in await connection.execute_query_dict(
+                    f'PRAGMA index_info("{index["name"]}")')]
+                found.add((table, tuple(columns), bool(index["unique"])))
+        return found
+    rows = await connection.execute_query_dict(
+        "SELECT t.relname AS table_name, i.indisunique AS is_unique, array_agg(a.attname ORDER BY k.n) AS columns "
+        "FROM pg_index AS i JOIN pg_class AS t ON t.oid = i.indrelid "
+        "JOIN pg_namespace AS s ON s.oid = t.relnamespace AND s.nspname = 'public' "
+        "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) "
+        "JOIN pg_attribute AS a ON a.attrelid = t.oid AND a.attnum = k.attnum "
+        "GROUP BY t.relname, i.indexrelid, i.indisunique")
+    return {(row["table_name"], tuple(row["columns"]), bool(row["is_unique"])) for row in rows}
+
+
+@pytest.mark.anyio
+async def test_the_migrated_schema_has_the_indexes_and_constraints_the_models_declare(
+        database_url: str, tmp_path: Path) -> None:
+    """What the migrations build equals what tortoise builds from the models (an AlterField that
+    rebuilt a SQLite table once dropped its unique constraints)."""
+    from tortoise import Tortoise
+
+    from evidencekit.server.evidence.store.db import open_store
+    from tests.server.store.conftest import pg_database
+
+    async with open_store(database_url):
+        migrated = {index for index in await _indexes(database_url) if index[0] != "tortoise_migrations"}
+
+    async def generated(url: str) -> set[tuple[str, tuple[str, ...], bool]]:
+        async with TortoiseContext():
+            await Tortoise.init(config=tortoise_config(url))
+            await Tortoise.generate_schemas()
+            return await _indexes(url)
+
+    if database_url.startswith("sqlite"):
+        expected = await generated(f"sqlite:///{tmp_path / 'generated.sqlite3'}")
+    else:
+        async with pg_database() as other:
+            expected = await generated(other)
+    assert migrated == expected
+    assert ("receipt", ("workspace_id", "mutation_id"), True) in migrated
