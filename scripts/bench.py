@@ -1,6 +1,7 @@
 """One entry point for the benchmarks; each compares against a named peer measured in the same run.
 
-    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [--seconds 10] [--rounds 3]
+    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [store] [scale]
+                                      [--seconds 10] [--rounds 3]
 
 status      requests/s of POST /research-api/evidence/status through the full stack (auth, database
             read, contract validation) with 32 connections (wrk), SQLite and PostgreSQL, against a bare
@@ -13,8 +14,12 @@ retrieve    N retrievals of ~200 KB pages from a local HTTPS origin, 50 in fligh
             against a plain script doing the same fetches with httpx and the same parse calls; and the
             server's peak RSS over 200 retrievals of 20 MB pages (over the byte cap)
 parse       scripts/bench_parse.py (HTML extraction vs trafilatura, captions vs webvtt-py / pysrt)
+store       scripts/bench_store.py: claims and settles per second with a stub retrieval (not by default)
+scale       scripts/bench_scale.py: cost per store operation at 10^4, 10^5 and 10^6 receipts (not by
+            default: it fills databases of several GB and takes a quarter of an hour)
 
-Only 127.0.0.1 is used. Results are printed and written to docs/benchmarks.md.
+Only 127.0.0.1 is used. Results are printed and written to docs/benchmarks.md, each benchmark's
+section between its markers (the rest of the page is left as it is).
 """
 
 from __future__ import annotations
@@ -254,15 +259,48 @@ METHOD = """## How each row is measured
 """
 
 
+SECTIONS = {"scale": ("bench_scale.py", "Cost as the store grows (scripts/bench scale)"),
+            "store": ("bench_store.py", "Claim and settle throughput (scripts/bench store)")}
+MAIN = ("status", "validation", "codegen", "retrieve", "parse")
+
+
+def write_section(name: str, text: str) -> None:
+    """Put `text` in docs/benchmarks.md between this section's markers, leaving the rest as it is."""
+    path = ROOT / "docs" / "benchmarks.md"
+    page = path.read_text() if path.exists() else "# Benchmarks\n"
+    begin, end = f"<!-- begin: scripts/bench.py {name} -->", f"<!-- end: scripts/bench.py {name} -->"
+    block = f"{begin}\n{text.strip()}\n{end}"
+    if begin in page and end in page:
+        page = page[:page.index(begin)] + block + page[page.index(end) + len(end):]
+    else:
+        page = page.rstrip() + "\n\n" + block + "\n"
+    path.write_text(page)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benchmarks", nargs="*", default=["status", "validation", "codegen", "retrieve", "parse"])
+    parser.add_argument("benchmarks", nargs="*", default=list(MAIN),
+                        help=f"any of {', '.join(MAIN)} (the default), and {', '.join(SECTIONS)}")
     parser.add_argument("--seconds", type=int, default=10, help="status: wrk seconds per side, over all rounds")
     parser.add_argument("--rounds", type=int, default=3,
                         help="status and retrieve: interleaved rounds (ratio: median, range)")
     parser.add_argument("--pages", type=int, default=1000, help="retrieve: pages of ~200 KB")
     parser.add_argument("--big", type=int, default=200, help="retrieve: 20 MB pages for the memory check")
     args = parser.parse_args()
+    unknown = set(args.benchmarks) - set(MAIN) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown benchmark: {', '.join(sorted(unknown))}")
+    machine = f"{platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    for name in args.benchmarks:
+        if name in SECTIONS:
+            script, title = SECTIONS[name]
+            out = subprocess.run([PYTHON, str(ROOT / "scripts" / script)], cwd=ROOT, capture_output=True,
+                                 text=True, check=True).stdout
+            text = f"## {title}\n\nMachine: {machine}  \nDate: {datetime.date.today().isoformat()}\n\n{out}"
+            print(text)
+            write_section(name, text)
+    if not set(args.benchmarks) & set(MAIN):
+        return 0
     rows: list[Row] = []
     bodies: list[str] = []
     request_seconds: list[float] = []
@@ -280,15 +318,13 @@ def main() -> int:
                                text=True, check=True).stdout
     table = "| benchmark | ours | peer | ratio | target |\n|---|---:|---:|---:|---|\n" + "\n".join(
         f"| {' | '.join(row)} |" for row in rows)
-    command = ("python scripts/bench.py " + " ".join(args.benchmarks)
-               + f" --seconds {args.seconds} --rounds {args.rounds}")
-    machine = f"{platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    report = (f"# Benchmarks\n\nCommand: `{command}`  \nMachine: {machine}  \n"
-              f"Date: {datetime.date.today().isoformat()}\n\n"
+    ran = [name for name in args.benchmarks if name in MAIN]
+    command = "python scripts/bench.py " + " ".join(ran) + f" --seconds {args.seconds} --rounds {args.rounds}"
+    report = (f"Command: `{command}`  \nMachine: {machine}  \nDate: {datetime.date.today().isoformat()}\n\n"
               "Ratios come from the same run; absolute numbers on a shared 2-core machine are noise.\n\n"
               f"{table}\n\n" + (f"## Parse\n\n```\n{extra.strip()}\n```\n\n" if extra else "") + METHOD)
     print(report)
-    (ROOT / "docs" / "benchmarks.md").write_text(report)
+    write_section("main", report)
     return 0
 
 

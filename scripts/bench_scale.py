@@ -84,6 +84,12 @@ class Fill:
         roll = number % 200
         return "cancelled" if roll == 0 else "unconfirmed" if roll == 1 else "unsuccessful" if roll < 10 else "ready"
 
+    @staticmethod
+    def time_ordered(at: datetime, unique: int) -> str:
+        """A version 7 UUID for `at`, as the store makes its ids (store/ids.py), unique by `unique`."""
+        value = (int(at.timestamp() * 1000) << 80) | (0x7 << 76) | (0b10 << 62) | (unique & ((1 << 62) - 1))
+        return str(uuid.UUID(int=value))
+
     def has_evidence(self, number: int) -> bool:
         return number < self.size and self.state(number) in ("ready", "expired-due")
 
@@ -101,7 +107,7 @@ class Fill:
                     created = self.now - day - timedelta(hours=1) + timedelta(seconds=number * 3600 / self.size)
                 else:
                     created = self.now - timedelta(hours=23) * (1 - number / self.size)
-                evidence_id = str(uuid.UUID(int=(source << 16) | 0xE1D, version=4))
+                evidence_id = self.time_ordered(created, source << 1)
                 revisions = 2 if source % 7 == 0 else 1
                 revision = 2 if revisions == 2 and number % 2 else 1
                 with_evidence = self.has_evidence(number)
@@ -118,7 +124,7 @@ class Fill:
                                 "unsuccessful": "completed"}.get(state, state)
                 running = state == "running"
                 receipt_rows.append((
-                    str(uuid.UUID(int=self.rng.getrandbits(128), version=4)), workspace, mutation, f"in-{number}", url,
+                    self.time_ordered(created, number << 1 | 1), workspace, mutation, f"in-{number}", url,
                     "url_text", None, stored_state, created,
                     None if state in ("pending", "running") else created + timedelta(seconds=2), created + day,
                     None if result is None else json.dumps(result), evidence_id if with_evidence else None,

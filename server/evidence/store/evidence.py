@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from tortoise.backends.base.client import BaseDBAsyncClient
 
+from evidencekit.server.evidence.store.ids import new_id
 from evidencekit.server.evidence.store.sql import (
     is_postgres_connection,
     param,
@@ -88,7 +89,7 @@ async def record_many(connection: BaseDBAsyncClient, sources: Sequence[Source]) 
     postgres = is_postgres_connection(connection)
     now = sql_time(datetime.now(UTC), postgres)
     keys = sorted({source.key for source in sources})
-    table, values = rows_table("k", _KEYS, [(str(uuid.uuid4()), *key) for key in keys], postgres, 2)
+    table, values = rows_table("k", _KEYS, [(str(new_id()), *key) for key in keys], postgres, 2)
     opened = await connection.execute_query_dict(
         f"INSERT INTO evidence (id, workspace_id, source_key, kind, language, revision, updated_at) "
         f"SELECT k.id, k.workspace_id, k.source_key, k.kind, k.language, 0, {param(1, postgres)} FROM {table} "

@@ -78,6 +78,9 @@ class ReceiptView:
                    json.loads(result) if isinstance(result, str) else result, row[9], row[10], row[11])
 
 
+# The store's SQLite memory settings, for this reader too (db.SQLITE_PRAGMAS)
+SQLITE_MEMORY = {"cache_size": -65536, "mmap_size": 1 << 30}
+
 # One reader per (database file, thread): a thread's event loop uses only its own.
 _all_direct: dict[tuple[str, int], sqlite3.Connection] = {}
 _all_lock = threading.Lock()
@@ -90,6 +93,8 @@ def _direct_connection(filename: str) -> sqlite3.Connection:
         # timeout=0: never wait on the event loop; a busy database falls back to the async path
         connection = sqlite3.connect(filename, timeout=0, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA query_only = 1")
+        for pragma, value in SQLITE_MEMORY.items():
+            connection.execute(f"PRAGMA {pragma} = {value}")
         with _all_lock:
             _all_direct[key] = connection
     return connection

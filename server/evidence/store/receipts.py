@@ -22,6 +22,7 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence.env_check import setting
+from evidencekit.server.evidence.store.ids import new_id
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView, find_view
 from evidencekit.server.evidence.store.sql import (
@@ -98,7 +99,7 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
     only for a receipt this call created, in the insert's transaction: a concurrent identical call
     waits on the unique key until that commits or rolls back, so it is never charged as new."""
     created_at = now or utcnow()
-    receipt = Receipt(id=uuid.uuid4(), workspace_id=request.workspace_id, mutation_id=request.mutation_id,
+    receipt = Receipt(id=new_id(), workspace_id=request.workspace_id, mutation_id=request.mutation_id,
                       input_hash=request.input_hash, url=request.url, kind=request.kind,
                       language=request.language, state="pending", created_at=created_at,
                       valid_until=created_at + retention, attempts=0)
