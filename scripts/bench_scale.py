@@ -72,7 +72,11 @@ class Fill:
         weights = [1 / (n + 1) for n in range(WORKSPACES)]  # a few large workspaces, many small ones
         self.workspace_of = self.rng.choices(range(WORKSPACES), weights, k=size // 2 + 1)
         self.sample: list[Key] = []
-        self.text = " ".join(self.rng.choice(WORDS) for _ in range(TEXT_CHARS // 6))[:TEXT_CHARS]
+        # words of random letters, so the text compresses about as much as prose (PostgreSQL
+        # compresses a stored result; the 20 words of WORDS alone would shrink tenfold)
+        vocabulary = WORDS + ["".join(self.rng.choice("etaoinshrdlucmfwypvbgkqjxz"[:20 + n % 7])
+                                      for _ in range(2 + n % 9)) for n in range(3000)]
+        self.text = " ".join(self.rng.choice(vocabulary) for _ in range(TEXT_CHARS // 4))[:TEXT_CHARS]
 
     def state(self, number: int) -> str:
         if number >= self.size - self.size // 100:
@@ -83,6 +87,11 @@ class Fill:
             return "expired-due"  # completed, past valid_until, not purged yet
         roll = number % 200
         return "cancelled" if roll == 0 else "unconfirmed" if roll == 1 else "unsuccessful" if roll < 10 else "ready"
+
+    def created(self, number: int) -> datetime:
+        if self.state(number) == "expired-due":
+            return self.now - timedelta(hours=25) + timedelta(seconds=number * 3600 / self.size)
+        return self.now - timedelta(hours=23) * (1 - number / self.size)
 
     @staticmethod
     def time_ordered(at: datetime, unique: int) -> str:
@@ -103,11 +112,8 @@ class Fill:
                 workspace = self.workspaces[self.workspace_of[source]]
                 url = f"https://news{source % 997}.example/articles/{source}"
                 state = self.state(number)
-                if state == "expired-due":
-                    created = self.now - day - timedelta(hours=1) + timedelta(seconds=number * 3600 / self.size)
-                else:
-                    created = self.now - timedelta(hours=23) * (1 - number / self.size)
-                evidence_id = self.time_ordered(created, source << 1)
+                created = self.created(number)
+                evidence_id = self.time_ordered(self.created(2 * source), source << 1)
                 revisions = 2 if source % 7 == 0 else 1
                 revision = 2 if revisions == 2 and number % 2 else 1
                 with_evidence = self.has_evidence(number)
@@ -465,6 +471,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="evidencekit-scale-") as folder:
         for engine in args.engines.split(","):
             results[engine] = run_engine(engine, sizes, args.rounds, args.calls, args.postgres, Path(folder))
+            print(report({engine: results[engine]}, sizes, "(so far)"), file=sys.stderr, flush=True)
     command = (f"python scripts/bench_scale.py --sizes {args.sizes} --rounds {args.rounds} --calls {args.calls}"
                f" --engines {args.engines}")
     print(report(results, sizes, command))
