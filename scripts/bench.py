@@ -242,7 +242,12 @@ METHOD = """## How each row is measured
   the status call's own steps (bearer lookup, JSON, every input variant, the typed input, role
   check, the batched database read, the answer's JSON data, every output variant) in a bare ASGI
   function (scripts/bench_floor_app.py, heap settled), on the same database and settings: no
-  amount of plumbing work can take the service past its floor.
+  amount of plumbing work can take the service past its floor. With httptools two more loads and
+  sides: receipts **settled with text** (1,000 receipts settled in the store with 6,000
+  characters of text each, the answer ~7 KB; the peer returns one of them), and the **access log
+  on both sides**: the service at its default log level (one access line per request, written to a
+  file by its log thread) against the peer with uvicorn's own access log (to a file); "what
+  logging costs" is the logged service over the quiet one in the same round.
 - **response validation**: one status response checked against every published output variant
   (jsonschema-rs verdict), as a share of the server time per request of the first status row.
 - **retrieve end to end**: a local HTTPS origin (trustme CA) serves distinct ~200 KB pages.
