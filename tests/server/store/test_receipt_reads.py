@@ -209,3 +209,14 @@ async def test_postgresql_a_reads_connection_gone_silent_is_replaced_after_the_d
         assert view is not None and view.state == "pending"
         assert next(iter(pg_reads._held.values())) is not kept
         assert underneath.is_closed()  # ended, not handed out again
+
+
+@pytest.mark.parametrize("text", ["plain", "Søme text — ünïcode 中文", "a lone surrogate: \ud800 stays readable"])
+def test_a_stored_result_reads_back_as_it_was_written(text: str) -> None:
+    """Results are JSON written by json.dumps (the ORM's JSONField); the fast decoder must read
+    every one of them exactly, including escapes it refuses on its own."""
+    import json
+
+    stored = {"kind": "url_text", "text": text, "warnings": [], "segments": [{"start_ms": 2**40}], "reason": None}
+    row = ["id", "w", "m", "completed", "url_text", "t0", "t1", "t2", json.dumps(stored), None, None, "h"]
+    assert receipt_reads.ReceiptView.from_row(row).result == stored
