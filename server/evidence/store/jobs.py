@@ -18,7 +18,6 @@ another worker takes them up), and a receipt whose lease was lost is left out of
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from evidencekit.server.evidence.store.sql import (
     param,
     rows_table,
     sql_time,
+    stored_json,
 )
 
 # One statement: first the oldest pending receipt of each workspace with nothing running (the
@@ -209,10 +209,10 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime) 
                                   item.receipt.language, item.content)
             for item in with_content if item.content is not None])
         evidence = {str(item.receipt.id): found for item, found in zip(with_content, recorded, strict=True)}
-        rows = [(str(item.receipt.id), json.dumps(item.result), *evidence.get(str(item.receipt.id), (None, None)))
+        rows = [(str(item.receipt.id), stored_json(item.result), *evidence.get(str(item.receipt.id), (None, None)))
                 for item in settles]
         table, values = rows_table("k", _SETTLED, rows, postgres, 3)
-        result = "k.result::jsonb" if postgres else "k.result"
+        result = "k.result::json" if postgres else "k.result"
         settled = await connection.execute_query_dict(
             f"UPDATE receipt SET state = 'completed', settled_at = {param(1, postgres)}, result = {result}, "
             "evidence_id = k.evidence_id, evidence_revision = k.evidence_revision, lease_owner = NULL, "

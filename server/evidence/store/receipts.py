@@ -155,7 +155,7 @@ async def cancel(workspace_id: uuid.UUID, mutation_id: uuid.UUID, result: dict[s
 def _hide_expired(postgres: bool) -> str:
     """SQL for a receipt's result with HIDDEN_WHEN_EXPIRED merged in (JSON null stays null, not removed)."""
     if postgres:
-        return f"result || '{json.dumps(HIDDEN_WHEN_EXPIRED)}'::jsonb"
+        return f"(result::jsonb || '{json.dumps(HIDDEN_WHEN_EXPIRED)}'::jsonb)::json"
     pairs = ", ".join(f"'$.{key}', json('{json.dumps(value)}')" for key, value in HIDDEN_WHEN_EXPIRED.items())
     return f"json_set(result, {pairs})"
 

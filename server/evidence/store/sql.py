@@ -1,13 +1,16 @@
-"""What raw statements need to run on both databases: placeholders and timestamps."""
+"""What raw statements need to run on both databases: placeholders, timestamps, JSON text."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
+
+from pydantic_core import PydanticSerializationError, to_json
 
 _PLACEHOLDER = re.compile(r"\{p(\d+)\}")
 
@@ -38,6 +41,16 @@ def sql_uuid(value: uuid.UUID | str | None, postgres: bool) -> uuid.UUID | str |
 def sql_time(value: datetime, postgres: bool) -> Any:
     """A timestamp as the column holds it: a datetime for asyncpg, tortoise's ISO text on SQLite."""
     return value if postgres else value.astimezone(UTC).isoformat(" ")
+
+
+def stored_json(value: Any) -> str:
+    """JSON text for a column that keeps it as written (SQLite, PostgreSQL's json): UTF-8 as it is,
+    not json.dumps' \\u escapes (six bytes for each character of a Hebrew or Chinese page); escaped
+    only where a lone surrogate cannot be UTF-8."""
+    try:
+        return to_json(value).decode()
+    except PydanticSerializationError:
+        return json.dumps(value)
 
 
 def rows_table(name: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]], postgres: bool,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,53 @@ async def test_the_migrated_schema_has_the_indexes_and_constraints_the_models_de
             expected = await generated(other)
     assert migrated == expected
     assert ("receipt", ("workspace_id", "mutation_id"), True) in migrated
+
+
+@pytest.mark.anyio
+async def test_postgresql_results_move_to_json_text_unchanged(postgres_url: str) -> None:
+    """0006 on a store with receipts: every stored result reads back as it was (a page of text in
+    several scripts, escapes, null), the column now keeps JSON as written, compressed with lz4
+    where the server has it."""
+    import asyncpg
+    from tortoise.migrations.api import migrate as tortoise_migrate
+
+    from evidencekit.server.evidence.store import receipt_reads
+    from evidencekit.server.evidence.store.db import open_store
+    from evidencekit.server.evidence.store.models import Receipt
+    from tests.server.store.test_receipts import RESULT, WORKSPACE
+
+    async with TortoiseContext():
+        await tortoise_migrate(config=tortoise_config(postgres_url),
+                               target="models.0005_drop_single_column_receipt_indexes")
+    page = {**RESULT, "text": "שלום עולם · 你好，世界 · \"quoted\" \\ tab\t " * 300, "title": None}
+    made = {uuid.uuid4(): page, uuid.uuid4(): None}
+    connection = await asyncpg.connect(postgres_url)
+    try:
+        for mutation_id, result in made.items():
+            await connection.execute(
+                "INSERT INTO receipt (id, workspace_id, mutation_id, input_hash, url, kind, state, created_at, "
+                "valid_until, result, attempts) VALUES ($1, $2, $3, 'h', 'https://example.com/a', 'url_text', "
+                "'completed', now(), now() + interval '1 day', $4::jsonb, 0)",
+                uuid.uuid4(), WORKSPACE, mutation_id, None if result is None else json.dumps(result))
+        lz4 = True
+        try:
+            await connection.execute("CREATE TEMP TABLE lz4_probe (t text COMPRESSION lz4)")
+        except asyncpg.PostgresError:
+            lz4 = False
+    finally:
+        await connection.close()
+
+    async with open_store(postgres_url):
+        for mutation_id, result in made.items():
+            view = await receipt_reads.find_view(WORKSPACE, mutation_id)
+            assert view is not None and view.result == result
+            assert (await Receipt.get(mutation_id=mutation_id)).result == result
+    connection = await asyncpg.connect(postgres_url)
+    try:
+        kind, compression = await connection.fetchrow(
+            "SELECT format_type(atttypid, atttypmod), attcompression::text FROM pg_attribute "
+            "WHERE attrelid = 'receipt'::regclass AND attname = 'result'")
+    finally:
+        await connection.close()
+    assert kind == "json"
+    assert compression == ("l" if lz4 else "")

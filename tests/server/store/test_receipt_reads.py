@@ -220,3 +220,21 @@ def test_a_stored_result_reads_back_as_it_was_written(text: str) -> None:
     stored = {"kind": "url_text", "text": text, "warnings": [], "segments": [{"start_ms": 2**40}], "reason": None}
     row = ["id", "w", "m", "completed", "url_text", "t0", "t1", "t2", json.dumps(stored), None, None, "h"]
     assert receipt_reads.ReceiptView.from_row(row).result == stored
+
+
+async def test_a_settled_result_is_stored_as_utf8_text(store: str) -> None:
+    """A page in Hebrew is stored as its characters (two bytes each in UTF-8), not as \\u escapes
+    (six), and read back as settled."""
+    from tortoise.connection import get_connection
+
+    pending, _ = await receipts.submit(request())
+    claimed = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None
+    page = {**RESULT, "text": "שלום עולם " * 200}
+    await jobs.settle(claimed, "w1", page, content("שלום"))
+    _, rows = await get_connection("default").execute_query(
+        "SELECT result FROM receipt WHERE id = " + ("$1" if store.startswith("postgres") else "?"),
+        [pending.id if store.startswith("postgres") else str(pending.id)])
+    stored = rows[0][0]
+    assert "שלום עולם" in stored and "\\u05e9" not in stored
+    assert (await same_as_orm(pending.mutation_id))["result"] == page
