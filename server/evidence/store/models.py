@@ -27,7 +27,6 @@ class StoredJSONField(fields.JSONField):  # type: ignore[type-arg]
         SQL_TYPE = "JSON"
 
 
-
 class Workspace(Model):
     id = fields.UUIDField(primary_key=True)
     name = fields.CharField(max_length=200)
