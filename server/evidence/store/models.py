@@ -6,10 +6,13 @@ SQLite migration runner splits statements at any ';' inside one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tortoise import fields
 from tortoise.models import Model
+
+from evidencekit.server.evidence.store.sql import stored_json, stored_value
 
 ROLES = ("viewer", "editor", "admin", "owner")
 TOKEN_KINDS = ("user_session", "delegated_oauth", "personal_access_token")
@@ -22,9 +25,14 @@ class StoredJSONField(fields.JSONField):  # type: ignore[type-arg]
     # ~30 us for a result with a page of text (on a 2-core machine, CPU the service and its
     # clients share); nothing queries inside a result. Compressed with lz4 where the server has it
     # (migration 0006): read back ~2x quicker than with the default pglz, stored ~1.3x larger.
+    # Written as UTF-8 and read with pydantic-core, by the ORM and the raw statements alike (sql.py).
 
     class _db_postgres:
         SQL_TYPE = "JSON"
+
+    def __init__(self, encoder: Callable[[Any], str] = stored_json,
+                 decoder: Callable[[str | bytes], Any] = stored_value, **kwargs: Any) -> None:
+        super().__init__(encoder=encoder, decoder=decoder, **kwargs)
 
 
 class Workspace(Model):

