@@ -171,6 +171,24 @@ def allow_origin(origin_url: str) -> str:
     return f"127.0.0.1:{origin_url.rsplit(':', 1)[1]}"
 
 
+def cpu_ratio(function: Callable[[Any], object], small: Any, large: Any, rounds: int = 5) -> tuple[float, float]:
+    """The best CPU time of `function` on `small` and on `large`, measured in alternation: on a
+    shared 2-core machine the other core's load changes a thread's speed by up to ~2x over
+    seconds, and two sizes measured one after the other would each get a different share of it."""
+    best = [float("inf"), float("inf")]
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for index, argument in enumerate((small, large)):
+                started = time.thread_time()
+                function(argument)
+                best[index] = min(best[index], time.thread_time() - started)
+    finally:
+        gc.enable()
+    return best[0], best[1]
+
+
 def cpu_seconds(function: Callable[[Any], object], argument: Any) -> float:
     """The best of five calls in this thread's CPU time (what other processes of a loaded machine
     take is not counted), with the collector paused (a full collection would land in one size only):

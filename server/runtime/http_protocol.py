@@ -9,6 +9,8 @@ authentication runs.
   connections and sends nothing gets a JSON 408 and loses the connection.
 - One client address holds at most `per_client` connections at once; more are answered 503 and
   closed at once. (Behind a proxy every client has the proxy's address: raise it there.)
+
+Responses also go out in one write each, head and body together (corked_transport).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from collections import Counter
 from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from evidencekit.server.runtime.corked_transport import CorkedTransport
 
 MAX_HEAD_BYTES = 64 * 1024
 
@@ -37,6 +41,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
     read_seconds: ClassVar[float] = 10.0
     per_client: ClassVar[int] = 256
     _clients: ClassVar[Counter[str]] = Counter()  # open connections by client address, per protocol class
+    _corked: CorkedTransport  # the transport uvicorn writes to, from connection_made on
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -47,7 +52,8 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         self._counted: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        self._corked = CorkedTransport(transport, self.loop)
+        super().connection_made(self._corked)
         host = self.client[0] if self.client else None
         if host is not None:
             if self._clients[host] >= self.per_client:
@@ -102,6 +108,10 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._reading_head = False
         super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        self._corked.flush()  # the whole response, in one write, before the next request is read
+        super().on_response_complete()
 
     def on_message_complete(self) -> None:
         super().on_message_complete()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
 from typing import Any
 
 import httpx
+import uvicorn
+from uvicorn.server import ServerState
 
 from evidencekit.server.runtime.http_protocol import (
     MAX_HEAD_BYTES,
@@ -115,3 +119,86 @@ def test_one_client_holds_at_most_its_share_of_connections() -> None:
             if response.status_code == 200:
                 break
         assert response.text == "3"
+
+
+class RecordingTransport(asyncio.Transport):
+    """What the protocol hands the socket: each write, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
+        self.closed_while_open = False
+
+    def write(self, data: Any) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+async def writes_for(app: Any, request: bytes, settle: float = 0.05) -> RecordingTransport:
+    """The writes `evidencekit serve`'s protocol makes for `request` (bytes as they arrive)."""
+    config = uvicorn.Config(app, lifespan="off", log_level="warning")
+    config.load()
+    protocol = bounded_protocol()(config=config, server_state=ServerState(), app_state={},
+                                  _loop=asyncio.get_running_loop())
+    transport = RecordingTransport()
+    protocol.connection_made(transport)
+    protocol.data_received(request)
+    await asyncio.sleep(settle)
+    transport.closed_while_open = transport.closed
+    protocol.connection_lost(None)
+    return transport
+
+
+def test_a_response_goes_to_the_socket_in_one_write_head_and_body_together() -> None:
+    request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+    transport = asyncio.run(writes_for(echo_length, request))
+    assert len(transport.writes) == 1, transport.writes
+    assert transport.writes[0].startswith(b"HTTP/1.1 200 ") and transport.writes[0].endswith(b"\r\n\r\n3")
+    assert not transport.closed_while_open  # kept alive
+
+
+def test_pipelined_requests_are_answered_in_order_one_write_each_and_close_flushes_first() -> None:
+    one = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+    last = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nabcde"
+    transport = asyncio.run(writes_for(echo_length, one + last))
+    assert [write.rsplit(b"\r\n", 1)[1] for write in transport.writes] == [b"3", b"5"], transport.writes
+    assert transport.closed_while_open
+
+
+def test_a_streamed_body_goes_out_chunk_by_chunk_without_waiting_for_its_end() -> None:
+    released = threading.Event()
+
+    async def stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"first", "more_body": True})
+        while not released.is_set():  # held until the client has seen the first chunk
+            await asyncio.sleep(0.01)
+        await send({"type": "http.response.body", "body": b"second"})
+
+    with live_server(stream, http=bounded_protocol()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+            connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            seen = b""
+            while b"first" not in seen:
+                seen += connection.recv(65536)  # a chunk held back would time out here
+            released.set()
+            while not seen.endswith(b"0\r\n\r\n"):
+                seen += connection.recv(65536)
+        assert b"first" in seen and b"second" in seen

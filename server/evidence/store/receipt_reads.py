@@ -50,9 +50,11 @@ _POSTGRES_MANY = (f"SELECT {_POSTGRES_COLUMNS} FROM unnest($1::uuid[], $2::uuid[
 Key = tuple[str, str]  # (workspace_id, mutation_id) in canonical text
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReceiptView:
-    """What `receipts.as_retrieval` reads of a receipt, and what it was made for."""
+    """What `receipts.as_retrieval` reads of a receipt, and what it was made for. Read-only by
+    convention (the waiters of one batch share a view): a frozen dataclass's __init__ sets each
+    field through object.__setattr__, ~10x the cost, on every row a status read decodes."""
 
     # ids as canonical text: SQLite keeps them so, PostgreSQL is asked for ::text
     id: str
