@@ -187,20 +187,3 @@ def cpu_ratio(function: Callable[[Any], object], small: Any, large: Any, rounds:
     finally:
         gc.enable()
     return best[0], best[1]
-
-
-def cpu_seconds(function: Callable[[Any], object], argument: Any) -> float:
-    """The best of five calls in this thread's CPU time (what other processes of a loaded machine
-    take is not counted), with the collector paused (a full collection would land in one size only):
-    for scaling tests that compare two sizes in the same run."""
-    best = float("inf")
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(5):
-            started = time.thread_time()
-            function(argument)
-            best = min(best, time.thread_time() - started)
-    finally:
-        gc.enable()
-    return best
