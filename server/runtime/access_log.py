@@ -11,6 +11,8 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evidencekit.server.runtime.log_queue import direct_handler
+
 log = logging.getLogger("evidencekit.access")
 _LINE = "%s %s %s %.1fms request_id=%s"
 
@@ -47,8 +49,10 @@ class AccessLog:
         try:
             await self.app(scope, receive, observe)
         finally:
-            # The record made directly: Logger.info would first walk the stack to find its caller
-            # (findCaller), which costs more than the rest of the line
-            log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, (
-                scope["method"], logged_path(scope), status, (time.perf_counter() - started) * 1000,
-                request_id), None))
+            args = (scope["method"], logged_path(scope), status, (time.perf_counter() - started) * 1000, request_id)
+            handler = direct_handler(log)
+            if handler is not None:  # the line straight to the log thread's queue (log_queue)
+                handler.line(log.name, _LINE, args)
+            else:  # a record made directly: Logger.info would first walk the stack to find its
+                # caller (findCaller), which costs more than the rest of the line
+                log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, args, None))

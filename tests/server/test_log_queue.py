@@ -3,6 +3,7 @@ as before; a warning at once; nothing queued is lost when the process ends."""
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import subprocess
@@ -11,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from evidencekit.server.runtime.log_queue import INTERVAL, BatchedLog
+from evidencekit.server.runtime.log_queue import INTERVAL, BatchedLog, direct_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (\w+) (\S+) (.*)$")
@@ -76,3 +77,81 @@ def test_lines_waiting_when_sigterm_ends_the_process_are_written() -> None:
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == -15 and "not reached" not in done.stdout
     assert done.stderr.rstrip().endswith("INFO uvicorn.error Finished server process")
+
+
+def test_a_line_queued_without_a_record_is_written_as_its_record_would_be_in_order(tmp_path: Path) -> None:
+    out = (tmp_path / "log.txt").open("w")
+    handler = BatchedLog(out)
+    logger = logging.getLogger("evidencekit.test.lines")
+    logger.propagate = False
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        assert direct_handler(logger) is handler
+        logger.info("%s %s %s %.1fms request_id=%s", "POST", "/a", 200, 1.25, "r1")
+        handler.line(logger.name, "%s %s %s %.1fms request_id=%s", ("POST", "/b", 404, 0.5, "r2"))
+        logger.info("%s %s %s %.1fms request_id=%s", "GET", "/c", 200, 3.0, "r3")
+    finally:
+        handler.close()
+        logger.removeHandler(handler)
+        out.close()
+    lines = (tmp_path / "log.txt").read_text().splitlines()
+    assert [LINE.match(line).groups() for line in lines] == [  # type: ignore[union-attr]
+        ("INFO", "evidencekit.test.lines", "POST /a 200 1.2ms request_id=r1"),
+        ("INFO", "evidencekit.test.lines", "POST /b 404 0.5ms request_id=r2"),
+        ("INFO", "evidencekit.test.lines", "GET /c 200 3.0ms request_id=r3")]
+    stamps = [time.mktime(time.strptime(line[:19], "%Y-%m-%d %H:%M:%S")) + int(line[20:23]) / 1000 for line in lines]
+    assert stamps == sorted(stamps) and abs(stamps[1] - time.time()) < 5  # local time, as the records'
+
+
+def test_the_access_log_of_a_served_process_goes_straight_to_the_log_thread() -> None:
+    program = ("import asyncio, logging\n"
+               "from evidencekit.server.evidence.env_check import configure_logging\n"
+               "from evidencekit.server.runtime import access_log, log_queue\n"
+               "configure_logging('INFO')\n"
+               "assert log_queue.direct_handler(access_log.log) is not None\n"
+               "async def app(scope, receive, send):\n"
+               "    await send({'type': 'http.response.start', 'status': 201, 'headers': [(b'x-request-id', b'r7')]})\n"
+               "    await send({'type': 'http.response.body', 'body': b''})\n"
+               "async def noop(message): pass\n"
+               "scope = {'type': 'http', 'method': 'POST', 'path': '/a b', 'raw_path': b'/a%20b?token=x'}\n"
+               "asyncio.run(access_log.AccessLog(app)(scope, None, noop))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True,
+                          cwd=ROOT)
+    match = LINE.match(done.stderr.splitlines()[-1])
+    assert match is not None, done.stderr
+    assert match.group(1, 2) == ("INFO", "evidencekit.access")
+    assert re.fullmatch(r"POST /a%20b 201 \d+\.\dms request_id=r7", match.group(3)), match.group(3)
+
+
+def test_a_line_takes_the_record_path_when_anything_else_would_see_the_record() -> None:
+    handler = BatchedLog(io.StringIO())
+    parent = logging.getLogger("evidencekit.test.direct")
+    logger = logging.getLogger("evidencekit.test.direct.access")
+    parent.propagate = False
+    parent.addHandler(handler)
+    try:
+        assert direct_handler(logger) is handler
+        noticing = logging.Filter("nothing")
+        logger.addFilter(noticing)  # a filter on the logger itself
+        assert direct_handler(logger) is None
+        logger.removeFilter(noticing)
+        handler.addFilter(noticing)  # a filter on the handler
+        assert direct_handler(logger) is None
+        handler.removeFilter(noticing)
+        other = logging.StreamHandler(io.StringIO())
+        logger.addHandler(other)  # another destination on the way up
+        assert direct_handler(logger) is None
+        logger.removeHandler(other)
+        handler.setLevel(logging.WARNING)  # the handler would drop an INFO record
+        assert direct_handler(logger) is None
+        handler.setLevel(logging.NOTSET)
+        handler.setFormatter(logging.Formatter("%(message)s"))  # a format of the application's
+        assert direct_handler(logger) is None
+        parent.propagate = True  # nothing but the root logger's handlers (pytest's) beyond
+        parent.removeHandler(handler)
+        assert direct_handler(logger) is None
+    finally:
+        parent.removeHandler(handler)
+        parent.propagate = True
+        handler.close()
