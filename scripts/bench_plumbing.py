@@ -1,6 +1,6 @@
 """What the plumbing of a status read costs, without HTTP or a load generator: CPU per request.
 
-    .venv/bin/python scripts/bench_plumbing.py [--rounds 6] [--batches 600]
+    .venv/bin/python scripts/bench_plumbing.py [--rounds 10] [--batches 600]
 
 The status benchmark (scripts/bench.py status) measures through uvicorn and wrk, and on a shared
 2-core machine its rounds drift by 20-30%: too coarse to see a few microseconds. Profilers do not
@@ -12,12 +12,15 @@ This drives each ASGI app in a process of its own with ready-made request scopes
 time (as wrk's 32 connections do), and reads the process's CPU time:
 
 - the service: `evidencekit serve`'s app, no worker, heap settled as serve settles it
+- logged: the same app at serve's default log level (INFO: one access line per request), its log
+  thread writing to a file; the process's CPU time counts that thread's formatting and writes too
 - floor: the status call's own steps in a bare ASGI function (bench_floor_app.py)
 
 Both read the same 1,000 pending receipts of one SQLite store. They alternate for `--rounds`
 rounds, and each side's minimum is the figure: noise only ever adds time. The difference is what
 the plumbing costs: dispatch, the bearer check's wrapper, request ids, error mapping, the request
-context and the answer's headers.
+context and the answer's headers. The logged side over the service is what the access log costs,
+free of the drift that makes the wrk rows' "what logging costs" vary by +-0.15.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ STATUS = "/research-api/evidence/status"
 RETRIEVE = "/research-api/evidence/retrieve"
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
+SIDES = ("service", "logged", "floor")
 
 
 def scope_for(path: str, token: str, body: bytes) -> dict[str, Any]:
@@ -89,9 +93,13 @@ async def cpu_per_request(app: App, token: str, bodies: list[bytes], batches: in
 
     for number in range(50):  # warm: caches filled, statements prepared
         await batch(number)
+    from evidencekit.server.runtime.log_queue import flush_logs
+
+    flush_logs()
     before = time.process_time()
     for number in range(batches):
         await batch(number)
+    flush_logs()  # the lines still queued are formatted and written inside the measurement
     return (time.process_time() - before) / (batches * CONCURRENT)
 
 
@@ -100,7 +108,11 @@ async def one_side(side: str, token: str, workspace: str, bodies_file: Path, bat
     would share tortoise's process-wide fallback). The first run makes the receipts."""
     from evidencekit.server.runtime import heap
 
-    if side == "service":
+    if side == "logged":
+        from evidencekit.server.runtime.log_queue import log_off_the_loop
+
+        log_off_the_loop("INFO", (bodies_file.parent / "access.log").open("a"))
+    if side in ("service", "logged"):
         from evidencekit.server.evidence.app import create_app
 
         app: App = create_app(in_process_worker=False)  # type: ignore[assignment]
@@ -128,9 +140,9 @@ async def one_side(side: str, token: str, workspace: str, bodies_file: Path, bat
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--batches", type=int, default=600, help=f"batches of {CONCURRENT} requests per side and round")
-    parser.add_argument("--side", choices=("service", "floor"), help=argparse.SUPPRESS)  # one measurement
+    parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)  # one measurement
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
@@ -141,7 +153,7 @@ def main() -> int:
                                    args.batches))
         print(cost)
         return 0
-    costs: dict[str, list[float]] = {"service": [], "floor": []}
+    costs: dict[str, list[float]] = {side: [] for side in SIDES}
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "EVIDENCEKIT_DATA_DIR": data, "EVIDENCEKIT_RETRIEVE_PER_MINUTE": str(RECEIPTS * 10),
                "EVIDENCEKIT_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT)}
@@ -150,16 +162,23 @@ def main() -> int:
                               cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
         (Path(data) / "boot.json").write_text(boot)
         for turn in range(args.rounds):
-            for side in ("service", "floor") if turn % 2 == 0 else ("floor", "service"):
+            for side in SIDES[turn % len(SIDES):] + SIDES[:turn % len(SIDES)]:
                 out = subprocess.run([sys.executable, __file__, "--side", side, "--data", data,
                                       "--batches", str(args.batches)], cwd=ROOT, env=env, capture_output=True,
                                      text=True, check=True).stdout
                 costs[side].append(float(out.strip().splitlines()[-1]))
-    service, floor = min(costs["service"]) * 1e6, min(costs["floor"]) * 1e6
+        lines = sum(1 for _ in (Path(data) / "access.log").open("rb"))
+    expected = args.rounds * (args.batches + 50) * CONCURRENT
+    if lines < expected:
+        raise SystemExit(f"the logged side wrote {lines} access lines of {expected}: its access log is not on")
+    best = {side: min(values) * 1e6 for side, values in costs.items()}
+    service, logged, floor = best["service"], best["logged"], best["floor"]
     print(f"CPU per status read, {CONCURRENT} at a time, SQLite, {args.rounds} rounds (minimum; median in brackets)")
     print(f"  service (evidencekit serve's app): {service:6.1f} us  ({statistics.median(costs['service']) * 1e6:.1f})")
+    print(f"  logged (the same, access log on):  {logged:6.1f} us  ({statistics.median(costs['logged']) * 1e6:.1f})")
     print(f"  floor (bench_floor_app.py):        {floor:6.1f} us  ({statistics.median(costs['floor']) * 1e6:.1f})")
     print(f"  plumbing: {service - floor:.1f} us; floor / service = {floor / service:.2f}")
+    print(f"  access log: {logged - service:.1f} us a request; service / logged = {service / logged:.2f}")
     return 0
 
 
