@@ -5,7 +5,8 @@ system calls and two TCP segments per response. On loopback a write also runs th
 TCP, so the two writes were ~20% of the server's CPU on a status read (perf, scripts/bench.py
 status). Held until the response is complete (`flush`) or the turn ends (`call_soon`), the head and
 body go out together. Nothing waits longer than the current turn, so a streamed body (MCP's event
-stream) still goes out chunk by chunk.
+stream) still goes out chunk by chunk; and nothing past HOLD_BYTES is held at all, so a large body
+reaches the real transport at once and its flow control (pause_writing) works as before.
 """
 
 from __future__ import annotations
@@ -13,17 +14,20 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+HOLD_BYTES = 64 * 1024  # past this, held writes go out at once
+
 
 class CorkedTransport(asyncio.Transport):
     """`transport`, with writes gathered until `flush` or the end of the loop's current turn."""
 
-    __slots__ = ("_transport", "_loop", "_held")
+    __slots__ = ("_transport", "_loop", "_held", "_held_bytes")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__()
         self._transport = transport
         self._loop = loop
         self._held: list[bytes | bytearray | memoryview] = []
+        self._held_bytes = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
@@ -31,6 +35,9 @@ class CorkedTransport(asyncio.Transport):
         if not self._held:
             self._loop.call_soon(self.flush)
         self._held.append(data)
+        self._held_bytes += len(data)
+        if self._held_bytes >= HOLD_BYTES:
+            self.flush()
 
     def writelines(self, list_of_data: Any) -> None:
         for data in list_of_data:
@@ -40,7 +47,7 @@ class CorkedTransport(asyncio.Transport):
         """Send what is held, in one write (nothing, once the connection is closing)."""
         if not self._held:
             return
-        held, self._held = self._held, []
+        held, self._held, self._held_bytes = self._held, [], 0
         if not self._transport.is_closing():
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
 
@@ -49,7 +56,7 @@ class CorkedTransport(asyncio.Transport):
         self._transport.close()
 
     def abort(self) -> None:
-        self._held = []
+        self._held, self._held_bytes = [], 0
         self._transport.abort()
 
     def write_eof(self) -> None:
@@ -63,7 +70,7 @@ class CorkedTransport(asyncio.Transport):
         return self._transport.is_closing()
 
     def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size() + sum(len(data) for data in self._held)
+        return self._transport.get_write_buffer_size() + self._held_bytes
 
     def get_write_buffer_limits(self) -> tuple[int, int]:
         return self._transport.get_write_buffer_limits()

@@ -202,3 +202,20 @@ def test_a_streamed_body_goes_out_chunk_by_chunk_without_waiting_for_its_end() -
             while not seen.endswith(b"0\r\n\r\n"):
                 seen += connection.recv(65536)
         assert b"first" in seen and b"second" in seen
+
+
+def test_a_large_body_written_in_one_turn_reaches_the_socket_as_it_goes() -> None:
+    """Nothing past 64 KiB is held, so the real transport's flow control sees a large body."""
+    chunk = b"z" * (1 << 20)
+
+    async def big(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        for _ in range(5):  # no await that yields: one turn of the loop
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    transport = asyncio.run(writes_for(big, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+    assert len(transport.writes) >= 5, [len(write) for write in transport.writes]
+    assert all(len(write) <= (1 << 20) + 1024 for write in transport.writes)
+    assert sum(write.count(b"z") for write in transport.writes) == 5 << 20
