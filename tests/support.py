@@ -171,7 +171,7 @@ def allow_origin(origin_url: str) -> str:
     return f"127.0.0.1:{origin_url.rsplit(':', 1)[1]}"
 
 
-def cpu_ratio(function: Callable[[Any], object], small: Any, large: Any, rounds: int = 5) -> tuple[float, float]:
+def alternating_cpu_seconds(function: Callable[[Any], object], small: Any, large: Any, rounds: int = 5) -> tuple[float, float]:
     """The best CPU time of `function` on `small` and on `large`, measured in alternation: on a
     shared 2-core machine the other core's load changes a thread's speed by up to ~2x over
     seconds, and two sizes measured one after the other would each get a different share of it."""

@@ -128,7 +128,7 @@ class RecordingTransport(asyncio.Transport):
         super().__init__()
         self.writes: list[bytes] = []
         self.closed = False
-        self.closed_while_open = False
+        self.closed_before_lost = False
 
     def write(self, data: Any) -> None:
         self.writes.append(bytes(data))
@@ -159,7 +159,7 @@ async def writes_for(app: Any, request: bytes, settle: float = 0.05) -> Recordin
     protocol.connection_made(transport)
     protocol.data_received(request)
     await asyncio.sleep(settle)
-    transport.closed_while_open = transport.closed
+    transport.closed_before_lost = transport.closed
     protocol.connection_lost(None)
     return transport
 
@@ -169,7 +169,7 @@ def test_a_response_goes_to_the_socket_in_one_write_head_and_body_together() -> 
     transport = asyncio.run(writes_for(echo_length, request))
     assert len(transport.writes) == 1, transport.writes
     assert transport.writes[0].startswith(b"HTTP/1.1 200 ") and transport.writes[0].endswith(b"\r\n\r\n3")
-    assert not transport.closed_while_open  # kept alive
+    assert not transport.closed_before_lost  # kept alive
 
 
 def test_pipelined_requests_are_answered_in_order_one_write_each_and_close_flushes_first() -> None:
@@ -177,7 +177,7 @@ def test_pipelined_requests_are_answered_in_order_one_write_each_and_close_flush
     last = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nabcde"
     transport = asyncio.run(writes_for(echo_length, one + last))
     assert [write.rsplit(b"\r\n", 1)[1] for write in transport.writes] == [b"3", b"5"], transport.writes
-    assert transport.closed_while_open
+    assert transport.closed_before_lost
 
 
 def test_a_streamed_body_goes_out_chunk_by_chunk_without_waiting_for_its_end() -> None:
