@@ -98,8 +98,8 @@ class BatchedLog(logging.Handler):
                 try:
                     lines.append(self._text(item))
                 except Exception:  # noqa: BLE001 - as logging does: report it and go on
-                    if isinstance(item, logging.LogRecord):
-                        self.handleError(item)
+                    self.handleError(item if isinstance(item, logging.LogRecord) else
+                                     logging.LogRecord(item[2], logging.INFO, "", 0, item[3], item[4], None))
             if lines:
                 try:
                     self.stream.write("\n".join(lines) + "\n")

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from evidencekit.server.runtime.log_queue import INTERVAL, BatchedLog, direct_handler
 
@@ -155,3 +156,16 @@ def test_a_line_takes_the_record_path_when_anything_else_would_see_the_record() 
         parent.removeHandler(handler)
         parent.propagate = True
         handler.close()
+
+
+def test_a_line_that_cannot_be_formatted_is_reported_and_the_rest_written(capsys: Any) -> None:
+    out = io.StringIO()
+    handler = BatchedLog(out)
+    try:
+        handler.line("evidencekit.test.bad", "%s %d", ("POST", "not a number"))
+        handler.line("evidencekit.test.bad", "%s %s", ("GET", "/ok"))
+        handler.flush()
+    finally:
+        handler.close()
+    assert out.getvalue().rstrip().endswith("INFO evidencekit.test.bad GET /ok")
+    assert "--- Logging error ---" in capsys.readouterr().err  # logging's own report, naming the line
