@@ -19,6 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (\w+) (\S+) (.*)$")
 
 
+def run_python(program: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`program` in a fresh interpreter (its own logging configuration and exit), from the repo root."""
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=check,
+                          cwd=ROOT)
+
+
 def test_records_are_written_in_order_in_batches_by_another_thread(tmp_path: Path) -> None:
     out = (tmp_path / "log.txt").open("w")
     handler = BatchedLog(out)
@@ -60,8 +66,7 @@ def test_what_is_queued_at_exit_is_written() -> None:
                "log = logging.getLogger('evidencekit.access')\n"
                "for n in range(2000):\n"
                "    log.info('line %d', n)\n")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True,
-                          cwd=ROOT)
+    done = run_python(program)
     lines = done.stderr.splitlines()
     assert len(lines) == 2000 and lines[-1].endswith("INFO evidencekit.access line 1999")
 
@@ -75,7 +80,7 @@ def test_lines_waiting_when_sigterm_ends_the_process_are_written() -> None:
                "logging.getLogger('uvicorn.error').info('Finished server process')\n"
                "signal.raise_signal(signal.SIGTERM)\n"
                "print('not reached')\n")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = run_python(program, check=False)
     assert done.returncode == -15 and "not reached" not in done.stdout
     assert done.stderr.rstrip().endswith("INFO uvicorn.error Finished server process")
 
@@ -117,8 +122,7 @@ def test_the_access_log_of_a_served_process_goes_straight_to_the_log_thread() ->
                "async def noop(message): pass\n"
                "scope = {'type': 'http', 'method': 'POST', 'path': '/a b', 'raw_path': b'/a%20b?token=x'}\n"
                "asyncio.run(access_log.AccessLog(app)(scope, None, noop))\n")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True,
-                          cwd=ROOT)
+    done = run_python(program)
     match = LINE.match(done.stderr.splitlines()[-1])
     assert match is not None, done.stderr
     assert match.group(1, 2) == ("INFO", "evidencekit.access")
