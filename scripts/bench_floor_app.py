@@ -10,7 +10,7 @@ service and the bare peer. Answers only a valid, authorized status call; anythin
 import contextlib
 from typing import Any
 
-from pydantic_core import from_json, to_json
+from pydantic_core import from_json
 
 from evidencekit.contracts.validation import validator_for
 from evidencekit.contracts.wire import parse
@@ -20,6 +20,7 @@ from evidencekit.server.evidence.store.access import RESEARCH
 from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.generated.operations import STATUS
+from evidencekit.server.runtime.json_answer import answer_bytes
 
 VALIDATORS = validator_for(STATUS)
 SERVICE = EvidenceService()
@@ -50,7 +51,7 @@ async def status(scope: dict[str, Any], receive: Any) -> bytes:
     data = await SERVICE.status(payload.workspace_id, payload.mutation_id)  # the batched read
     if VALIDATORS.output_errors(data):
         raise ValueError("contract violation")
-    return to_json(data)
+    return answer_bytes(data)
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -16,7 +16,8 @@ time (as wrk's 32 connections do), and reads the process's CPU time:
   thread writing to a file; the process's CPU time counts that thread's formatting and writes too
 - floor: the status call's own steps in a bare ASGI function (bench_floor_app.py)
 
-Both read the same 1,000 pending receipts of one SQLite store. They alternate for `--rounds`
+Both read the same 1,000 receipts of one SQLite store: pending (`--load pending`, every poll before
+the last) or settled with 6,000 characters of text each (`--load settled`, the final poll). They alternate for `--rounds`
 rounds, and each side's minimum is the figure: noise only ever adds time. The difference is what
 the plumbing costs: dispatch, the bearer check's wrapper, request ids, error mapping, the request
 context and the answer's headers. The logged side over the service is what the access log costs,
@@ -103,7 +104,7 @@ async def cpu_per_request(app: App, token: str, bodies: list[bytes], batches: in
     return (time.process_time() - before) / (batches * CONCURRENT)
 
 
-async def one_side(side: str, token: str, workspace: str, bodies_file: Path, batches: int) -> float:
+async def one_side(side: str, token: str, workspace: str, bodies_file: Path, batches: int, load: str) -> float:
     """CPU per request of one side, in a process of its own (two stores opened by one process
     would share tortoise's process-wide fallback). The first run makes the receipts."""
     from evidencekit.server.runtime import heap
@@ -130,6 +131,13 @@ async def one_side(side: str, token: str, workspace: str, bodies_file: Path, bat
                 "workspace_id": workspace, "mutation_id": mutation, "kind": "url_text",
                 "url": f"https://example.com/never-fetched/{number}"}).encode())
             bodies.append({"workspace_id": workspace, "mutation_id": mutation})
+        if load == "settled":
+            sys.path.insert(0, str(ROOT / "scripts"))
+            from bench_status import settle_with_text
+
+            from evidencekit.server.evidence.store.db import database_url
+
+            await settle_with_text(database_url(), RECEIPTS, opened=True)
         bodies_file.write_text(json.dumps(bodies))
     heap.settle()
     cost = await cpu_per_request(app, token, [json.dumps(body).encode() for body in json.loads(bodies_file.read_text())],
@@ -142,6 +150,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--batches", type=int, default=600, help=f"batches of {CONCURRENT} requests per side and round")
+    parser.add_argument("--load", choices=("pending", "settled"), default="pending",
+                        help="what the receipts read are: pending, or settled with text")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)  # one measurement
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -150,7 +160,7 @@ def main() -> int:
 
         boot = json.loads((Path(args.data) / "boot.json").read_text())
         cost = uvloop.run(one_side(args.side, boot["token"], boot["workspace_id"], Path(args.data) / "bodies.json",
-                                   args.batches))
+                                   args.batches, args.load))
         print(cost)
         return 0
     costs: dict[str, list[float]] = {side: [] for side in SIDES}
@@ -164,7 +174,7 @@ def main() -> int:
         for turn in range(args.rounds):
             for side in SIDES[turn % len(SIDES):] + SIDES[:turn % len(SIDES)]:
                 out = subprocess.run([sys.executable, __file__, "--side", side, "--data", data,
-                                      "--batches", str(args.batches)], cwd=ROOT, env=env, capture_output=True,
+                                      "--batches", str(args.batches), "--load", args.load], cwd=ROOT, env=env, capture_output=True,
                                      text=True, check=True).stdout
                 costs[side].append(float(out.strip().splitlines()[-1]))
         lines = sum(1 for _ in (Path(data) / "access.log").open("rb"))
@@ -173,7 +183,7 @@ def main() -> int:
         raise SystemExit(f"the logged side wrote {lines} access lines of {expected}: its access log is not on")
     best = {side: min(values) * 1e6 for side, values in costs.items()}
     service, logged, floor = best["service"], best["logged"], best["floor"]
-    print(f"CPU per status read, {CONCURRENT} at a time, SQLite, {args.rounds} rounds (minimum; median in brackets)")
+    print(f"CPU per status read, {CONCURRENT} at a time, SQLite, {args.load} receipts, {args.rounds} rounds (minimum; median in brackets)")
     print(f"  service (evidencekit serve's app): {service:6.1f} us  ({statistics.median(costs['service']) * 1e6:.1f})")
     print(f"  logged (the same, access log on):  {logged:6.1f} us  ({statistics.median(costs['logged']) * 1e6:.1f})")
     print(f"  floor (bench_floor_app.py):        {floor:6.1f} us  ({statistics.median(costs['floor']) * 1e6:.1f})")

@@ -20,6 +20,7 @@ The logged sides and the settled load run with httptools (as shipped) only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -118,8 +119,9 @@ async def make_receipts(port: int, token: str, workspace: str, count: int) -> li
         client.close()
 
 
-async def settle_with_text(database: str, count: int) -> None:
-    """Settle every pending receipt of `database` as a worker would, each with its own page of text."""
+async def settle_with_text(database: str, count: int, *, opened: bool = False) -> None:
+    """Settle every pending receipt of `database` as a worker would, each with its own page of text
+    (`opened`: this process has the store open already)."""
     import sys
 
     sys.path.insert(0, str(ROOT))
@@ -130,7 +132,7 @@ async def settle_with_text(database: str, count: int) -> None:
     from evidencekit.server.evidence.store.evidence import Content
 
     sentence = "The committee reviewed the findings of the second study and asked for more samples. "
-    async with open_store(database):
+    async with contextlib.nullcontext() if opened else open_store(database):
         settled = 0
         while settled < count:
             claimed = await jobs.claim_many("bench", timedelta(minutes=5), max_attempts=3, limit=64)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_core import from_json, to_json
+from pydantic_core import from_json
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
@@ -29,6 +29,7 @@ from evidencekit.server.runtime.errors import (
     ServiceUnavailable,
 )
 from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
 
 log = logging.getLogger("evidencekit.rest")
@@ -111,8 +112,7 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
 
 
 async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    """One JSON response. pydantic-core's `to_json` gives the same bytes as Starlette's JSONResponse
-    (compact, UTF-8); the contracts have no `number` fields, so no NaN can reach it."""
+    """One JSON response, `body` written by json_answer.answer_bytes."""
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
     await send({"type": "http.response.body", "body": body})
@@ -154,7 +154,7 @@ class OperationEndpoint:
         try:
             body = await self._answer(scope, receive, headers, request_id)
         except ApiError as error:
-            await send_json(send, error.status, to_json(error.to_json(request_id)),
+            await send_json(send, error.status, answer_bytes(error.to_json(request_id)),
                             [*error_headers(error, request_id), *hash_headers])
             return
         except ClientDisconnect:
@@ -174,7 +174,7 @@ class OperationEndpoint:
             raw, body = await read_json_body(receive, headers)  # refuses lone surrogates ("\ud800")
             state = scope.setdefault("state", {})
             context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"))
-            return to_json(await self.pipeline.run(body, raw, context))
+            return answer_bytes(await self.pipeline.run(body, raw, context))
         except (ApiError, ClientDisconnect):
             raise
         except Exception as exc:

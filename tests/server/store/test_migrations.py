@@ -168,3 +168,43 @@ async def test_postgresql_results_move_to_json_text_unchanged(postgres_url: str)
         await connection.close()
     assert kind == "json"
     assert compression == ("l" if lz4 else "")
+
+
+@pytest.mark.anyio
+async def test_postgresql_keeps_a_settled_result_in_its_row(postgres_url: str) -> None:
+    """0007: a result with a page of prose (which lz4 barely compresses) is kept in the receipt's
+    row, not moved to the TOAST table, where every status read would look it up again; it reads
+    back unchanged."""
+    import random
+
+    import asyncpg
+
+    from evidencekit.server.evidence.store import receipt_reads
+    from evidencekit.server.evidence.store.db import open_store
+    from tests.server.store.test_receipts import RESULT, WORKSPACE
+
+    rng = random.Random(5)
+    words = ["".join(rng.choice("etaoinshrdlucmfwypvbgk") for _ in range(2 + n % 9)) for n in range(2000)]
+    page = {**RESULT, "text": " ".join(rng.choice(words) for _ in range(1200))[:6000]}
+    mutation_id = uuid.uuid4()
+    async with open_store(postgres_url):
+        pass  # every migration applied
+    connection = await asyncpg.connect(postgres_url)
+    try:
+        await connection.execute(
+            "INSERT INTO receipt (id, workspace_id, mutation_id, input_hash, url, kind, state, created_at, "
+            "valid_until, result, attempts) VALUES ($1, $2, $3, 'h', 'https://example.com/a', 'url_text', "
+            "'completed', now(), now() + interval '1 day', $4::json, 0)",
+            uuid.uuid4(), WORKSPACE, mutation_id, json.dumps(page))
+        storage, stored, toast = await connection.fetchrow(
+            "SELECT a.attstorage::text, (SELECT pg_column_size(result) FROM receipt WHERE mutation_id = $1), "
+            "pg_relation_size(c.reltoastrelid) FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid "
+            "WHERE a.attrelid = 'receipt'::regclass AND a.attname = 'result'", mutation_id)
+    finally:
+        await connection.close()
+    assert storage == "m"
+    assert stored > 4000  # prose: what the TOAST table would otherwise have taken
+    assert toast == 0
+    async with open_store(postgres_url):
+        view = await receipt_reads.find_view(WORKSPACE, mutation_id)
+    assert view is not None and view.result == page
