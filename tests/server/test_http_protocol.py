@@ -219,3 +219,47 @@ def test_a_large_body_written_in_one_turn_reaches_the_socket_as_it_goes() -> Non
     assert len(transport.writes) >= 5, [len(write) for write in transport.writes]
     assert all(len(write) <= (1 << 20) + 1024 for write in transport.writes)
     assert sum(write.count(b"z") for write in transport.writes) == 5 << 20
+
+
+def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connection() -> None:
+    """The read deadline is kept by one sweep of the loop's connections, not a timer per request:
+    connections coming and going never leave more than one sweep scheduled, a late head is cut
+    within a sweep of its deadline, and the sweep stops once no connection is left."""
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=60)
+        config.load()
+        protocol_class = bounded_protocol(read_seconds=0.2)
+        state = ServerState()
+
+        def sweeps_scheduled() -> int:
+            return sum(1 for timer in loop._scheduled  # type: ignore[attr-defined]
+                       if not timer.cancelled() and getattr(timer._callback, "__name__", "") == "_sweep")
+
+        def opened() -> tuple[BoundedHeadHttpTools, RecordingTransport]:
+            protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
+            transport = RecordingTransport()
+            protocol.connection_made(transport)
+            return protocol, transport
+
+        for _ in range(20):  # connections that answer a request at once and go
+            protocol, transport = opened()
+            protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na")
+            await asyncio.sleep(0)
+            protocol.connection_lost(None)
+            assert sweeps_scheduled() <= 1
+        answered, answered_transport = opened()
+        answered.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na")
+        late, late_transport = opened()
+        late.data_received(b"POST / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
+        assert sweeps_scheduled() == 1
+        await asyncio.sleep(0.2 + 0.05 + 0.1)  # the deadline, one sweep interval, and a margin
+        assert late_transport.closed and late_transport.writes[-1].startswith(b"HTTP/1.1 408 ")
+        assert not answered_transport.closed  # its request came whole: no deadline on keep-alive
+        late.connection_lost(None)
+        answered.connection_lost(None)
+        await asyncio.sleep(0.1)
+        assert sweeps_scheduled() == 0
+
+    asyncio.run(run())
