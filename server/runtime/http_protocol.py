@@ -6,11 +6,13 @@ authentication runs.
   header. Past MAX_HEAD_BYTES the request gets a JSON 431 and the connection is closed.
 - A request must arrive whole (head and body) within `read_seconds` of its first byte, and a new
   connection must start one within that time: a client that trickles bytes (slowloris) or opens
-  connections and sends nothing gets a JSON 408 and loses the connection. One sweep per event loop
-  checks every connection's deadline, every `read_seconds / 4` (at most every second), so a late
-  request is cut up to that much after its deadline: a timer per request (uvloop's call_later, then
-  its cancel) cost ~5-9 us of the ~55 us a status read spends in the protocol and the app
-  (measured through this protocol with raw requests and no sockets).
+  connections and sends nothing gets a JSON 408 and loses the connection.
+- Both that deadline and uvicorn's keep-alive timeout (an idle connection closed) are kept by one
+  sweep per event loop over its connections, every quarter of the shorter of the two (at most every
+  second), so a connection is cut up to that much after its time. uvicorn arms and cancels a timer
+  per response for the keep-alive, and a deadline timer per request came on top: each pair (uvloop's
+  call_later, then its cancel) cost ~5-9 us of the ~55 us a status read spends in the protocol and
+  the app (measured through this protocol with raw requests and no sockets).
 - One client address holds at most `per_client` connections at once; more are answered 503 and
   closed at once. (Behind a proxy every client has the proxy's address: raise it there.)
 
@@ -43,13 +45,15 @@ _TOO_LARGE = _refusal("431 Request Header Fields Too Large", "request_header_fie
 
 
 class _Sweep:
-    """One event loop's open connections of one protocol class, and its sweep's next call."""
+    """One event loop's open connections of one protocol class, its sweep's next call and how often
+    it runs."""
 
-    __slots__ = ("connections", "handle")
+    __slots__ = ("connections", "handle", "every")
 
-    def __init__(self) -> None:
+    def __init__(self, every: float) -> None:
         self.connections: set[BoundedHeadHttpTools] = set()
         self.handle: asyncio.TimerHandle | None = None
+        self.every = every
 
 
 class BoundedHeadHttpTools(HttpToolsProtocol):
@@ -65,6 +69,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         self._head_bytes = 0
         self._ended_a_message = False
         self._reading_since: float | None = None  # loop time a request (or the connection) started
+        self._idle_since: float | None = None  # loop time a keep-alive connection was left waiting
         self._counted: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -82,10 +87,11 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         self._reading_since = self.loop.time()  # a connection that never sends a request does not hold its descriptor for ever
         sweep = self._sweeps.get(self.loop)
         if sweep is None:
-            sweep = self._sweeps[self.loop] = _Sweep()
+            every = max(0.01, min(1.0, self.read_seconds / 4, self.timeout_keep_alive / 4))
+            sweep = self._sweeps[self.loop] = _Sweep(every)
         sweep.connections.add(self)
         if sweep.handle is None:  # it stops when the loop's last connection goes
-            sweep.handle = self.loop.call_later(self._sweep_seconds(), self._sweep, self.loop, sweep)
+            sweep.handle = self.loop.call_later(sweep.every, self._sweep, self.loop, sweep)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._reading_since = None
@@ -100,19 +106,20 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         super().connection_lost(exc)
 
     @classmethod
-    def _sweep_seconds(cls) -> float:
-        return min(1.0, cls.read_seconds / 4)
-
-    @classmethod
     def _sweep(cls, loop: asyncio.AbstractEventLoop, sweep: _Sweep) -> None:
-        """Cut the connections of `loop` whose request is past its deadline; again later while any
-        connection is open."""
+        """Cut the connections of `loop` whose request is past its deadline, close those idle past
+        the keep-alive timeout; again later while any connection is open."""
         sweep.handle = None
-        cutoff = loop.time() - cls.read_seconds
-        for late in [c for c in sweep.connections if c._reading_since is not None and c._reading_since <= cutoff]:
-            late._too_slow()
+        now = loop.time()
+        late = now - cls.read_seconds
+        for connection in list(sweep.connections):
+            if connection._reading_since is not None and connection._reading_since <= late:
+                connection._too_slow()
+            elif connection._idle_since is not None and connection._idle_since <= now - connection.timeout_keep_alive:
+                connection._idle_since = None
+                connection.timeout_keep_alive_handler()
         if sweep.connections:
-            sweep.handle = loop.call_later(cls._sweep_seconds(), cls._sweep, loop, sweep)
+            sweep.handle = loop.call_later(sweep.every, cls._sweep, loop, sweep)
 
     def _too_slow(self) -> None:
         self._reading_since = None
@@ -143,7 +150,21 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         self._corked.flush()  # the whole response, in one write, before the next request is read
-        super().on_response_complete()
+        # uvicorn's own, with the keep-alive timeout left to the sweep instead of a timer
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:  # the next pipelined request starts
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._idle_since = self.loop.time()
+
+    def _unset_keepalive_if_required(self) -> None:
+        self._idle_since = None
+        super()._unset_keepalive_if_required()  # a timer uvicorn armed itself (none here)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()

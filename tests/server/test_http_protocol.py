@@ -263,3 +263,33 @@ def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connectio
         assert sweeps_scheduled() == 0
 
     asyncio.run(run())
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() -> None:
+    """uvicorn's keep-alive timeout, kept by the sweep: an answered connection left idle is closed
+    once the timeout passes; a new request on it in time starts the wait anew."""
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=0.3)
+        config.load()
+        protocol_class = bounded_protocol(read_seconds=10)
+        state = ServerState()
+        request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na"
+        idle, reused = (protocol_class(config=config, server_state=state, app_state={}, _loop=loop) for _ in range(2))
+        idle_transport, reused_transport = RecordingTransport(), RecordingTransport()
+        idle.connection_made(idle_transport)
+        reused.connection_made(reused_transport)
+        idle.data_received(request)
+        reused.data_received(request)
+        await asyncio.sleep(0.2)
+        reused.data_received(request)  # in time: kept open for another 0.3 s
+        await asyncio.sleep(0.25)
+        assert idle_transport.closed and len(idle_transport.writes) == 1
+        assert not reused_transport.closed and len(reused_transport.writes) == 2
+        await asyncio.sleep(0.3)
+        assert reused_transport.closed
+        for protocol in (idle, reused):
+            protocol.connection_lost(None)
+
+    asyncio.run(run())
