@@ -9,8 +9,12 @@ yet, 1% pending (the newest), 0.1% running, the rest settled (ready with text, o
 cancelled, unconfirmed); two receipts per source, every seventh source with a second revision;
 TEXT_CHARS characters of text in each result and revision. Then, in rounds that visit every size
 in turn (so a drifting machine speed falls on all sizes alike), the store's own calls, timed one
-by one: a status read of a random receipt, a new retrieve accepted, and claims and settles of
-waiting receipts in a worker's batches (8 per claim, with a new evidence revision each). Last, per
+by one: a status read of a random receipt (any of 5,000 spread over the store; the store is opened
+anew each visit, so most reads find their pages outside SQLite's cache), a status read of one of
+the 2,000 newest receipts once each has been read (what agents poll: the receipts in flight and
+just settled, whose pages a running service keeps in its cache), a new retrieve accepted, and
+claims and settles of waiting receipts in a worker's batches (8 per claim, with a new evidence
+revision each). Last, per
 size, the sweeper's purge of the 10% expired, with status reads running beside it; and the plans
 of the statements, checked for a scan of a whole table. Only 127.0.0.1 is used.
 """
@@ -49,6 +53,7 @@ CHUNK = 20_000
 WORDS = ["study", "sample", "committee", "finding", "result", "method", "data", "analysis", "report", "trial",
          "control", "group", "effect", "measure", "review", "evidence", "source", "author", "page", "summary"]
 SAMPLE_KEYS = 5000  # receipts whose keys the reads pick from
+RECENT_KEYS = 2000  # the newest receipts: what agents poll
 Key = tuple[str, str]
 
 
@@ -72,6 +77,7 @@ class Fill:
         weights = [1 / (n + 1) for n in range(WORKSPACES)]  # a few large workspaces, many small ones
         self.workspace_of = self.rng.choices(range(WORKSPACES), weights, k=size // 2 + 1)
         self.sample: list[Key] = []
+        self.recent: list[Key] = []  # the RECENT_KEYS newest receipts
         # words of random letters, so the text compresses about as much as prose (PostgreSQL
         # compresses a stored result; the 20 words of WORDS alone would shrink tenfold)
         vocabulary = WORDS + ["".join(self.rng.choice("etaoinshrdlucmfwypvbgkqjxz"[:20 + n % 7])
@@ -139,6 +145,8 @@ class Fill:
                     None))
                 if len(self.sample) < SAMPLE_KEYS and self.rng.random() < SAMPLE_KEYS * 2 / self.size:
                     self.sample.append((workspace, mutation))
+                if number >= self.size - RECENT_KEYS:
+                    self.recent.append((workspace, mutation))
             yield evidence_rows, revision_rows, receipt_rows
 
 
@@ -160,8 +168,9 @@ def _pg_value(column: str, value: Any) -> Any:
     return value
 
 
-async def fill_database(url: str, size: int, postgres: bool) -> tuple[list[Key], float]:
-    """Create the schema and `size` receipts; the sampled keys and the seconds it took."""
+async def fill_database(url: str, size: int, postgres: bool) -> tuple[list[Key], list[Key], float]:
+    """Create the schema and `size` receipts; the sampled keys, the newest receipts' keys and the
+    seconds it took."""
     started = time.perf_counter()
     fill = Fill(size)
     async with open_store(url):
@@ -195,7 +204,7 @@ async def fill_database(url: str, size: int, postgres: bool) -> tuple[list[Key],
             database.execute("ANALYZE")
         finally:
             database.close()
-    return fill.sample, time.perf_counter() - started
+    return fill.sample, fill.recent, time.perf_counter() - started
 
 
 async def timed_each(calls: int, call: Any) -> float:
@@ -214,19 +223,29 @@ def stub_settle(claimed: jobs.Claimed) -> jobs.Settle:
                        Content(f"h-{claimed.id}", claimed.url, "Findings", None, text, f"# {text}", []))
 
 
-async def one_round(url: str, keys: list[Key], rng: random.Random, calls: int) -> dict[str, float]:
+async def one_round(url: str, keys: list[Key], recent: list[Key], rng: random.Random,
+                    calls: int) -> dict[str, float]:
     """Seconds per operation in one visit of a database (the store opened, warmed, then timed)."""
     async with open_store(url):
-        return await one_round_body(keys, rng, calls)
+        return await one_round_body(keys, rng, calls, recent)
 
 
-async def one_round_body(keys: list[Key], rng: random.Random, calls: int) -> dict[str, float]:
+async def one_round_body(keys: list[Key], rng: random.Random, calls: int,
+                         recent: list[Key] | None = None) -> dict[str, float]:
     def read(_: int) -> Any:
         workspace, mutation = rng.choice(keys)
         return find_view(uuid.UUID(workspace), uuid.UUID(mutation))
 
     await timed_each(100, read)  # the pool, prepared statements, caches
-    costs = {"status read": await timed_each(calls, read)}
+    costs = {"status read, any receipt": await timed_each(calls, read)}
+    if recent:
+        def poll(_: int) -> Any:
+            workspace, mutation = rng.choice(recent)
+            return find_view(uuid.UUID(workspace), uuid.UUID(mutation))
+
+        for workspace, mutation in recent:  # each read once, as polling them has
+            await find_view(uuid.UUID(workspace), uuid.UUID(mutation))
+        costs[f"status read, one of the {len(recent):,} newest (polled)"] = await timed_each(calls, poll)
 
     async def accept(_: int) -> None:
         await receipts.submit(RetrieveRequest(uuid.UUID(keys[0][0]), uuid.uuid4(),
@@ -397,15 +416,15 @@ def run_engine(engine: str, sizes: list[int], rounds: int, calls: int, admin_url
         else:
             urls[size] = database_url({"EVIDENCEKIT_DATA_DIR": str(folder / f"sqlite-{size}")})
     try:
-        keys, fill_seconds = {}, {}
+        keys, recent, fill_seconds = {}, {}, {}
         for size in sizes:
-            keys[size], fill_seconds[size] = asyncio.run(fill_database(urls[size], size, postgres))
+            keys[size], recent[size], fill_seconds[size] = asyncio.run(fill_database(urls[size], size, postgres))
             print(f"{engine}: filled {size:,} receipts in {fill_seconds[size]:.0f} s", file=sys.stderr, flush=True)
         costs: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
         rng = random.Random(1)
         for turn in range(rounds):
             for size in sizes[turn % len(sizes):] + sizes[:turn % len(sizes)]:
-                costs[size].append(asyncio.run(one_round(urls[size], keys[size], rng, calls)))
+                costs[size].append(asyncio.run(one_round(urls[size], keys[size], recent[size], rng, calls)))
             print(f"{engine}: round {turn + 1}/{rounds}", file=sys.stderr, flush=True)
         stored = {size: asyncio.run(database_bytes(urls[size], postgres)) for size in sizes}
         purges = {size: asyncio.run(purge_beside_reads(urls[size], keys[size])) for size in sizes}
