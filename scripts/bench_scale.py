@@ -5,8 +5,10 @@
 
 One database per size, filled with bulk inserts (COPY on PostgreSQL, executemany on SQLite), not
 through the API: 50 workspaces of unequal size; 10% of the receipts past valid_until and not purged
-yet, 1% pending (the newest), 0.1% running, the rest settled (ready with text, or unsuccessful,
-cancelled, unconfirmed); two receipts per source, every seventh source with a second revision;
+yet; WAITING pending (the newest) and RUNNING running at every size, since a backlog follows the
+workers' capacity, not the store's size (with 1% pending, the claims at 10^6 took old receipts of
+a backlog of 10,000, those at 10^4 soon the ones just submitted); the rest settled (ready with
+text, or unsuccessful, cancelled, unconfirmed); two receipts per source, every seventh source with a second revision;
 TEXT_CHARS characters of text in each result and revision. Then, in rounds that visit every size
 in turn (so a drifting machine speed falls on all sizes alike), the store's own calls, timed one
 by one: a status read of a random receipt (any of 5,000 spread over the store; the store is opened
@@ -53,6 +55,7 @@ CHUNK = 20_000
 WORDS = ["study", "sample", "committee", "finding", "result", "method", "data", "analysis", "report", "trial",
          "control", "group", "effect", "measure", "review", "evidence", "source", "author", "page", "summary"]
 SAMPLE_KEYS = 5000  # receipts whose keys the reads pick from
+WAITING, RUNNING = 1000, 100  # pending and running receipts, at every size
 RECENT_KEYS = 2000  # the newest receipts: what agents poll
 Key = tuple[str, str]
 
@@ -85,9 +88,9 @@ class Fill:
         self.text = " ".join(self.rng.choice(vocabulary) for _ in range(TEXT_CHARS // 4))[:TEXT_CHARS]
 
     def state(self, number: int) -> str:
-        if number >= self.size - self.size // 100:
+        if number >= self.size - WAITING:
             return "pending"
-        if number >= self.size - self.size // 100 - self.size // 1000:
+        if number >= self.size - WAITING - RUNNING:
             return "running"
         if number < self.size // 10:
             return "expired-due"  # completed, past valid_until, not purged yet
