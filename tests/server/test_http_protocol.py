@@ -221,6 +221,25 @@ def test_a_large_body_written_in_one_turn_reaches_the_socket_as_it_goes() -> Non
     assert sum(write.count(b"z") for write in transport.writes) == 5 << 20
 
 
+ONE_BYTE_POST = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na"
+
+
+def connections(read_seconds: float, keep_alive: float) -> Any:
+    """A function opening connections of serve's protocol (echo_length behind it) on the running loop."""
+    loop = asyncio.get_running_loop()
+    config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=keep_alive)
+    config.load()
+    protocol_class, state = bounded_protocol(read_seconds=read_seconds), ServerState()
+
+    def opened() -> tuple[BoundedHeadHttpTools, RecordingTransport]:
+        protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
+        transport = RecordingTransport()
+        protocol.connection_made(transport)
+        return protocol, transport
+
+    return opened
+
+
 def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connection() -> None:
     """The read deadline is kept by one sweep of the loop's connections, not a timer per request:
     connections coming and going never leave more than one sweep scheduled, a late head is cut
@@ -228,29 +247,20 @@ def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connectio
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
-        config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=60)
-        config.load()
-        protocol_class = bounded_protocol(read_seconds=0.2)
-        state = ServerState()
+        opened = connections(read_seconds=0.2, keep_alive=60)
 
         def sweeps_scheduled() -> int:
             return sum(1 for timer in loop._scheduled  # type: ignore[attr-defined]
                        if not timer.cancelled() and getattr(timer._callback, "__name__", "") == "_sweep")
 
-        def opened() -> tuple[BoundedHeadHttpTools, RecordingTransport]:
-            protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
-            transport = RecordingTransport()
-            protocol.connection_made(transport)
-            return protocol, transport
-
         for _ in range(20):  # connections that answer a request at once and go
             protocol, transport = opened()
-            protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na")
+            protocol.data_received(ONE_BYTE_POST)
             await asyncio.sleep(0)
             protocol.connection_lost(None)
             assert sweeps_scheduled() <= 1
         answered, answered_transport = opened()
-        answered.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na")
+        answered.data_received(ONE_BYTE_POST)
         late, late_transport = opened()
         late.data_received(b"POST / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
         assert sweeps_scheduled() == 1
@@ -270,20 +280,12 @@ def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() 
     once the timeout passes; a new request on it in time starts the wait anew."""
 
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=0.3)
-        config.load()
-        protocol_class = bounded_protocol(read_seconds=10)
-        state = ServerState()
-        request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na"
-        idle, reused = (protocol_class(config=config, server_state=state, app_state={}, _loop=loop) for _ in range(2))
-        idle_transport, reused_transport = RecordingTransport(), RecordingTransport()
-        idle.connection_made(idle_transport)
-        reused.connection_made(reused_transport)
-        idle.data_received(request)
-        reused.data_received(request)
+        opened = connections(read_seconds=10, keep_alive=0.3)
+        (idle, idle_transport), (reused, reused_transport) = opened(), opened()
+        idle.data_received(ONE_BYTE_POST)
+        reused.data_received(ONE_BYTE_POST)
         await asyncio.sleep(0.2)
-        reused.data_received(request)  # in time: kept open for another 0.3 s
+        reused.data_received(ONE_BYTE_POST)  # in time: kept open for another 0.3 s
         await asyncio.sleep(0.25)
         assert idle_transport.closed and len(idle_transport.writes) == 1
         assert not reused_transport.closed and len(reused_transport.writes) == 2
