@@ -17,8 +17,8 @@ time (as wrk's 32 connections do), and reads the process's CPU time:
 - floor: the status call's own steps in a bare ASGI function (bench_floor_app.py)
 
 Both read the same 1,000 receipts of one SQLite store: pending (`--load pending`, every poll before
-the last) or settled with 6,000 characters of text each (`--load settled`, the final poll). They alternate for `--rounds`
-rounds, and each side's minimum is the figure: noise only ever adds time. The difference is what
+the last) or settled with 6,000 characters of text each (`--load settled`, the final poll). They
+alternate for `--rounds` rounds, and each side's minimum is the figure: noise only ever adds time. The difference is what
 the plumbing costs: dispatch, the bearer check's wrapper, request ids, error mapping, the request
 context and the answer's headers. The logged side over the service is what the access log costs,
 free of the drift that makes the wrk rows' "what logging costs" vary by +-0.15.
@@ -104,6 +104,26 @@ async def cpu_per_request(app: App, token: str, bodies: list[bytes], batches: in
     return (time.process_time() - before) / (batches * CONCURRENT)
 
 
+async def make_receipts(app: App, token: str, workspace: str, load: str) -> list[dict[str, str]]:
+    """RECEIPTS receipts made through `app` (never fetched), settled with a page of text each for
+    `load` "settled"; their status bodies."""
+    bodies = []
+    for number in range(RECEIPTS):
+        mutation = str(uuid.uuid4())
+        await call(app, RETRIEVE, token, json.dumps({
+            "workspace_id": workspace, "mutation_id": mutation, "kind": "url_text",
+            "url": f"https://example.com/never-fetched/{number}"}).encode())
+        bodies.append({"workspace_id": workspace, "mutation_id": mutation})
+    if load == "settled":
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from bench_status import settle_with_text
+
+        from evidencekit.server.evidence.store.db import database_url
+
+        await settle_with_text(database_url(), RECEIPTS, opened=True)
+    return bodies
+
+
 async def one_side(side: str, token: str, workspace: str, bodies_file: Path, batches: int, load: str) -> float:
     """CPU per request of one side, in a process of its own (two stores opened by one process
     would share tortoise's process-wide fallback). The first run makes the receipts."""
@@ -124,21 +144,7 @@ async def one_side(side: str, token: str, workspace: str, bodies_file: Path, bat
         app = bench_floor_app.app
     running = await started(app)
     if not bodies_file.exists():
-        bodies = []
-        for number in range(RECEIPTS):
-            mutation = str(uuid.uuid4())
-            await call(app, RETRIEVE, token, json.dumps({
-                "workspace_id": workspace, "mutation_id": mutation, "kind": "url_text",
-                "url": f"https://example.com/never-fetched/{number}"}).encode())
-            bodies.append({"workspace_id": workspace, "mutation_id": mutation})
-        if load == "settled":
-            sys.path.insert(0, str(ROOT / "scripts"))
-            from bench_status import settle_with_text
-
-            from evidencekit.server.evidence.store.db import database_url
-
-            await settle_with_text(database_url(), RECEIPTS, opened=True)
-        bodies_file.write_text(json.dumps(bodies))
+        bodies_file.write_text(json.dumps(await make_receipts(app, token, workspace, load)))
     heap.settle()
     cost = await cpu_per_request(app, token, [json.dumps(body).encode() for body in json.loads(bodies_file.read_text())],
                                  batches)

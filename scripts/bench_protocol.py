@@ -143,27 +143,16 @@ async def cpu_per_request(side: str, data: Path, batches: int) -> float:
 
 
 async def make_receipts(data: Path, load: str) -> None:
-    """1,000 receipts (settled with text for `settled`), their status bodies and one answer."""
-    import uuid
-
+    """The receipts bench_plumbing reads (pending, or settled with text), their status bodies and
+    one answer (what the peer returns)."""
     import bench_plumbing
-    from bench_status import settle_with_text
 
     from evidencekit.server.evidence.app import create_app
-    from evidencekit.server.evidence.store.db import database_url
 
     boot = json.loads((data / "boot.json").read_text())
     app: Any = create_app(in_process_worker=False)
     running = await bench_plumbing.started(app)
-    bodies = []
-    for number in range(bench_plumbing.RECEIPTS):
-        mutation = str(uuid.uuid4())
-        await bench_plumbing.call(app, bench_plumbing.RETRIEVE, boot["token"], json.dumps({
-            "workspace_id": boot["workspace_id"], "mutation_id": mutation, "kind": "url_text",
-            "url": f"https://example.com/never-fetched/{number}"}).encode())
-        bodies.append({"workspace_id": boot["workspace_id"], "mutation_id": mutation})
-    if load == "settled":
-        await settle_with_text(database_url(), len(bodies), opened=True)
+    bodies = await bench_plumbing.make_receipts(app, boot["token"], boot["workspace_id"], load)
     (data / "bodies.json").write_text(json.dumps(bodies))
     (data / "answer.json").write_bytes(await bench_plumbing.call(app, bench_plumbing.STATUS, boot["token"],
                                                                  json.dumps(bodies[0]).encode()))

@@ -168,4 +168,3 @@ async def test_postgresql_results_move_to_json_text_unchanged(postgres_url: str)
         await connection.close()
     assert kind == "json"
     assert compression == ("l" if lz4 else "")
-
