@@ -1,6 +1,7 @@
 """CPU per status read through the HTTP protocol, without sockets or a load generator.
 
-    .venv/bin/python scripts/bench_protocol.py [--load pending|settled] [--rounds 6] [--batches 200]
+    .venv/bin/python scripts/bench_protocol.py [--load pending|settled] [--database sqlite|postgres]
+                                               [--rounds 6] [--batches 200]
 
 The wrk rows (scripts/bench.py status) drift 20-30% between rounds on a shared 2-core machine, and
 scripts/bench_plumbing.py drives the ASGI app alone, so neither sees what the protocol in front of
@@ -14,8 +15,11 @@ own, alternating for `--rounds` rounds, each figure the minimum (noise only ever
 - service, stock protocol: the same app on uvicorn's httptools protocol as it ships
 - peer: the status benchmark's bare Starlette endpoint returning the same bytes, stock protocol
 
-The app reads 1,000 receipts of one SQLite store: pending, or settled with a page of text. Only
-127.0.0.1 appears, in the requests' headers; nothing is sent anywhere.
+The app reads 1,000 receipts of one store: pending, or settled with a page of text. On PostgreSQL
+(a fresh database on the local server, EVIDENCEKIT_TEST_PG's, dropped at the end) the CPU time of
+the server's backends for that database is read from /proc and shown beside the process's: on a
+2-core machine it is time taken from the service and its clients. Only 127.0.0.1 appears, in the
+requests' headers; nothing is sent anywhere.
 """
 
 from __future__ import annotations
@@ -81,7 +85,32 @@ def request_bytes(token: str, body: dict[str, str]) -> bytes:
             f"Content-Length: {len(data)}\r\n\r\n").encode() + data
 
 
-async def cpu_per_request(side: str, data: Path, batches: int) -> float:
+def _backend_seconds(pids: list[int]) -> float:
+    """CPU time of these processes (PostgreSQL backends on this machine), from /proc."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a backend that ended
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def _backends() -> list[int]:
+    """The PostgreSQL backends serving the service's database (DATABASE_URL), this query's aside."""
+    import asyncpg
+
+    connection = await asyncpg.connect(os.environ["DATABASE_URL"])
+    try:
+        return [row["pid"] for row in await connection.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
+    finally:
+        await connection.close()
+
+
+async def cpu_per_request(side: str, data: Path, batches: int) -> tuple[float, float]:
+    """The process's CPU per request, and the database backends' (0 on SQLite, and for the peer)."""
     import uvicorn
     from uvicorn.lifespan.on import LifespanOn
     from uvicorn.server import ServerState
@@ -132,14 +161,17 @@ async def cpu_per_request(side: str, data: Path, batches: int) -> float:
 
     for number in range(50):  # warm: caches filled, statements prepared
         await batch(number)
+    backends = await _backends() if side != "peer" and "DATABASE_URL" in os.environ else []
+    database_started = _backend_seconds(backends)
     started = time.process_time()
     for number in range(batches):
         await batch(number)
     cost = (time.process_time() - started) / (batches * CONCURRENT)
+    database_cost = (_backend_seconds(backends) - database_started) / (batches * CONCURRENT)
     for protocol, _ in connections:
         protocol.connection_lost(None)
     await lifespan.shutdown()
-    return cost
+    return cost, database_cost
 
 
 async def make_receipts(data: Path, load: str) -> None:
@@ -162,6 +194,7 @@ async def make_receipts(data: Path, load: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--load", choices=("pending", "settled"), default="pending")
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--batches", type=int, default=200, help=f"batches of {CONCURRENT} requests per side and round")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)  # one measurement
@@ -174,13 +207,44 @@ def main() -> int:
         uvloop.run(make_receipts(Path(args.data), args.load))
         return 0
     if args.side:
-        print(uvloop.run(cpu_per_request(args.side, Path(args.data), args.batches)))
+        print(*uvloop.run(cpu_per_request(args.side, Path(args.data), args.batches)))
         return 0
-    costs: dict[str, list[float]] = {side: [] for side in SIDES}
+    costs: dict[str, list[tuple[float, float]]] = {side: [] for side in SIDES}
+    name = f"evidencekit_bench_protocol_{os.getpid()}"
+    if args.database == "postgres":
+        from bench_common import pg_database
+
+        asyncio.run(pg_database(True, name))
+    try:
+        _measure(args, name, costs)
+    finally:
+        if args.database == "postgres":
+            asyncio.run(pg_database(False, name))
+    print(f"CPU per status read through the protocol, {CONCURRENT} connections, "
+          f"{'PostgreSQL' if args.database == 'postgres' else 'SQLite'}, {args.load} receipts, "
+          f"{args.rounds} rounds (minimum; median in brackets)")
+    for side in SIDES:
+        ordered = sorted(costs[side])
+        line = f"  {LABELS[side] + ':':40s} {ordered[0][0] * 1e6:6.1f} us  ({ordered[len(ordered) // 2][0] * 1e6:.1f})"
+        if args.database == "postgres" and side != "peer":
+            database = sorted(cost[1] for cost in costs[side])
+            line += f"  + PostgreSQL's backends {database[0] * 1e6:.1f} us ({database[len(database) // 2] * 1e6:.1f})"
+        print(line)
+    best = {side: min(cost[0] for cost in values) for side, values in costs.items()}
+    print(f"  serve's protocol over the stock one: {best['service'] / best['stock']:.2f}; "
+          f"peer / service: {best['peer'] / best['service']:.2f}")
+    return 0
+
+
+def _measure(args: argparse.Namespace, name: str, costs: dict[str, list[tuple[float, float]]]) -> None:
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "EVIDENCEKIT_DATA_DIR": data, "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "10000",
                "EVIDENCEKIT_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT)}
         env.pop("DATABASE_URL", None)
+        if args.database == "postgres":
+            from bench_common import PG_ADMIN
+
+            env["DATABASE_URL"] = PG_ADMIN.rsplit("/", 1)[0] + "/" + name
         boot = subprocess.run([sys.executable, "-m", "evidencekit", "admin", "bootstrap", "--json"],
                               cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
         (Path(data) / "boot.json").write_text(boot)
@@ -191,16 +255,8 @@ def main() -> int:
                 out = subprocess.run([sys.executable, __file__, "--side", side, "--data", data,
                                       "--batches", str(args.batches)], cwd=ROOT, env=env, capture_output=True,
                                      text=True, check=True).stdout
-                costs[side].append(float(out.strip().splitlines()[-1]))
-    print(f"CPU per status read through the protocol, {CONCURRENT} connections, SQLite, {args.load} receipts, "
-          f"{args.rounds} rounds (minimum; median in brackets)")
-    for side in SIDES:
-        ordered = sorted(costs[side])
-        print(f"  {LABELS[side] + ':':40s} {ordered[0] * 1e6:6.1f} us  ({ordered[len(ordered) // 2] * 1e6:.1f})")
-    best = {side: min(values) for side, values in costs.items()}
-    print(f"  serve's protocol over the stock one: {best['service'] / best['stock']:.2f}; "
-          f"peer / service: {best['peer'] / best['service']:.2f}")
-    return 0
+                process, database = out.strip().splitlines()[-1].split()
+                costs[side].append((float(process), float(database)))
 
 
 if __name__ == "__main__":

@@ -263,6 +263,8 @@ def run_status(seconds: int, rounds: int, rows: list[Row], bodies: list[str]) ->
                     settled = rates["settled"]
                     rows.append(_row(f"status read of a settled receipt with {TEXT_CHARS:,} characters of text, "
                                      f"{shown}, {http}", settled, "ours", "peer", "bare Starlette", ">= 0.5"))
+                    rows.append(_row(f"  floor: the same steps with no plumbing, settled with text, {shown}, {http}",
+                                     settled, "floor", "peer", "bare Starlette", "(bound on the row above)"))
                     for load, what in (("pending", "pending"), ("settled", "settled with text")):
                         rows.append(_row(f"status read, {what}, access log on both sides, {shown}, {http}",
                                          rates[load], "ours_logged", "peer_logged",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -44,6 +44,19 @@ async def test_the_direct_read_equals_the_orm_read_in_every_state(store: str) ->
     later = await same_as_orm(pending.mutation_id, now=datetime.now(UTC) + timedelta(days=2))
     assert later["state"] == "expired" and later["result"]["text"] == ""
     assert await receipt_reads.find_view(uuid.uuid4(), pending.mutation_id) is None  # another workspace
+
+
+async def test_timestamps_are_read_as_the_orm_reads_them_with_a_fraction_or_without(store: str) -> None:
+    receipt, _ = await receipts.submit(request())
+    whole = datetime(2026, 12, 1, 8, 45, 4, tzinfo=UTC)
+    for created, valid in ((whole, whole + timedelta(days=400)),
+                           (whole.replace(microsecond=100), whole.replace(microsecond=999999)),
+                           (datetime(2026, 12, 1, 10, 45, 4, 120000, tzinfo=timezone(timedelta(hours=2))),
+                            whole + timedelta(days=400))):
+        await Receipt.filter(id=receipt.id).update(created_at=created, settled_at=created, valid_until=valid)
+        read = await same_as_orm(receipt.mutation_id, now=whole)
+        assert (read["created_at"], read["settled_at"]) == (created.astimezone(UTC).isoformat().replace("+00:00", "Z"),) * 2
+    assert read["created_at"] == "2026-12-01T08:45:04.120000Z"
 
 
 async def test_a_busy_sqlite_database_is_read_through_the_async_connection(
