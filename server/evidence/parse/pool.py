@@ -194,8 +194,11 @@ class HtmlParser:
             await asyncio.gather(*(self.parse(b"<p>warm</p>") for _ in range(self.processes)))
 
     def _discard(self) -> None:
+        # Its pages not yet started are not cancelled: a cancelled future would reach the awaiting
+        # retrieval as a cancellation it never asked for. With the processes gone, the executor
+        # fails them with BrokenProcessPool, and `run` reads them again in the new pool.
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=False, cancel_futures=False)
             self._pool = None
 
     def close(self) -> None:

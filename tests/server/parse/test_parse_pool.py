@@ -192,6 +192,29 @@ async def test_a_parse_past_its_deadline_is_killed_and_the_pool_reads_on() -> No
         parser.close()
 
 
+async def test_pages_still_waiting_in_a_killed_pool_are_read_in_the_new_one() -> None:
+    # The pool takes two pages per process off its queue; the rest wait in the executor, not yet
+    # started, when a deadline kills the pool. Those must be read again in the new pool, as the
+    # started ones are, not end cancelled (a cancellation the awaiting retrieval never asked for).
+    import asyncio
+    import time
+    from functools import partial
+
+    parser = HtmlParser(1)
+    parser._slots = asyncio.Semaphore(6)  # more pages handed over than the executor starts at once
+    try:
+        await parser.warm_up()
+        loop = asyncio.get_running_loop()
+        slow = asyncio.ensure_future(parser.run(partial(time.sleep, 5), 10, deadline=loop.time() + 0.5))
+        await asyncio.sleep(0.1)  # the slow call started in the one process
+        waiting = [asyncio.ensure_future(parser.parse(PAGE)) for _ in range(4)]  # queued behind it
+        with pytest.raises(ParseTimeout):
+            await slow
+        assert [page.title for page in await asyncio.gather(*waiting)] == ["Bericht"] * 4
+    finally:
+        parser.close()
+
+
 async def test_caption_files_and_plain_text_are_read_in_the_pool_too() -> None:
     parser = HtmlParser(1)
     try:
