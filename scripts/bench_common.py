@@ -40,6 +40,11 @@ def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60, 
     raise SystemExit(f"{url} did not come up")
 
 
+def database_url_beside(admin_url: str, name: str) -> str:
+    """The URL of database `name` on the server of `admin_url`, with its user."""
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
 async def pg_database(create: bool, name: str) -> None:
     import asyncpg
 

@@ -209,16 +209,17 @@ def main() -> int:
     if args.side:
         print(*uvloop.run(cpu_per_request(args.side, Path(args.data), args.batches)))
         return 0
+    from bench_common import PG_ADMIN, database_url_beside, pg_database
+
     costs: dict[str, list[tuple[float, float]]] = {side: [] for side in SIDES}
     name = f"evidencekit_bench_protocol_{os.getpid()}"
-    if args.database == "postgres":
-        from bench_common import pg_database
-
+    postgres = database_url_beside(PG_ADMIN, name) if args.database == "postgres" else None
+    if postgres:
         asyncio.run(pg_database(True, name))
     try:
-        _measure(args, name, costs)
+        _measure(args, postgres, costs)
     finally:
-        if args.database == "postgres":
+        if postgres:
             asyncio.run(pg_database(False, name))
     print(f"CPU per status read through the protocol, {CONCURRENT} connections, "
           f"{'PostgreSQL' if args.database == 'postgres' else 'SQLite'}, {args.load} receipts, "
@@ -236,15 +237,15 @@ def main() -> int:
     return 0
 
 
-def _measure(args: argparse.Namespace, name: str, costs: dict[str, list[tuple[float, float]]]) -> None:
+def _measure(args: argparse.Namespace, postgres: str | None, costs: dict[str, list[tuple[float, float]]]) -> None:
+    """Every side's (process, database backends) CPU per request in every round, on SQLite in a
+    temporary data folder, or on the `postgres` database."""
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "EVIDENCEKIT_DATA_DIR": data, "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "10000",
                "EVIDENCEKIT_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT)}
         env.pop("DATABASE_URL", None)
-        if args.database == "postgres":
-            from bench_common import PG_ADMIN
-
-            env["DATABASE_URL"] = PG_ADMIN.rsplit("/", 1)[0] + "/" + name
+        if postgres:
+            env["DATABASE_URL"] = postgres
         boot = subprocess.run([sys.executable, "-m", "evidencekit", "admin", "bootstrap", "--json"],
                               cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
         (Path(data) / "boot.json").write_text(boot)

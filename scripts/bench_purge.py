@@ -20,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_common import database_url_beside  # noqa: E402
+
 from evidencekit.server.evidence.store import receipts  # noqa: E402
 from evidencekit.server.evidence.store.db import open_store  # noqa: E402
 from evidencekit.server.evidence.store.models import Evidence, EvidenceRevision, Receipt  # noqa: E402
@@ -59,7 +61,7 @@ async def on_postgres(admin_url: str, total: int) -> float:
     admin = await asyncpg.connect(admin_url)
     await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        return await measure(admin_url.rsplit("/", 1)[0] + "/" + name, total)
+        return await measure(database_url_beside(admin_url, name), total)
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()

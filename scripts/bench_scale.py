@@ -47,6 +47,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_common import database_url_beside  # noqa: E402
+
 from evidencekit.server.evidence.store import jobs, receipts  # noqa: E402
 from evidencekit.server.evidence.store.db import database_url, open_store, sqlite_path  # noqa: E402
 from evidencekit.server.evidence.store.evidence import Content, source_key  # noqa: E402
@@ -437,7 +439,7 @@ def run_engine(engine: str, sizes: list[int], rounds: int, calls: int, admin_url
             name = f"evidencekit_scale_{size}_{uuid.uuid4().hex[:6]}"
             asyncio.run(pg_admin(admin_url, f'CREATE DATABASE "{name}"'))
             names.append(name)
-            urls[size] = admin_url.rsplit("/", 1)[0] + "/" + name
+            urls[size] = database_url_beside(admin_url, name)
         else:
             urls[size] = database_url({"EVIDENCEKIT_DATA_DIR": str(folder / f"sqlite-{size}")})
     try:

@@ -36,6 +36,7 @@ from bench_common import (
     ROOT,
     LeanClient,
     Row,
+    database_url_beside,
     free_port,
     pg_database,
     ratios,
@@ -240,7 +241,7 @@ def run_status(seconds: int, rounds: int, rows: list[Row], bodies: list[str]) ->
     name = f"evidencekit_bench_{uuid.uuid4().hex[:8]}"
     try:
         asyncio.run(pg_database(True, name))
-        postgres: str | None = PG_ADMIN.rsplit("/", 1)[0] + "/" + name
+        postgres: str | None = database_url_beside(PG_ADMIN, name)
     except OSError as exc:
         rows.append(("status read, PostgreSQL", "skipped", f"PostgreSQL unreachable: {exc}", "", ">= 0.5"))
         postgres = None

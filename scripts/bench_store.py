@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_common import database_url_beside  # noqa: E402
+
 from evidencekit.server.evidence.retrieval.engine import Retrieved  # noqa: E402
 from evidencekit.server.evidence.store.db import database_url, open_store  # noqa: E402
 from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit  # noqa: E402
@@ -130,7 +132,7 @@ def one_setup(database: str, processes: int, concurrency: int, total: int, admin
     name = f"evidencekit_bench_{uuid.uuid4().hex[:8]}"
     asyncio.run(pg_database(admin_url, True, name))
     try:
-        return run(admin_url.rsplit("/", 1)[0] + "/" + name, total, processes, concurrency)
+        return run(database_url_beside(admin_url, name), total, processes, concurrency)
     finally:
         asyncio.run(pg_database(admin_url, False, name))
 
