@@ -4,7 +4,7 @@ The runtime has checked each call's input against the contract and the caller ag
 operation's declared requirement (credential kind, capability, workspace role) before a handler
 runs. The answers are JSON data (`<Prefix>OutputData`) read from the store: their states and kinds
 are the database's strings, which no static type can vouch for; each answer is checked against
-every published output variant before it is sent.
+every published output variant before it is sent, or when the receipt settled (status_answer).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from evidencekit.server.generated.models import (
     StatusInput,
     StatusOutputData,
 )
+from evidencekit.server.runtime.checked_answer import CheckedAnswer
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import (
     BadRequest,
@@ -72,8 +73,9 @@ class EvidenceHandlers:
             raise RateLimited(str(limited), retry_after=limited.retry_after) from None
         return cast(RetrieveOutputData, data)
 
-    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData:
-        return cast(StatusOutputData, await self.service.status(payload.workspace_id, payload.mutation_id))
+    async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData | CheckedAnswer:
+        answer = await self.service.status(payload.workspace_id, payload.mutation_id)
+        return answer if isinstance(answer, CheckedAnswer) else cast(StatusOutputData, answer)
 
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutputData:
         try:

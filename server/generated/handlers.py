@@ -7,7 +7,9 @@
 """The interface hand-written server logic implements: one async method per operation.
 
 A handler answers with the output model or with the same answer as JSON data (its TypedDict);
-either way the answer is checked against every published output variant before it is sent."""
+either way the answer is checked against every published output variant before it is sent. Or
+with a CheckedAnswer, checked when the data behind it was written: sent as it is while the
+contract's hash is the one it was checked against, checked again otherwise."""
 
 from typing import Protocol
 
@@ -22,24 +24,25 @@ from evidencekit.server.generated.models import (
     StatusOutput,
     StatusOutputData,
 )
+from evidencekit.server.runtime.checked_answer import CheckedAnswer
 from evidencekit.server.runtime.context import RequestContext
 
 
 class Handlers(Protocol):
     async def get_documents(
         self, payload: GetDocumentsInput, context: RequestContext
-    ) -> GetDocumentsOutput | GetDocumentsOutputData:
+    ) -> GetDocumentsOutput | GetDocumentsOutputData | CheckedAnswer:
         """Get documents (`get_documents`, sha256:1efdc01ee2209b16)."""
         ...
 
     async def retrieve(
         self, payload: RetrieveInput, context: RequestContext
-    ) -> RetrieveOutput | RetrieveOutputData:
+    ) -> RetrieveOutput | RetrieveOutputData | CheckedAnswer:
         """Read a public research source (`sosoapi_research_evidence_retrieve`, sha256:e6a8eb28919d74d9)."""
         ...
 
     async def status(
         self, payload: StatusInput, context: RequestContext
-    ) -> StatusOutput | StatusOutputData:
+    ) -> StatusOutput | StatusOutputData | CheckedAnswer:
         """Read the retrieval status of a public source (`sosoapi_research_evidence_status`, sha256:98be4d72ae1d401e)."""
         ...

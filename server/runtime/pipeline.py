@@ -1,6 +1,7 @@
 """One operation call, whichever surface it came in on: validate the input against the contract,
 enforce the declared requirement, parse, call the handler, check the answer against every published
-output variant. REST (rest_runtime) and MCP (mcp) both call `OperationPipeline.run`.
+output variant (or take an answer checked when its data was written: checked_answer). REST
+(rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP (mcp) `run` for its data.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError, validator_for
 from evidencekit.contracts.wire import parse, wire_data
 from evidencekit.server.runtime.auth import UNAUTHENTICATED, Auth, check_caller
+from evidencekit.server.runtime.checked_answer import CheckedAnswer, answer_data
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import BadRequest, ContractViolation
+from evidencekit.server.runtime.json_answer import answer_bytes
 
-Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any]]]
+Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any] | CheckedAnswer]]
 
 
 def model_errors(exc: ValidationError) -> list[FieldError]:
@@ -52,6 +55,19 @@ class OperationPipeline:
         """The answer's JSON data; ApiError for anything the caller should be told. `raw` is the
         body's JSON text, which the typed model parses (pydantic-core, faster than from `body`);
         `caller` finds the principal when the context has none, once the input is known valid."""
+        answer = await self.checked(body, raw, context, caller)
+        return answer_data(answer) if type(answer) is CheckedAnswer else answer
+
+    async def answer(self, body: Any, raw: bytes | str, context: RequestContext,
+                     caller: Callable[[], Awaitable[Any]] | None = None) -> bytes:
+        """`run`'s answer as the JSON text it is sent as (json_answer.answer_bytes)."""
+        answer = await self.checked(body, raw, context, caller)
+        return answer.body if type(answer) is CheckedAnswer else answer_bytes(answer)
+
+    async def checked(self, body: Any, raw: bytes | str, context: RequestContext,
+                      caller: Callable[[], Awaitable[Any]] | None = None) -> Any:
+        """The answer's JSON data, or the handler's CheckedAnswer when it was checked against
+        this contract."""
         spec = self.spec
         errors = self.validators.input_errors(body)  # every variant: see OperationValidator.input_errors
         if errors:
@@ -69,7 +85,12 @@ class OperationPipeline:
             check_caller(spec, context.principal, self.unauthenticated)
             if self._role:
                 await self.auth.check_role(context.principal, self._role, payload)
-        data = wire_data(await self.handler(payload, context))
+        answer = await self.handler(payload, context)
+        if isinstance(answer, CheckedAnswer):
+            if answer.contract_hash == spec.contract_hash:
+                return answer
+            answer = answer_data(answer)  # checked against another contract: checked again here
+        data = wire_data(answer)
         violations = self.validators.output_errors(data)
         if violations:
             surface = context.surface if context.surface in _LOGS else "rest"

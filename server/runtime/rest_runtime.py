@@ -174,7 +174,7 @@ class OperationEndpoint:
             raw, body = await read_json_body(receive, headers)  # refuses lone surrogates ("\ud800")
             state = scope.setdefault("state", {})
             context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"))
-            return answer_bytes(await self.pipeline.run(body, raw, context))
+            return await self.pipeline.answer(body, raw, context)
         except (ApiError, ClientDisconnect):
             raise
         except Exception as exc:

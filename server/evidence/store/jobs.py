@@ -30,7 +30,9 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence.store import evidence as evidence_store
+from evidencekit.server.evidence.store import status_answer
 from evidencekit.server.evidence.store.models import Receipt
+from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
     is_postgres_connection,
@@ -103,13 +105,18 @@ class Claimed:
     kind: str
     language: str | None
     attempts: int  # this claim included
+    # what the receipt's status answer shows beside the result (SettledReceipt)
+    mutation_id: str
+    created_at: datetime | str  # as the column gives it: a datetime, or SQLite's text (timestamps.py)
+    valid_until: datetime | str
 
 
 @cache
 def _claim_statement(postgres: bool) -> str:
     uuid_text = "::text" if postgres else ""
     statement = (_CLAIM.replace("{lock}", " FOR UPDATE SKIP LOCKED" if postgres else "")
-                 .replace("{claimed}", f"id{uuid_text}, workspace_id{uuid_text}, url, kind, language, attempts"))
+                 .replace("{claimed}", f"id{uuid_text}, workspace_id{uuid_text}, url, kind, language, attempts, "
+                                       f"mutation_id{uuid_text}, created_at, valid_until"))
     return dialect_params(statement.replace("{still_claimable}", _STILL_CLAIMABLE), postgres)
 
 
@@ -121,7 +128,8 @@ async def claim_many(worker_id: str, lease: timedelta, *, max_attempts: int, lim
     postgres = is_postgres_connection(connection)
     rows = await connection.execute_query(_claim_statement(postgres), [
         worker_id, sql_time(now + lease, postgres), sql_time(now, postgres), max_attempts, limit])
-    return [Claimed(uuid.UUID(row[0]), uuid.UUID(row[1]), row[2], row[3], row[4], row[5]) for row in rows[1]]
+    return [Claimed(uuid.UUID(row[0]), uuid.UUID(row[1]), row[2], row[3], row[4], row[5], str(row[6]), row[7], row[8])
+            for row in rows[1]]
 
 
 async def claim(worker_id: str, lease: timedelta, *, max_attempts: int,
@@ -184,7 +192,19 @@ class Settle:
     content: evidence_store.Content | None
 
 
-_SETTLED = (("id", "uuid"), ("result", "text"), ("evidence_id", "uuid"), ("evidence_revision", "int"))
+_SETTLED = (("id", "uuid"), ("result", "text"), ("evidence_id", "uuid"), ("evidence_revision", "int"),
+            ("answer_contract", "text"), ("answer_head", "text"), ("answer_tail", "text"))
+
+
+def _settled_row(item: Settle, evidence: tuple[Any, Any], now: datetime) -> tuple[Any, ...]:
+    """The values `item` settles its receipt with: the result's text, its evidence, and the status
+    answer it will have, checked now (status_answer)."""
+    receipt, result = item.receipt, stored_json(item.result)
+    view = ReceiptView(str(receipt.id), str(receipt.workspace_id), receipt.mutation_id, "completed", receipt.kind,
+                       receipt.created_at, now, receipt.valid_until, result, *evidence, "")
+    frame = status_answer.frame_of(view, now)
+    return (str(receipt.id), result, *evidence,
+            *((None, None, None) if frame is None else (frame.contract_hash, frame.head, frame.tail)))
 
 
 class _NotAllHeld(Exception):
@@ -209,13 +229,13 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime) 
                                   item.receipt.language, item.content)
             for item in with_content if item.content is not None])
         evidence = {str(item.receipt.id): found for item, found in zip(with_content, recorded, strict=True)}
-        rows = [(str(item.receipt.id), stored_json(item.result), *evidence.get(str(item.receipt.id), (None, None)))
-                for item in settles]
+        rows = [_settled_row(item, evidence.get(str(item.receipt.id), (None, None)), now) for item in settles]
         table, values = rows_table("k", _SETTLED, rows, postgres, 3)
         result = "k.result::json" if postgres else "k.result"
         settled = await connection.execute_query_dict(
             f"UPDATE receipt SET state = 'completed', settled_at = {param(1, postgres)}, result = {result}, "
             "evidence_id = k.evidence_id, evidence_revision = k.evidence_revision, lease_owner = NULL, "
+            "answer_contract = k.answer_contract, answer_head = k.answer_head, answer_tail = k.answer_tail, "
             f"lease_expires_at = NULL FROM {table} WHERE receipt.id = k.id AND receipt.lease_owner = "
             f"{param(2, postgres)} AND receipt.state = 'running' RETURNING receipt.id",
             [sql_time(now, postgres), worker_id, *values])

@@ -146,6 +146,13 @@ class Receipt(Model):
     lease_owner = fields.CharField(max_length=64, null=True)
     lease_expires_at = fields.DatetimeField(null=True)
     purged_at = fields.DatetimeField(null=True)
+    # A completed receipt's status answer as checked when it settled, without its result
+    # (checked_answer.Frame): a status read sends head + result's text + tail, parsing and
+    # checking nothing again while the status contract's hash is answer_contract. NULL (receipts
+    # in any other state, or settled before these columns): built and checked on every read.
+    answer_contract = fields.CharField(max_length=80, null=True)
+    answer_head = fields.TextField(null=True)
+    answer_tail = fields.TextField(null=True)
 
     class Meta:
         table = "receipt"

@@ -32,7 +32,8 @@ from evidencekit.server.evidence.store.turn_batch import TurnBatch
 # In ReceiptView's order: rows are read by position (by name, sqlite3.Row compares every column's
 # name). PostgreSQL sends the uuids as text, as SQLite keeps them: no UUID objects to make and print.
 _COLUMN_NAMES = ("id", "workspace_id", "mutation_id", "state", "kind", "created_at", "settled_at",
-                 "valid_until", "result", "evidence_id", "evidence_revision", "input_hash")
+                 "valid_until", "result", "evidence_id", "evidence_revision", "input_hash", "answer_contract",
+                 "answer_head", "answer_tail")
 _UUID_COLUMNS = frozenset({"id", "workspace_id", "mutation_id", "evidence_id"})
 _COLUMNS = ", ".join(f"r.{name}" for name in _COLUMN_NAMES)
 _POSTGRES_COLUMNS = ", ".join(f"r.{name}::text" if name in _UUID_COLUMNS else f"r.{name}" for name in _COLUMN_NAMES)
@@ -66,17 +67,23 @@ class ReceiptView:
     created_at: datetime | str
     settled_at: datetime | str | None
     valid_until: datetime | str
-    result: dict[str, Any] | None
+    result_json: str | None  # the result as stored (`result` parses it): a stored answer sends it as it is
     evidence_id: str | None
     evidence_revision: int | None
     input_hash: str  # what the receipt was made for (receipts.RetrieveRequest.input_hash)
+    # The status answer checked when the receipt settled, around the result (models.Receipt.answer_*)
+    answer_contract: str | None = None
+    answer_head: str | None = None
+    answer_tail: str | None = None
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return None if self.result_json is None else stored_value(self.result_json)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ReceiptView:
         """A row of _COLUMN_NAMES, in that order."""
-        result = row[8]
-        return cls(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
-                   stored_value(result) if isinstance(result, str) else result, row[9], row[10], row[11])
+        return cls(*row)
 
 
 # The store's SQLite memory settings, for this reader too (db.SQLITE_PRAGMAS)

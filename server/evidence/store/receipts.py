@@ -174,6 +174,7 @@ WHERE done.id IN ({ids}) ORDER BY source.id FOR UPDATE OF source
 """
 _EXPIRE = """
 UPDATE receipt SET state = 'expired', purged_at = {p1}, lease_owner = NULL, lease_expires_at = NULL,
+                   answer_contract = NULL, answer_head = NULL, answer_tail = NULL,
                    result = CASE WHEN result IS NULL THEN NULL ELSE {hidden} END
 WHERE id IN ({ids}) AND purged_at IS NULL
 """
