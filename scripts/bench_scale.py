@@ -49,10 +49,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench_common import database_url_beside  # noqa: E402
 
-from evidencekit.server.evidence.store import jobs, receipts  # noqa: E402
+from evidencekit.server.evidence.store import jobs, receipts, status_answer  # noqa: E402
 from evidencekit.server.evidence.store.db import database_url, open_store, sqlite_path  # noqa: E402
 from evidencekit.server.evidence.store.evidence import Content, source_key  # noqa: E402
-from evidencekit.server.evidence.store.receipt_reads import find_view  # noqa: E402
+from evidencekit.server.evidence.store.receipt_reads import ReceiptView, find_view  # noqa: E402
 from evidencekit.server.evidence.store.receipts import RetrieveRequest  # noqa: E402
 
 TEXT_CHARS = 1500
@@ -145,14 +145,21 @@ class Fill:
                 stored_state = {"expired-due": "completed", "ready": "completed",
                                 "unsuccessful": "completed"}.get(state, state)
                 running = state == "running"
+                receipt_id = self.time_ordered(created, number << 1 | 1)
+                settled = None if state in ("pending", "running") else created + timedelta(seconds=2)
+                result_json = None if result is None else json.dumps(result)
+                # the status answer the settle checked and kept (store/status_answer), as of the settle
+                frame = None if stored_state != "completed" or settled is None else status_answer.frame_of(
+                    ReceiptView(receipt_id, workspace, mutation, stored_state, "url_text", created, settled,
+                                created + day, result_json, evidence_id if with_evidence else None,
+                                revision if with_evidence else None, ""), settled)
                 receipt_rows.append((
-                    self.time_ordered(created, number << 1 | 1), workspace, mutation, f"in-{number}", url,
-                    "url_text", None, stored_state, created,
-                    None if state in ("pending", "running") else created + timedelta(seconds=2), created + day,
-                    None if result is None else json.dumps(result), evidence_id if with_evidence else None,
+                    receipt_id, workspace, mutation, f"in-{number}", url,
+                    "url_text", None, stored_state, created, settled, created + day,
+                    result_json, evidence_id if with_evidence else None,
                     revision if with_evidence else None, 1 if running or state == "unconfirmed" else 0,
                     "elsewhere:boot:1:1" if running else None, self.now + timedelta(hours=1) if running else None,
-                    None))
+                    None, *((None, None, None) if frame is None else (frame.contract_hash, frame.head, frame.tail))))
                 if len(self.sample) < SAMPLE_KEYS and self.rng.random() < SAMPLE_KEYS * 2 / self.size:
                     self.sample.append((workspace, mutation))
                 if number >= self.size - RECENT_KEYS:
@@ -162,7 +169,8 @@ class Fill:
 
 RECEIPT_COLUMNS = ("id", "workspace_id", "mutation_id", "input_hash", "url", "kind", "language", "state",
                    "created_at", "settled_at", "valid_until", "result", "evidence_id", "evidence_revision",
-                   "attempts", "lease_owner", "lease_expires_at", "purged_at")
+                   "attempts", "lease_owner", "lease_expires_at", "purged_at", "answer_contract", "answer_head",
+                   "answer_tail")
 EVIDENCE_COLUMNS = ("id", "workspace_id", "source_key", "kind", "language", "revision", "updated_at")
 REVISION_COLUMNS = ("evidence_id", "revision", "content_hash", "source_url", "title", "description", "text",
                     "markdown", "segments", "created_at", "purged_at")

@@ -18,7 +18,7 @@ from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.store import ratelimit, receipt_reads, receipts
 from evidencekit.server.evidence.store.models import Receipt, Workspace
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
-from evidencekit.server.evidence.store.status_answer import stored_answer
+from evidencekit.server.evidence.store.status_answer import status_of
 from evidencekit.server.evidence.store.ttl_cache import TTLCache
 from evidencekit.server.runtime.checked_answer import CheckedAnswer
 
@@ -71,10 +71,8 @@ class EvidenceService:
         return {"retrieval": receipts.as_retrieval(receipt)}
 
     async def status(self, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any] | CheckedAnswer:
-        """The receipt as the contract's answer: for a completed one, the answer checked as it
-        settled (status_answer) while it stands."""
+        """The receipt as the contract's answer, or that answer checked already (status_answer)."""
         receipt = await receipt_reads.find_view(workspace_id, mutation_id)
         if receipt is None:
             return {"retrieval": None}
-        now = receipts.utcnow()
-        return stored_answer(receipt, now) or {"retrieval": receipts.as_retrieval(receipt, now=now)}
+        return status_of(receipt, receipts.utcnow())

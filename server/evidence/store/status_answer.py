@@ -7,19 +7,29 @@ what such a read cost (docs/benchmarks.md). So the settle checks it (checked_ans
 and keeps the answer's text around the result (models.Receipt.answer_*); a read of the receipt
 before it expires sends that text with the stored result's text between, parsing and checking
 nothing. The runtime checks it again when the status contract's hash is not the one it was
-checked against (a newer contract), and a receipt without a stored answer (expired, in another
-state, or settled before the columns existed) is built and checked on every read as before.
+checked against (a newer contract), and a receipt without a stored answer (expired, cancelled, or
+settled before the columns existed) is built and checked on every read as before.
+
+A receipt still waiting is polled many times with the same answer: that answer is checked at its
+first read and kept in memory for the reads after, for as long as the row reads the same
+(`status_of`).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.receipts import as_retrieval
 from evidencekit.server.evidence.store.timestamps import as_datetime
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime.checked_answer import CheckedAnswer, Frame, checked_frame
+from evidencekit.server.runtime.checked_answer import (
+    CheckedAnswer,
+    Frame,
+    checked_answer,
+    checked_frame,
+)
 
 _RESULT = ("retrieval", "result")
 
@@ -33,10 +43,45 @@ def frame_of(receipt: ReceiptView, now: datetime) -> Frame | None:
     return checked_frame(STATUS, {"retrieval": as_retrieval(receipt, now=now)}, _RESULT)
 
 
-def stored_answer(receipt: ReceiptView, now: datetime) -> CheckedAnswer | None:
-    """The answer kept when `receipt` settled, while it stands: completed, not expired at `now`."""
+def _stored(receipt: ReceiptView) -> CheckedAnswer | None:
+    """The answer kept when `receipt` settled, if it is completed and kept one."""
     head, tail, result = receipt.answer_head, receipt.answer_tail, receipt.result_json
     if head is None or tail is None or result is None or receipt.answer_contract is None or \
-            receipt.state != "completed" or now >= as_datetime(receipt.valid_until):
+            receipt.state != "completed":
         return None
     return Frame(receipt.answer_contract, head, tail).around(result)
+
+
+# Answers of receipts without a result (pending, running, unconfirmed), checked once per version
+# of the row: each is polled again and again until it settles, the same answer each time. Keyed by
+# every column the answer shows, so a row that changes is another key; cleared when full.
+_polled: dict[tuple[object, ...], CheckedAnswer] = {}
+POLLED_KEPT = 8192
+
+
+def status_of(receipt: ReceiptView, now: datetime) -> CheckedAnswer | dict[str, Any]:
+    """`receipt`'s status answer as of `now`: checked already when it settled or when the same row
+    was last read (a CheckedAnswer), or built here as JSON data for the runtime to check."""
+    if now < as_datetime(receipt.valid_until):
+        stored = _stored(receipt)
+        if stored is not None:
+            return stored
+        if receipt.result_json is None:
+            return _polled_answer(receipt, now)
+    return {"retrieval": as_retrieval(receipt, now=now)}
+
+
+def _polled_answer(receipt: ReceiptView, now: datetime) -> CheckedAnswer | dict[str, Any]:
+    key = (receipt.id, receipt.workspace_id, receipt.mutation_id, receipt.state, receipt.kind, receipt.created_at,
+           receipt.settled_at, receipt.valid_until, receipt.evidence_id, receipt.evidence_revision)
+    found = _polled.get(key)
+    if found is not None:
+        return found
+    data = {"retrieval": as_retrieval(receipt, now=now)}
+    checked = checked_answer(STATUS, data)
+    if checked is None:  # violates the contract (logged): the runtime checks it, and refuses it
+        return data
+    if len(_polled) >= POLLED_KEPT:
+        _polled.clear()
+    _polled[key] = checked
+    return checked

@@ -100,10 +100,36 @@ async def test_a_result_that_violates_the_contract_is_settled_but_never_sent(sto
         await status_answer()
 
 
-async def test_other_states_are_read_as_before(store: str) -> None:
+async def test_a_cancelled_receipt_is_built_and_checked_on_every_read(store: str) -> None:
     receipt, _ = await receipts.submit(request(mutation_id=uuid.uuid4()))
-    answer = await EvidenceService().status(WORKSPACE, receipt.mutation_id)
-    assert not isinstance(answer, CheckedAnswer) and answer["retrieval"]["state"] == "pending"
     assert await receipts.cancel(WORKSPACE, receipt.mutation_id, {**RESULT, "status": "cancelled"})
     answer = await EvidenceService().status(WORKSPACE, receipt.mutation_id)
     assert not isinstance(answer, CheckedAnswer) and answer["retrieval"]["state"] == "cancelled"
+
+
+async def test_a_waiting_receipt_is_checked_once_and_never_read_stale(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    receipt, _ = await receipts.submit(request(mutation_id=uuid.uuid4()))
+    service = EvidenceService()
+    first = await service.status(WORKSPACE, receipt.mutation_id)
+    assert isinstance(first, CheckedAnswer)  # checked as it was first read
+    assert await service.status(WORKSPACE, receipt.mutation_id) is first  # and not again
+    assert json.loads(first.body)["retrieval"]["state"] == "pending"
+    claimed = await jobs.claim("w1", timedelta(seconds=30), max_attempts=3)
+    assert claimed is not None and claimed.id == receipt.id
+    running = await service.status(WORKSPACE, receipt.mutation_id)
+    assert isinstance(running, CheckedAnswer) and json.loads(running.body)["retrieval"]["state"] == "running"
+    monkeypatch.setattr(receipts, "utcnow", lambda: datetime.now(UTC) + timedelta(days=2))
+    expired = await service.status(WORKSPACE, receipt.mutation_id)
+    assert not isinstance(expired, CheckedAnswer) and expired["retrieval"]["state"] == "expired"
+    monkeypatch.undo()
+    await jobs.settle(claimed, "w1", {**RESULT, "text": TEXT}, None)
+    done = await service.status(WORKSPACE, receipt.mutation_id)
+    assert isinstance(done, CheckedAnswer) and json.loads(done.body)["retrieval"]["state"] == "completed"
+
+
+async def test_a_waiting_receipt_whose_answer_violates_the_contract_is_refused_on_every_read(store: str) -> None:
+    receipt, _ = await receipts.submit(request())
+    await Receipt.filter(id=receipt.id).update(state="paused")  # no such state in the contract
+    for _ in range(2):
+        with pytest.raises(ContractViolation):
+            await status_answer()
