@@ -228,8 +228,10 @@ METHOD = """## How each row is measured
   1,000 distinct pending receipts (the service answers the reads of one event-loop turn with
   one statement; one receipt polled over and over would let that read answer 32 requests at once).
   Every request reads its receipt from the database; only token -> principal and (user,
-  workspace) -> role are cached (EVIDENCEKIT_AUTH_CACHE_SECONDS). Every answer is validated against
-  the contract. The peer is a bare Starlette endpoint returning the same bytes, run by uvicorn with
+  workspace) -> role are cached (EVIDENCEKIT_AUTH_CACHE_SECONDS). Every answer sent was checked
+  against the contract: a completed receipt's when it settled, a waiting one's at its first read,
+  kept while its row reads the same (store/status_answer.py; each of the 1,000 is polled again and
+  again, as an agent polls its receipt until it settles). The peer is a bare Starlette endpoint returning the same bytes, run by uvicorn with
   the same HTTP parser and event loop. The service, its floor and the peers are all up at once and
   measured in `--rounds` interleaved rounds (each side `--seconds` in all, the order rotating each
   round); the ratio is taken within each round and shown as the median (lowest-highest), and the
@@ -240,7 +242,7 @@ METHOD = """## How each row is measured
   before serving (server/runtime/heap.py: `gc.freeze()` and a higher young-generation threshold); the
   **settled peer** row compares with the same peer given the same settling. The **floor** rows run
   the status call's own steps (bearer lookup, JSON, every input variant, the typed input, role
-  check, the batched database read, the answer's JSON data, every output variant) in a bare ASGI
+  check, the batched database read, the answer or the one checked already) in a bare ASGI
   function (scripts/bench_floor_app.py, heap settled), on the same database and settings: no
   amount of plumbing work can take the service past its floor. With httptools two more loads and
   sides: receipts **settled with text** (1,000 receipts settled in the store with 6,000

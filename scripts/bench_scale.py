@@ -159,7 +159,7 @@ class Fill:
                     result_json, evidence_id if with_evidence else None,
                     revision if with_evidence else None, 1 if running or state == "unconfirmed" else 0,
                     "elsewhere:boot:1:1" if running else None, self.now + timedelta(hours=1) if running else None,
-                    None, *((None, None, None) if frame is None else (frame.contract_hash, frame.head, frame.tail))))
+                    None, status_answer.made_by(frame), *((None, None) if frame is None else (frame.head, frame.tail))))
                 if len(self.sample) < SAMPLE_KEYS and self.rng.random() < SAMPLE_KEYS * 2 / self.size:
                     self.sample.append((workspace, mutation))
                 if number >= self.size - RECENT_KEYS:

@@ -18,20 +18,23 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, final
 
 import orjson
+from pydantic import BaseModel
 
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import validator_for
+from evidencekit.contracts.wire import wire_data
 from evidencekit.server.runtime.json_answer import answer_bytes
 
 log = logging.getLogger("evidencekit.checked")
 
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class CheckedAnswer:
     """An answer's JSON text, checked against the output contract whose hash it carries."""
@@ -52,35 +55,36 @@ class Frame:
         return CheckedAnswer(f"{self.head}{member_json}{self.tail}".encode(), self.contract_hash)
 
 
-def _refused(spec: OperationSpec, data: Any) -> bool:
-    """Whether `data` cannot be sent as `spec`'s answer (logged): it violates the contract, or
-    JSON cannot carry it (a lone surrogate), which the read would refuse too."""
+def _written(spec: OperationSpec, data: Any) -> bytes | None:
+    """`data` as the JSON text of `spec`'s answer; None (logged) when it cannot be sent: it
+    violates the contract, or JSON cannot carry it (a lone surrogate), which the read would
+    refuse too."""
     violations = validator_for(spec).output_errors(data)
     if violations:
         log.error("not kept as checked: the %s answer violates its contract: %s", spec.name,
                   "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
-        return True
+        return None
     try:
-        answer_bytes(data)
+        return answer_bytes(data)
     except (TypeError, ValueError) as exc:
         log.error("not kept as checked: the %s answer cannot be written as JSON: %s", spec.name, exc)
-        return True
-    return False
-
-
-def checked_answer(spec: OperationSpec, data: Any) -> CheckedAnswer | None:
-    """`data` as a CheckedAnswer of `spec`'s output; None (logged) when it violates the contract,
-    so that the read that would send it checks it, and refuses it, as any other answer."""
-    if _refused(spec, data):
         return None
-    return CheckedAnswer(answer_bytes(data), spec.contract_hash)
 
 
-def checked_frame(spec: OperationSpec, data: dict[str, Any], member: Sequence[str]) -> Frame | None:
-    """`data` checked as `spec`'s output, kept without the member at the path `member` (object
+def checked_answer(spec: OperationSpec, answer: BaseModel | Mapping[str, Any]) -> CheckedAnswer | None:
+    """`answer` (an output model or its JSON data, as a handler returns) as a CheckedAnswer of
+    `spec`'s output; None (logged) when it violates the contract, so that the read that would send
+    it checks it, and refuses it, as any other answer."""
+    body = _written(spec, wire_data(answer))
+    return None if body is None else CheckedAnswer(body, spec.contract_hash)
+
+
+def checked_frame(spec: OperationSpec, answer: BaseModel | Mapping[str, Any], member: Sequence[str]) -> Frame | None:
+    """`answer` checked as `spec`'s output, kept without the member at the path `member` (object
     keys, outermost first; that member must be present); None (logged) when it violates the
     contract."""
-    if _refused(spec, data):
+    data = wire_data(answer)
+    if _written(spec, data) is None:
         return None
     parents = [data]
     for key in member[:-1]:

@@ -56,13 +56,13 @@ class OperationPipeline:
         body's JSON text, which the typed model parses (pydantic-core, faster than from `body`);
         `caller` finds the principal when the context has none, once the input is known valid."""
         answer = await self.checked(body, raw, context, caller)
-        return answer_data(answer) if type(answer) is CheckedAnswer else answer
+        return answer_data(answer) if isinstance(answer, CheckedAnswer) else answer
 
     async def answer(self, body: Any, raw: bytes | str, context: RequestContext,
                      caller: Callable[[], Awaitable[Any]] | None = None) -> bytes:
         """`run`'s answer as the JSON text it is sent as (json_answer.answer_bytes)."""
         answer = await self.checked(body, raw, context, caller)
-        return answer.body if type(answer) is CheckedAnswer else answer_bytes(answer)
+        return answer.body if isinstance(answer, CheckedAnswer) else answer_bytes(answer)
 
     async def checked(self, body: Any, raw: bytes | str, context: RequestContext,
                       caller: Callable[[], Awaitable[Any]] | None = None) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -68,12 +69,17 @@ def test_a_frame_put_around_the_stored_member_is_the_checked_answer() -> None:
         assert json.loads(answer.body) == data
 
 
-def test_a_member_whose_text_shows_elsewhere_in_the_answer_is_still_put_in_its_own_place() -> None:
+def test_a_stand_in_that_shows_elsewhere_in_the_answer_is_not_taken_for_the_members_place(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     data = settled()
-    data["retrieval"]["result"]["text"] = '"evidencekit-member-' + "0" * 32 + '"'
-    frame = checked_frame(STATUS, data, ("retrieval", "result"))
+    first, second = uuid.UUID(int=1), uuid.UUID(int=2)
+    data["retrieval"]["result"]["title"] = f"evidencekit-member-{first.hex}"  # the first stand-in's text
+    drawn = iter([first, second])
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(drawn))
+    frame = checked_frame(STATUS, data, ("retrieval", "result", "text"))
     assert frame is not None
-    assert json.loads(frame.around(json.dumps(data["retrieval"]["result"])).body) == data
+    assert next(drawn, None) is None  # the first stand-in was refused, the second taken
+    assert json.loads(frame.around(json.dumps(data["retrieval"]["result"]["text"])).body) == data
 
 
 def test_an_answer_that_violates_the_contract_is_not_kept_as_checked(caplog: pytest.LogCaptureFixture) -> None:

@@ -105,7 +105,7 @@ class Claimed:
     kind: str
     language: str | None
     attempts: int  # this claim included
-    # what the receipt's status answer shows beside the result (SettledReceipt)
+    # what the receipt's status answer shows beside the result (_settled_row)
     mutation_id: str
     created_at: datetime | str  # as the column gives it: a datetime, or SQLite's text (timestamps.py)
     valid_until: datetime | str
@@ -204,7 +204,7 @@ def _settled_row(item: Settle, evidence: tuple[Any, Any], now: datetime) -> tupl
                        receipt.created_at, now, receipt.valid_until, result, *evidence, "")
     frame = status_answer.frame_of(view, now)
     return (str(receipt.id), result, *evidence,
-            *((None, None, None) if frame is None else (frame.contract_hash, frame.head, frame.tail)))
+            status_answer.made_by(frame), *((None, None) if frame is None else (frame.head, frame.tail)))
 
 
 class _NotAllHeld(Exception):

@@ -120,7 +120,10 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
 
 
 def as_retrieval(receipt: Receipt | ReceiptView, *, now: datetime | None = None) -> dict[str, Any]:
-    """The receipt as the contract's `retrieval` object, with expiry applied at read time."""
+    """The receipt as the contract's `retrieval` object, with expiry applied at read time.
+
+    A completed receipt keeps the answer this made when it settled (status_answer): a change to
+    what this writes must bump status_answer.ANSWER_VERSION."""
     expired = (now or utcnow()) >= as_datetime(receipt.valid_until) or receipt.state == "expired"
     result = receipt.result
     if expired and result is not None:

@@ -2,13 +2,13 @@
 
 A completed receipt's status answer does not change until it expires: the same ids, timestamps,
 result and evidence on every read, and the final poll of every client reads it. Checking that
-answer against the status contract, and parsing the stored result to make it, was a third of
-what such a read cost (docs/benchmarks.md). So the settle checks it (checked_answer.checked_frame)
+answer against the status contract, and parsing the stored result to make it, cost a settled read
+~17 µs more than a pending one (docs/benchmarks.md). So the settle checks it (checked_answer.checked_frame)
 and keeps the answer's text around the result (models.Receipt.answer_*); a read of the receipt
 before it expires sends that text with the stored result's text between, parsing and checking
-nothing. The runtime checks it again when the status contract's hash is not the one it was
-checked against (a newer contract), and a receipt without a stored answer (expired, cancelled, or
-settled before the columns existed) is built and checked on every read as before.
+nothing. An answer stored under another contract or by another version of this code (MADE_BY)
+is not sent: like a receipt without one (expired, cancelled, or settled before the columns
+existed), its answer is built and checked on every read as before.
 
 A receipt still waiting is polled many times with the same answer: that answer is checked at its
 first read and kept in memory for the reads after, for as long as the row reads the same
@@ -32,6 +32,11 @@ from evidencekit.server.runtime.checked_answer import (
 )
 
 _RESULT = ("retrieval", "result")
+# What a stored answer was made by: the status contract (its hash) and this code. Bump the version
+# when as_retrieval, contract_time or the contract check change what a completed receipt's answer
+# is: a stored answer made otherwise is not sent, and the read builds and checks the answer anew.
+ANSWER_VERSION = 1
+MADE_BY = f"{STATUS.contract_hash} answer/{ANSWER_VERSION}"
 
 
 def frame_of(receipt: ReceiptView, now: datetime) -> Frame | None:
@@ -43,13 +48,19 @@ def frame_of(receipt: ReceiptView, now: datetime) -> Frame | None:
     return checked_frame(STATUS, {"retrieval": as_retrieval(receipt, now=now)}, _RESULT)
 
 
+def made_by(frame: Frame | None) -> str | None:
+    """What `answer_contract` keeps for `frame` (made here, under the contract it names)."""
+    return None if frame is None else f"{frame.contract_hash} answer/{ANSWER_VERSION}"
+
+
 def _stored(receipt: ReceiptView) -> CheckedAnswer | None:
-    """The answer kept when `receipt` settled, if it is completed and kept one."""
+    """The answer kept when `receipt` settled, if it is completed and kept one that this code and
+    contract would make."""
     head, tail, result = receipt.answer_head, receipt.answer_tail, receipt.result_json
-    if head is None or tail is None or result is None or receipt.answer_contract is None or \
+    if head is None or tail is None or result is None or receipt.answer_contract != MADE_BY or \
             receipt.state != "completed":
         return None
-    return Frame(receipt.answer_contract, head, tail).around(result)
+    return Frame(STATUS.contract_hash, head, tail).around(result)
 
 
 # Answers of receipts without a result (pending, running, unconfirmed), checked once per version
