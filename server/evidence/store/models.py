@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tortoise import fields
+from tortoise.indexes import Index
 from tortoise.models import Model
 
 from evidencekit.server.evidence.store.sql import stored_json, stored_value
@@ -33,6 +34,20 @@ class StoredJSONField(fields.JSONField):  # type: ignore[type-arg]
     def __init__(self, encoder: Callable[[Any], str] = stored_json,
                  decoder: Callable[[str | bytes], Any] = stored_value, **kwargs: Any) -> None:
         super().__init__(encoder=encoder, decoder=decoder, **kwargs)
+
+
+class WhereIndex(Index):
+    """An index of the rows `where` holds: a partial index (PostgreSQL and SQLite alike). tortoise's
+    own PartialIndex writes only `column = value` conditions, never `IS NULL`."""
+
+    def __init__(self, *, fields: list[str], where: str) -> None:
+        super().__init__(fields=fields)
+        self.where = where
+        self.extra = f" WHERE {where}"
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        path, args, kwargs = super().deconstruct()
+        return path, args, {**kwargs, "where": self.where}
 
 
 class Workspace(Model):
@@ -160,7 +175,10 @@ class Receipt(Model):
         indexes = (("evidence_id", "evidence_revision"),  # the purge asks which receipts refer to a revision
                    ("state", "created_at"),  # claims: the oldest waiting receipts
                    ("state", "workspace_id", "created_at"),  # claims: each workspace's oldest
-                   ("purged_at", "valid_until"))  # the purge: the receipts due, not those purged before
+                   # The purge: the receipts not purged yet, in valid_until order. An index on
+                   # (purged_at, valid_until) gave PostgreSQL no order (IS NULL is no equality to
+                   # it): each batch read every receipt due, a whole-table scan at 10^6 receipts.
+                   WhereIndex(fields=["valid_until"], where="purged_at IS NULL"))
 
 
 class RateWindow(Model):

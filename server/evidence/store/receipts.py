@@ -165,8 +165,9 @@ def _hide_expired(postgres: bool) -> str:
 
 PURGE_BATCH = 500  # receipts expired per transaction: no lock held long, no statement touching everything
 
-# The next receipts past valid_until not purged yet, through the receipt (purged_at, valid_until)
-# index: the ones purged before are not read again, however many there are.
+# The next receipts past valid_until not purged yet, through the receipt index of valid_until
+# where purged_at IS NULL, in its order: the ones purged before are not read again, and a batch
+# reads its own receipts only, however many more are due.
 _DUE = """
 SELECT id{uuid_text} AS id FROM receipt WHERE purged_at IS NULL AND valid_until <= {p1} ORDER BY valid_until LIMIT {p2}
 """

@@ -257,3 +257,31 @@ async def test_a_workspace_with_nothing_running_is_served_before_a_busy_ones_bac
     await jobs.settle(claimed[1], "w1", RESULT, content())  # the quiet workspace's receipt is done
     nxt = await jobs.claim("w1", lease, max_attempts=3)
     assert nxt is not None and nxt.id == backlog[3].id  # then the backlog, oldest first, as before
+
+
+async def test_each_purge_batch_reads_its_own_receipts_in_order_not_everything_due(store: str) -> None:
+    """The batch's statement walks an index in valid_until order and stops at the batch's size:
+    no sort of every receipt due (at 10^6 receipts with 10% due, PostgreSQL read them all, with a
+    whole-table scan, for each batch of 500)."""
+    from tortoise.connection import get_connection
+
+    from evidencekit.server.evidence.store.sql import (
+        dialect_params,
+        is_postgres_connection,
+        sql_time,
+    )
+
+    connection: Any = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    due = dialect_params(receipts._DUE.replace("{uuid_text}", "::text" if postgres else ""), postgres)
+    values = [sql_time(datetime.now(UTC), postgres), 500]
+    if postgres:
+        async with connection.acquire_connection() as raw:
+            await raw.execute("SET enable_seqscan = off")  # as on a table too large to read whole
+            plan = "\n".join(row[0] for row in await raw.fetch("EXPLAIN " + due, *values))
+            await raw.execute("RESET enable_seqscan")
+        assert "Index Scan" in plan and "Sort" not in plan, plan
+    else:
+        rows = await connection.execute_query_dict("EXPLAIN QUERY PLAN " + due, values)
+        plan = "\n".join(row["detail"] for row in rows)
+        assert "USING INDEX" in plan and "TEMP B-TREE" not in plan, plan
