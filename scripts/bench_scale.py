@@ -149,7 +149,7 @@ class Fill:
                 settled = None if state in ("pending", "running") else created + timedelta(seconds=2)
                 result_json = None if result is None else json.dumps(result)
                 # the status answer the settle checked and kept (store/status_answer), as of the settle
-                frame = None if stored_state != "completed" or settled is None else status_answer.frame_of(
+                answer = (None, None, None) if settled is None else status_answer.stored_columns(
                     ReceiptView(receipt_id, workspace, mutation, stored_state, "url_text", created, settled,
                                 created + day, result_json, evidence_id if with_evidence else None,
                                 revision if with_evidence else None, ""), settled)
@@ -159,7 +159,7 @@ class Fill:
                     result_json, evidence_id if with_evidence else None,
                     revision if with_evidence else None, 1 if running or state == "unconfirmed" else 0,
                     "elsewhere:boot:1:1" if running else None, self.now + timedelta(hours=1) if running else None,
-                    None, status_answer.made_by(frame), *((None, None) if frame is None else (frame.head, frame.tail))))
+                    None, *answer))
                 if len(self.sample) < SAMPLE_KEYS and self.rng.random() < SAMPLE_KEYS * 2 / self.size:
                     self.sample.append((workspace, mutation))
                 if number >= self.size - RECENT_KEYS:

@@ -33,7 +33,6 @@ from evidencekit.server.runtime.json_answer import answer_bytes
 log = logging.getLogger("evidencekit.checked")
 
 
-
 @final
 @dataclass(frozen=True, slots=True)
 class CheckedAnswer:

@@ -202,9 +202,7 @@ def _settled_row(item: Settle, evidence: tuple[Any, Any], now: datetime) -> tupl
     receipt, result = item.receipt, stored_json(item.result)
     view = ReceiptView(str(receipt.id), str(receipt.workspace_id), receipt.mutation_id, "completed", receipt.kind,
                        receipt.created_at, now, receipt.valid_until, result, *evidence, "")
-    frame = status_answer.frame_of(view, now)
-    return (str(receipt.id), result, *evidence,
-            status_answer.made_by(frame), *((None, None) if frame is None else (frame.head, frame.tail)))
+    return (str(receipt.id), result, *evidence, *status_answer.stored_columns(view, now))
 
 
 class _NotAllHeld(Exception):

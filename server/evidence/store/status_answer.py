@@ -48,9 +48,11 @@ def frame_of(receipt: ReceiptView, now: datetime) -> Frame | None:
     return checked_frame(STATUS, {"retrieval": as_retrieval(receipt, now=now)}, _RESULT)
 
 
-def made_by(frame: Frame | None) -> str | None:
-    """What `answer_contract` keeps for `frame` (made here, under the contract it names)."""
-    return None if frame is None else f"{frame.contract_hash} answer/{ANSWER_VERSION}"
+def stored_columns(receipt: ReceiptView, now: datetime) -> tuple[str | None, str | None, str | None]:
+    """What completed `receipt`, settled at `now`, keeps in answer_contract, answer_head and
+    answer_tail (all None when frame_of makes no answer)."""
+    frame = frame_of(receipt, now)
+    return (None, None, None) if frame is None else (MADE_BY, frame.head, frame.tail)
 
 
 def _stored(receipt: ReceiptView) -> CheckedAnswer | None:
