@@ -55,6 +55,31 @@ async def pg_database(create: bool, name: str) -> None:
         await connection.close()
 
 
+def backend_seconds(pids: list[int]) -> float:
+    """CPU time of these processes (PostgreSQL backends on this machine), from /proc."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a backend that ended
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def backend_pids(url: str) -> list[int]:
+    """The PostgreSQL backends serving the database of `url` (a tortoise or asyncpg URL), this
+    query's aside."""
+    import asyncpg
+
+    connection = await asyncpg.connect(url.split("?", 1)[0])
+    try:
+        return [row["pid"] for row in await connection.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
+    finally:
+        await connection.close()
+
+
 def shown_ratio(ratio: tuple[float, float, float]) -> str:
     median, low, high = ratio
     return f"{median:.2f} ({low:.2f}-{high:.2f})"

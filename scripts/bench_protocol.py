@@ -38,6 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_common import backend_pids, backend_seconds  # noqa: E402
+
 CONCURRENT = 32
 SIDES = ("service", "stock", "peer")
 LABELS = {"service": "service (serve's protocol)", "stock": "service, uvicorn's stock protocol",
@@ -83,30 +85,6 @@ def request_bytes(token: str, body: dict[str, str]) -> bytes:
     return (f"POST /research-api/evidence/status HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nUser-Agent: bench\r\n"
             f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(data)}\r\n\r\n").encode() + data
-
-
-def _backend_seconds(pids: list[int]) -> float:
-    """CPU time of these processes (PostgreSQL backends on this machine), from /proc."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # a backend that ended
-            continue
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-async def _backends() -> list[int]:
-    """The PostgreSQL backends serving the service's database (DATABASE_URL), this query's aside."""
-    import asyncpg
-
-    connection = await asyncpg.connect(os.environ["DATABASE_URL"])
-    try:
-        return [row["pid"] for row in await connection.fetch(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
-    finally:
-        await connection.close()
 
 
 async def cpu_per_request(side: str, data: Path, batches: int) -> tuple[float, float]:
@@ -161,13 +139,13 @@ async def cpu_per_request(side: str, data: Path, batches: int) -> tuple[float, f
 
     for number in range(50):  # warm: caches filled, statements prepared
         await batch(number)
-    backends = await _backends() if side != "peer" and "DATABASE_URL" in os.environ else []
-    database_started = _backend_seconds(backends)
+    backends = await backend_pids(os.environ["DATABASE_URL"]) if side != "peer" and "DATABASE_URL" in os.environ else []
+    database_started = backend_seconds(backends)
     started = time.process_time()
     for number in range(batches):
         await batch(number)
     cost = (time.process_time() - started) / (batches * CONCURRENT)
-    database_cost = (_backend_seconds(backends) - database_started) / (batches * CONCURRENT)
+    database_cost = (backend_seconds(backends) - database_started) / (batches * CONCURRENT)
     for protocol, _ in connections:
         protocol.connection_lost(None)
     await lifespan.shutdown()

@@ -14,7 +14,10 @@ in turn (so a drifting machine speed falls on all sizes alike), the store's own 
 by one: a status read of a random receipt (any of 5,000 spread over the store; the store is opened
 anew each visit, so most reads find their pages outside SQLite's cache), a status read of one of
 the 2,000 newest receipts once each has been read (what agents poll: the receipts in flight and
-just settled, whose pages a running service keeps in its cache), a new retrieve accepted, and
+just settled, whose pages a running service keeps in its cache), the CPU of status reads of the
+sampled receipts 32 at a time (as a busy service batches them; this process's and, on PostgreSQL,
+its backends' from /proc: work without the round trip's latency, which is most of a read one at a
+time on PostgreSQL), a new retrieve accepted, and
 claims and settles of waiting receipts in a worker's batches (8 per claim, with a new evidence
 revision each), and the purge of the PURGE_SLICE receipts due first (a sweeper's steady pace: what
 is due at a time follows the receipts made a retention period before, not the store's size). Last,
@@ -47,7 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_common import database_url_beside  # noqa: E402
+from bench_common import backend_pids, backend_seconds, database_url_beside  # noqa: E402
 
 from evidencekit.server.evidence.store import jobs, receipts, status_answer  # noqa: E402
 from evidencekit.server.evidence.store.db import database_url, open_store, sqlite_path  # noqa: E402
@@ -246,8 +249,31 @@ async def one_round(url: str, keys: list[Key], recent: list[Key], rng: random.Ra
     """Seconds per operation in one visit of a database (the store opened, warmed, then timed)."""
     async with open_store(url):
         costs = await one_round_body(keys, rng, calls, recent)
+        costs.update(await cpu_per_batched_read(url, keys, rng, calls))
         costs[f"purge of the {PURGE_SLICE} receipts due first, per receipt"] = await purge_slice()
         return costs
+
+
+BATCHED = "status reads 32 at a time, CPU per read: this process + the database's"
+BATCHED_DATABASE = "status reads 32 at a time, CPU per read: of it PostgreSQL's"
+
+
+async def cpu_per_batched_read(url: str, keys: list[Key], rng: random.Random, batches: int) -> dict[str, float]:
+    """CPU seconds per status read of the sampled receipts, read 32 at a time (as a busy serve
+    process batches them, per event-loop turn): this process's, and on PostgreSQL its backends'
+    for this database too. Unlike the reads one at a time, no round-trip latency is in it: what
+    it shows is work, which is what grows when a store outgrows its caches."""
+    backends = [] if url.startswith("sqlite") else await backend_pids(url)
+    process, database = time.process_time(), backend_seconds(backends)
+    for _ in range(batches):
+        picked = [rng.choice(keys) for _ in range(32)]
+        await asyncio.gather(*(find_view(uuid.UUID(workspace), uuid.UUID(mutation)) for workspace, mutation in picked))
+    process, database = time.process_time() - process, backend_seconds(backends) - database
+    reads = batches * 32
+    costs = {BATCHED: (process + database) / reads}
+    if backends:
+        costs[BATCHED_DATABASE] = database / reads
+    return costs
 
 
 async def purge_slice() -> float:
