@@ -63,7 +63,8 @@ def test_a_frame_put_around_the_stored_member_is_the_checked_answer() -> None:
     assert data == kept  # the answer given is left as it was
     member = data["retrieval"]["result"]
     assert member["text"] not in frame.head + frame.tail  # the member is not stored twice
-    for written in (json.dumps(member), json.dumps(member, ensure_ascii=False, indent=2)):
+    written_ways = (json.dumps(member), json.dumps(member, ensure_ascii=False, indent=2))
+    for written in (*written_ways, *(text.encode() for text in written_ways)):  # text, or UTF-8 as read
         answer = frame.around(written)
         assert answer.contract_hash == STATUS.contract_hash
         assert json.loads(answer.body) == data

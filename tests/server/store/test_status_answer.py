@@ -61,6 +61,19 @@ async def test_a_completed_receipt_is_read_as_the_answer_checked_when_it_settled
     assert contract_errors(sent["retrieval"]) == []
 
 
+@pytest.mark.parametrize("text", ['a "quoted" C:\\path\\n, not a newline\nbut this one, a tab\t', "emoji 🧪 and עברית 中文"])
+async def test_a_stored_answer_sends_the_result_exactly_as_written(store: str, text: str) -> None:
+    """The stored result goes out as the database gives its bytes: backslashes, quotes, control
+    characters and four-byte characters come back as they were settled, in UTF-8, not escaped."""
+    receipt = await settled({**RESULT, "text": text})
+    answer, sent = await status_answer()
+    assert isinstance(answer, CheckedAnswer)
+    assert sent["retrieval"]["result"]["text"] == text
+    assert sent == {"retrieval": receipts.as_retrieval(receipt)}
+    if text.isprintable():
+        assert text.encode() in answer.body
+
+
 async def test_past_valid_until_the_receipt_reads_expired_not_as_stored(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
     receipt = await settled()
     later = datetime.now(UTC) + timedelta(days=2)
