@@ -231,8 +231,10 @@ def test_a_stored_result_reads_back_as_it_was_written(text: str) -> None:
     import json
 
     stored = {"kind": "url_text", "text": text, "warnings": [], "segments": [{"start_ms": 2**40}], "reason": None}
-    row = ["id", "w", "m", "completed", "url_text", "t0", "t1", "t2", json.dumps(stored), None, None, "h"]
-    assert receipt_reads.ReceiptView.from_row(row).result == stored
+    written = json.dumps(stored)
+    for as_read in (written, written.encode()):  # text, or its UTF-8 bytes as the status reads take it
+        row = ["id", "w", "m", "completed", "url_text", "t0", "t1", "t2", as_read, None, None, "h"]
+        assert receipt_reads.ReceiptView.from_row(row).result == stored
 
 
 async def test_a_settled_result_is_stored_as_utf8_text(store: str) -> None:
