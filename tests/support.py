@@ -86,6 +86,9 @@ def skeleton_app(handlers: Any, auth: Any = None) -> ASGIApp:
 def live_server(app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Iterator[str]:
     """Serve `app` on a loopback port (free unless given; HTTPS when ssl_certfile is given); yields the base URL."""
     options.setdefault("lifespan", "off")
+    # At the end, requests still in flight (a reply delayed for a worker the test killed) are
+    # cancelled after this long, not waited for until the join below gives up
+    options.setdefault("timeout_graceful_shutdown", 1)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
