@@ -16,41 +16,7 @@ import re
 import charset_normalizer
 
 from evidencekit.server.evidence.parse.text import looks_binary
-
-# Labels that browsers (WHATWG Encoding) read as a superset codec.
-_SUPERSETS = {
-    "ascii": "cp1252",
-    "us-ascii": "cp1252",
-    "iso-8859-1": "cp1252",
-    "iso8859-1": "cp1252",
-    "iso8859_1": "cp1252",
-    "latin_1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "l1": "cp1252",
-    "iso-8859-9": "cp1254",
-    "latin5": "cp1254",
-    "iso-8859-11": "cp874",
-    "tis-620": "cp874",
-    "shift_jis": "cp932",
-    "shift-jis": "cp932",
-    "sjis": "cp932",
-    "x-sjis": "cp932",
-    "ms_kanji": "cp932",
-    "windows-31j": "cp932",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "x-gbk": "gb18030",
-    "big5": "big5hkscs",
-    "euc-kr": "cp949",
-    "ks_c_5601-1987": "cp949",
-    "x-user-defined": "cp1252",
-    # Without a byte order mark, "UTF-16" means little endian on the web.
-    "utf-16": "utf-16-le",
-    "utf16": "utf-16-le",
-}
-# Never honoured: not text encodings a page can be served in, or unsafe to honour (UTF-7).
-_REFUSED = {"utf-7", "utf_7"}
+from evidencekit.server.evidence.parse.whatwg_labels import LABELS
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -73,24 +39,22 @@ _WEB_CODECS = (
     "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "gb18030", "big5", "euc_jp", "cp932",
     "shift_jis", "euc_kr", "cp949",
 )  # fmt: skip
+# What a detected codec is read with: the standard's superset, as for a declared label.
+_DETECTED_AS = {"latin_1": "cp1252", "shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs"}
 
 
 def codec_for(label: str | None) -> str | None:
-    """The Python codec for a charset label, or None when the label is unknown or refused."""
+    """The Python codec for a charset label the WHATWG Encoding Standard lists (whatwg_labels), or
+    None: an unknown label, a label of a codec that is no text encoding (`punycode`, `idna`,
+    `undefined`, `base64`, ...) or one never decoded (UTF-7, ISO-2022-KR). The caller then
+    detects the encoding instead."""
     if not label:
         return None
-    name = label.strip().strip("\"'").strip().lower()
-    if not name or len(name) > 40:
+    # The standard strips ASCII whitespace and compares ASCII case-insensitively.
+    name = label.strip().strip("\"'").strip(" \t\n\f\r")
+    if not name.isascii():
         return None
-    name = _SUPERSETS.get(name, name)
-    try:
-        info = codecs.lookup(name)
-    except (LookupError, ValueError):
-        return None
-    # codecs.lookup also knows bytes-to-bytes codecs such as base64 and zlib.
-    if not getattr(info, "_is_text_encoding", True) or info.name in _REFUSED:
-        return None
-    return info.name
+    return LABELS.get(name.lower())
 
 
 def bom_codec(body: bytes) -> str | None:
@@ -134,6 +98,8 @@ def detected_codec(body: bytes) -> str:
         tied = match.chaos == best.chaos and match.coherence == best.coherence
         if tied and "cp1252" in match.could_be_from_charset:
             return "cp1252"
+    if best.encoding in _WEB_CODECS:
+        return _DETECTED_AS.get(best.encoding, best.encoding)
     return codec_for(best.encoding) or "utf-8"
 
 

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -89,6 +90,11 @@ def sniff_media(body: bytes) -> str:
     if head.startswith((b"<!doctype html", b"<html")) or b"<body" in head or b"<head" in head:
         return "text/html"
     return "text/plain"
+
+
+def _shown(url: str) -> str:
+    """A URL for a log line: without its query string and fragment, which may carry a secret."""
+    return url.split("?", 1)[0].split("#", 1)[0]
 
 
 def same_language(a: str, b: str) -> bool:
@@ -170,6 +176,12 @@ class RetrievalEngine:
         except ParseTimeout:  # the deadline covers reading the body as it covers fetching it
             draft = Draft(kind, language)
             draft.end("timeout")
+        except BrokenProcessPool:  # a parse process died twice: retried like any crashed attempt
+            raise
+        except Exception:  # a reader's bug on these bytes: settled now, not retried until unconfirmed
+            log.exception("reading the body of %s failed; settled as unsupported_content", _shown(url))
+            draft = Draft(kind, language)
+            draft.end("unsupported_content")
         return self.finish(draft)
 
     # -- origin answers -------------------------------------------------------------------

@@ -32,7 +32,7 @@ _TABLE = [
     Outcome("blocked", "response_too_large", "body over the byte cap, and its first bytes give no text"),
     Outcome("unsupported", "unsupported_media", "a media type we do not read (image, PDF, audio, video, ...)"),
     Outcome("unsupported", "unsupported_content", "a content encoding we do not read, a corrupt compressed body, "
-            "or bytes that are not text (binary data served as HTML or plain text)"),
+            "bytes that are not text (binary data served as HTML or plain text), or a body a reader fails on"),
     Outcome("unsupported", "unsupported_source", "published_captions asked of a resource that is neither a "
             "caption file nor a page"),
     Outcome("unsupported", "invalid_captions", "a caption file that cannot be parsed, or none of whose cues can"),

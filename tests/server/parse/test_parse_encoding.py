@@ -7,6 +7,7 @@ import codecs
 import pytest
 
 from evidencekit.server.evidence.parse import decode_html, decode_text, parse_html, parse_plain_text
+from evidencekit.server.evidence.parse.encoding import codec_for
 
 FRENCH = (
     "Le café crème coûte 3,50 € à la brasserie « Chez Hélène ». "
@@ -197,3 +198,44 @@ def test_coloured_terminal_logs_are_text() -> None:
     from evidencekit.server.evidence.parse.text import looks_binary
 
     assert not looks_binary(log.decode())
+
+
+def _whatwg_labels() -> set[str]:
+    from evidencekit.server.evidence.parse.whatwg_labels import LABELS
+
+    return set(LABELS)
+
+
+def test_every_label_of_the_standard_reads_with_a_codec_of_its_own_kind() -> None:
+    import codecs
+
+    from evidencekit.server.evidence.parse.whatwg_labels import LABELS
+
+    for label, codec in LABELS.items():
+        if codec is None:  # the standard's "replacement" labels: never decoded
+            assert codec_for(label) is None
+            continue
+        assert codec_for(label) == codec
+        assert codec_for(f"  {label.upper()}\t") == codec  # ASCII whitespace and case do not matter
+        assert getattr(codecs.lookup(codec), "_is_text_encoding", True)
+
+
+def test_no_python_codec_outside_the_standard_is_honoured() -> None:
+    """The oracle: every name Python's codec registry knows (aliases and modules) that the WHATWG
+    standard does not list picks no decoder; those bodies are read by detection."""
+    import encodings
+    import pkgutil
+    from encodings.aliases import aliases
+
+    names = set(aliases) | set(aliases.values()) | {m.name for m in pkgutil.iter_modules(encodings.__path__)}
+    names |= {name.replace("_", "-") for name in names}
+    outside = sorted(names - _whatwg_labels())
+    assert {"punycode", "idna", "undefined", "base64", "rot13", "utf-7", "zlib", "hex"} <= set(outside)
+    assert [name for name in outside if codec_for(name) is not None] == []
+
+
+@pytest.mark.parametrize("label", ["punycode", "idna", "undefined", "rot13", "utf-7", "base64", "x-unknown"])
+def test_a_charset_that_is_no_web_text_encoding_is_ignored_in_the_header_and_in_meta(label: str) -> None:
+    body = ("x-" + "a" * 20_000).encode()  # punycode would decode this, in time quadratic in its length
+    assert decode_text(body, label) == body.decode()
+    assert parse_html(page(FRENCH, f'<meta charset="{label}">').encode("utf-8"), http_charset=label).text == FRENCH

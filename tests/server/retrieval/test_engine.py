@@ -88,6 +88,12 @@ CASES = [
     Case("unsupported_content_binary_as_html", {"/": Reply(RANDOM_BYTES)}, "unsupported", "unsupported_content"),
     Case("unsupported_content_binary_as_text", {"/": Reply(RANDOM_BYTES, content_type="text/plain; charset=utf-8")}, "unsupported", "unsupported_content"),
     Case("metadata_only", {"/": Reply(b"<html><head><title>Only a title</title></head><body></body></html>")}, "empty", "metadata_only"),
+    # a charset that is no text encoding (it raised in the parse: the receipt ran until unconfirmed) is ignored
+    Case("charset_undefined", {"/": Reply(ARTICLE, content_type="text/html; charset=undefined")}, "ready", None),
+    Case("charset_idna_meta", {"/": Reply(ARTICLE.replace(b"<head>", b"<head><meta charset='idna'>"), content_type="text/html")}, "ready", None),
+    Case("charset_punycode_text", {"/": Reply(b"x-" + b"a" * 5000, content_type="text/plain; charset=punycode")}, "ready", None),
+    Case("charset_undefined_captions", {"/c.vtt": Reply(VTT, content_type="text/vtt; charset=undefined")}, "ready", None, kind="published_captions", path="/c.vtt"),
+    Case("unsupported_content_binary_charset_idna", {"/": Reply(RANDOM_BYTES, content_type="text/html; charset=idna")}, "unsupported", "unsupported_content"),
     Case("response_too_large", {"/": Reply(b"<html><body><p>" + b"word " * 80_000 + b"</p></body></html>")}, "partial", "response_too_large", warnings={"text_limited"}),
     Case("response_too_large_blocked", {"/": Reply(b"<html><head><script>" + b"x" * 300_000 + b"</script></head></html>")}, "blocked", "response_too_large"),
     Case("gzip_bomb", {"/": Reply(gzip_bomb(50 * 1024 * 1024), content_type="text/plain", headers={"content-encoding": "gzip"})}, "blocked", "response_too_large"),
@@ -382,3 +388,21 @@ async def test_a_body_that_cannot_be_read_in_time_settles_as_a_timeout(engine: R
         result = (await engine.retrieve(url, kind)).result
         assert (result["status"], result["reason"]) == ("unavailable", "timeout"), path
         assert contract_errors(result) == []
+
+
+async def test_a_reader_that_fails_on_a_body_settles_it_at_once_as_unsupported_content(
+        engine: RetrievalEngine, site: Origin, caplog: pytest.LogCaptureFixture) -> None:
+    """A reader raising on some bytes (a codec that raised did) settles the receipt now, with the
+    URL logged without its query; before, the worker retried it until it settled unconfirmed."""
+
+    class Failing(HtmlParser):
+        async def run(self, call: Any, size: int, deadline: float | None = None) -> Any:
+            raise UnicodeError("decoding with 'undefined' codec failed")
+
+    engine.parser = Failing(0)
+    url = site.reply("/fails", Reply(ARTICLE)) + "?token=secret-in-the-query"
+    with caplog.at_level("ERROR", logger="evidencekit.retrieval"):
+        result = (await engine.retrieve(url, "url_text")).result
+    assert (result["status"], result["reason"]) == ("unsupported", "unsupported_content")
+    assert contract_errors(result) == []
+    assert "reading the body of" in caplog.text and "secret-in-the-query" not in caplog.text
