@@ -95,6 +95,8 @@ def check_url(url: str | httpx.URL, policy: EgressPolicy) -> Target:
     private_allowed = policy.allows_private(host, port)
     if parsed.scheme != "https" and not private_allowed:
         raise UnsafeUrl("plain http")
+    if (host == "localhost" or host.endswith(".localhost")) and not private_allowed:
+        raise UnsafeUrl(f"host {host!r} is reserved for loopback (RFC 6761), before any lookup")
     literal = parse_address(host)
     if literal is None and _NUMERIC_HOST.match(host):
         raise UnsafeUrl(f"non-canonical numeric host {host!r}")

@@ -62,3 +62,19 @@ def test_a_host_that_cannot_be_encoded_is_an_unsafe_url(url: str) -> None:
     """An A-label idna refuses is judged here (unsafe_url), never an exception for the worker."""
     with pytest.raises(UnsafeUrl, match="cannot be encoded"):
         check_url(url, EgressPolicy())
+
+
+@pytest.mark.parametrize("host", ["localhost", "localhost.", "LocalHost", "foo.localhost", "foo.localhost.",
+                                  "a.b.LOCALHOST", "xn--caf-dma.localhost"])
+def test_the_localhost_tree_is_refused_before_any_lookup(host: str) -> None:
+    """RFC 6761 reserves every name under .localhost for loopback: no DNS answer can make one public."""
+    with pytest.raises(UnsafeUrl, match="reserved for loopback"):
+        check_url(f"https://{host}/x", EgressPolicy())
+    if not host.startswith("xn--"):  # an operator's door still opens
+        allowed = EgressPolicy(parse_allowlist(f"{host.rstrip('.').lower()}:443"))
+        assert check_url(f"https://{host}/x", allowed).private_allowed
+
+
+@pytest.mark.parametrize("host", ["localhost.example.com", "notlocalhost", "localhostx.com"])
+def test_names_that_only_look_like_localhost_are_looked_up(host: str) -> None:
+    assert check_url(f"https://{host}/", EgressPolicy()).host == host
