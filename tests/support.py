@@ -190,3 +190,23 @@ def alternating_cpu_seconds(function: Callable[[Any], object], small: Any, large
     finally:
         gc.enable()
     return best[0], best[1]
+
+
+class ManualClock:
+    """A clock a test moves by hand (`advance`) instead of sleeping: both its monotonic time and its
+    Unix time move together (ttl_cache.Clock)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._monotonic, self._time = time.monotonic(), time.time()
+
+    def monotonic(self) -> float:
+        return self._monotonic
+
+    def time(self) -> float:
+        return self._time
+
+    def advance(self, seconds: float) -> None:
+        self._monotonic += seconds
+        self._time += seconds

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from evidencekit.server.evidence.env_check import setting
 
@@ -25,15 +25,36 @@ def ttl_from_env() -> float:
     return float(setting(TTL_ENV, "5"))
 
 
+class Clock(Protocol):
+    """Where a cache reads the time: `monotonic()` for its time to live, `time()` (Unix time) for
+    the expiry a value carries. Tests give one they move by hand instead of sleeping."""
+
+    def monotonic(self) -> float: ...
+
+    def time(self) -> float: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def time(self) -> float:
+        return time.time()
+
+
+SYSTEM_CLOCK = SystemClock()
+
+
 class TTLCache(Generic[V]):
     """`expiry(value)`: when a value stops being valid by itself (Unix time; None: never), so no
     entry outlives it (a token's expiry)."""
 
     def __init__(self, ttl: float | None = None, max_entries: int = 10_000,
-                 expiry: Callable[[V], float | None] | None = None) -> None:
+                 expiry: Callable[[V], float | None] | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.ttl = ttl_from_env() if ttl is None else ttl
         self.max_entries = max_entries
         self.expiry = expiry
+        self.clock = clock
         self._entries: dict[Hashable, tuple[float, V]] = {}
         self._loading: dict[Hashable, asyncio.Task[V | None]] = {}
         self._generation = 0  # bumped by clear(): a load started before it must not be stored
@@ -41,14 +62,14 @@ class TTLCache(Generic[V]):
     def peek(self, key: Hashable) -> V | None:
         """The cached value when there is a fresh one, without waiting (every request asks)."""
         hit = self._entries.get(key)
-        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+        return hit[1] if hit is not None and hit[0] > self.clock.monotonic() else None
 
     async def get(self, key: Hashable, load: Callable[[], Awaitable[V | None]]) -> V | None:
         """The cached value, or `load()`'s; misses (None) are not cached, so new grants work at once."""
         if self.ttl <= 0:
             return await load()
         hit = self._entries.get(key)
-        if hit is not None and hit[0] > time.monotonic():
+        if hit is not None and hit[0] > self.clock.monotonic():
             return hit[1]
         task = self._loading.get(key)
         if task is None or task.get_loop() is not asyncio.get_running_loop():
@@ -68,11 +89,11 @@ class TTLCache(Generic[V]):
         if value is not None:
             if len(self._entries) >= self.max_entries:
                 self._entries.clear()
-            now = time.monotonic()
+            now = self.clock.monotonic()
             until = now + self.ttl
             ends = self.expiry(value) if self.expiry is not None else None
             if ends is not None:
-                until = min(until, now + (ends - time.time()))
+                until = min(until, now + (ends - self.clock.time()))
             self._entries[key] = (until, value)
 
     def clear(self) -> None:

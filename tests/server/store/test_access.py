@@ -74,19 +74,20 @@ async def test_rate_limit_counts_in_the_database(store: str) -> None:
 
 
 async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(store: str) -> None:
-    import asyncio
-
     from evidencekit.server.evidence.store.ttl_cache import TTLCache
+    from tests.support import ManualClock
 
     workspace, editor, _ = await setup_people()
     token, secret = await access.create_token(editor)
     previous = access._principals, access._roles
-    access._principals, access._roles = TTLCache(ttl=0.3), TTLCache(ttl=0.3)
+    clock = ManualClock()
+    access._principals, access._roles = TTLCache(ttl=5, clock=clock), TTLCache(ttl=5, clock=clock)
     try:
         assert await access.authenticate_bearer(secret) is not None
         await Token.filter(id=token.id).update(revoked_at=datetime.now(UTC))  # revoked by another process
+        clock.advance(4.9)
         assert await access.authenticate_bearer(secret) is not None  # still cached here
-        await asyncio.sleep(0.35)
+        clock.advance(0.2)
         assert await access.authenticate_bearer(secret) is None  # the TTL has passed
         here, secret_here = await access.create_token(editor)
         assert await access.authenticate_bearer(secret_here) is not None
@@ -97,7 +98,7 @@ async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(stor
         assert principal is not None
         assert await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
         await access.add_member(workspace, editor, "viewer")
-        await asyncio.sleep(0.35)
+        clock.advance(5.1)
         with pytest.raises(AccessDenied):
             await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
     finally:
@@ -105,17 +106,18 @@ async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(stor
 
 
 async def test_no_cache_keeps_a_token_past_its_expiry(store: str) -> None:
-    import asyncio
-
     from evidencekit.server.evidence.store.ttl_cache import TTLCache
+    from tests.support import ManualClock
 
     _, editor, _ = await setup_people()
-    _, secret = await access.create_token(editor, expires_in=timedelta(seconds=0.5))
+    token, secret = await access.create_token(editor, expires_in=timedelta(seconds=30))
     previous = access._principals
-    access._principals = TTLCache(ttl=60, expiry=lambda principal: principal.expires_at)
+    clock = ManualClock()
+    access._principals = TTLCache(ttl=60, expiry=lambda principal: principal.expires_at, clock=clock)
     try:
-        assert await access.authenticate_bearer(secret) is not None  # cached, for at most 0.5 s
-        await asyncio.sleep(0.6)
+        assert await access.authenticate_bearer(secret) is not None  # cached, for at most 30 s
+        clock.advance(31)
+        await Token.filter(id=token.id).update(expires_at=datetime.now(UTC) - timedelta(seconds=1))  # the store's time
         assert await access.authenticate_bearer(secret) is None  # a 60 s cache did not keep it
     finally:
         access._principals = previous

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from evidencekit.server.evidence.store.ttl_cache import TTLCache
+from tests.support import ManualClock
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +62,8 @@ async def test_failures_reach_every_waiter_and_are_not_cached() -> None:
 
 
 async def test_misses_are_not_cached_and_entries_expire() -> None:
-    cache: TTLCache[str] = TTLCache(ttl=0.05)
+    clock = ManualClock()
+    cache: TTLCache[str] = TTLCache(ttl=5, clock=clock)
     missing = CountingLoader(value=None)
     missing.release.set()
     assert await cache.get("key", missing) is None
@@ -69,8 +71,10 @@ async def test_misses_are_not_cached_and_entries_expire() -> None:
     present = CountingLoader()
     present.release.set()
     assert await cache.get("other", present) == "role"
-    await asyncio.sleep(0.06)
-    assert await cache.get("other", present) == "role" and present.calls == 2
+    clock.advance(4.9)
+    assert await cache.get("other", present) == "role" and present.calls == 1  # still fresh
+    clock.advance(0.2)
+    assert await cache.get("other", present) == "role" and present.calls == 2  # expired: loaded again
 
 
 async def test_clear_drops_loads_already_running() -> None:
@@ -87,16 +91,28 @@ async def test_clear_drops_loads_already_running() -> None:
     assert await cache.get("key", fresh) == "after" and fresh.calls == 1  # the earlier load was not stored
 
 
-async def test_peek_sees_only_fresh_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    cache: TTLCache[str] = TTLCache(ttl=5)
+async def test_peek_sees_only_fresh_values() -> None:
+    clock = ManualClock()
+    cache: TTLCache[str] = TTLCache(ttl=5, clock=clock)
     assert cache.peek("key") is None
     load = CountingLoader()
     load.release.set()
     assert await cache.get("key", load) == "role"
     assert cache.peek("key") == "role"
-    import time
-
-    later = time.monotonic() + 6
-    monkeypatch.setattr(time, "monotonic", lambda: later)
+    clock.advance(6)
     assert cache.peek("key") is None  # expired: the caller must load again
     assert TTLCache[str](ttl=0).peek("key") is None
+
+
+async def test_no_entry_outlives_the_expiry_its_value_carries() -> None:
+    clock = ManualClock()
+    cache: TTLCache[float] = TTLCache(ttl=60, expiry=lambda ends: ends, clock=clock)
+    ends = clock.time() + 2  # a token valid for 2 more seconds
+    load = CountingLoader()
+    load.value = ends  # type: ignore[assignment]
+    load.release.set()
+    assert await cache.get("token", load) == ends  # type: ignore[arg-type]
+    clock.advance(1.9)
+    assert cache.peek("token") == ends
+    clock.advance(0.2)
+    assert cache.peek("token") is None  # its 60 s time to live did not keep it
