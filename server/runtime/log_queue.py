@@ -9,6 +9,14 @@ at once, after what waits before it, by the thread that logs it: the lines a cra
 disk. Records keep their arguments until written (the access log's are strings and numbers).
 `close()`, also at exit, writes what is still queued.
 
+The queue is bounded (`max_waiting` records, 10,000 by default: ~2 MiB of access lines): when the
+stream does not keep up (a stalled pipe, a full disk behind it) further INFO lines are dropped and
+counted instead of growing the process, and the count is written as a WARNING line of its own once
+the stream takes lines again. Warnings have room for as many again before they are dropped too.
+A warning waits at most STALL_SECONDS for a write under way; once a wait has run out, warnings
+leave themselves to the writer thread until a write completes again: the thread that logs (the
+event loop) is held by a stalled stream once, for that long, not for every warning.
+
 A line logged on every request (the access log) can skip the LogRecord too (`direct_handler`,
 `BatchedLog.line`): making and handling a record cost ~8 us of the loop's time, a status read's
 tenth, for a line whose only destination is this handler's queue.
@@ -28,6 +36,8 @@ from typing import TextIO
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 INTERVAL = 0.05  # seconds a line may wait
 BATCH = 1024  # records that wake the writer before INTERVAL is over
+MAX_WAITING = 10_000  # INFO records queued at most; warnings may take as many again
+STALL_SECONDS = 1.0  # how long a warning waits for a write under way
 
 
 class _SecondsCached(logging.Formatter):
@@ -54,9 +64,12 @@ _Line = tuple[float, int, str, str, tuple[object, ...]]
 class BatchedLog(logging.Handler):
     """Writes the records it is given to `stream`, from a thread of its own, in batches."""
 
-    def __init__(self, stream: TextIO | None = None, fmt: str = FORMAT) -> None:
+    def __init__(self, stream: TextIO | None = None, fmt: str = FORMAT, max_waiting: int = MAX_WAITING) -> None:
         super().__init__()
         self.stream = stream or sys.stderr
+        self.max_waiting = max_waiting
+        self.dropped = 0  # records not queued since the last write said so
+        self.stalled = False  # a warning's wait for a write ran out, and no write has completed since
         self.own_format = _SecondsCached(fmt) if fmt == FORMAT else None  # what `line` writes with
         self.setFormatter(self.own_format or _SecondsCached(fmt))
         self.waiting: collections.deque[logging.LogRecord | _Line] = collections.deque()  # appends are thread-safe
@@ -67,16 +80,28 @@ class BatchedLog(logging.Handler):
         self.writer.start()
         atexit.register(self.close)
 
+    def _room(self, warning: bool) -> bool:
+        """Whether one more record may wait; counted as dropped when not."""
+        if len(self.waiting) < (2 * self.max_waiting if warning else self.max_waiting):
+            return True
+        self.dropped += 1
+        return False
+
     def emit(self, record: logging.LogRecord) -> None:
+        warning = record.levelno >= logging.WARNING
+        if not self._room(warning):
+            return
         self.waiting.append(record)
-        if record.levelno >= logging.WARNING or self.closing:  # closed (logging.config does it): write at once
-            self.flush()
+        if warning or self.closing:  # closed (logging.config does it): write at once
+            self.flush(timeout=None if self.closing else 0 if self.stalled else STALL_SECONDS)
         elif len(self.waiting) >= BATCH:
             self.wake.set()
 
     def line(self, name: str, fmt: str, args: tuple[object, ...]) -> None:
         """An INFO line of logger `name`, `fmt % args`, written as a record of it would be: for
         callers that `direct_handler` gave this handler."""
+        if not self._room(False):
+            return
         now = time.time_ns()
         self.waiting.append((now / 1e9, (now % 1_000_000_000) // 1_000_000, name, fmt, args))
         if len(self.waiting) >= BATCH:
@@ -89,23 +114,40 @@ class BatchedLog(logging.Handler):
         assert self.own_format is not None  # direct_handler hands out only handlers with their own format
         return f"{self.own_format.time_text(created, msecs)} INFO {name} {fmt % args}"
 
-    def flush(self) -> None:
-        """Write every waiting record now, in one write."""
-        with self.writing:
-            lines = []
-            while self.waiting:
-                item = self.waiting.popleft()
-                try:
-                    lines.append(self._text(item))
-                except Exception:  # noqa: BLE001 - as logging does: report it and go on
-                    self.handleError(item if isinstance(item, logging.LogRecord) else
-                                     logging.LogRecord(item[2], logging.INFO, "", 0, item[3], item[4], None))
-            if lines:
-                try:
-                    self.stream.write("\n".join(lines) + "\n")
-                    self.stream.flush()
-                except (OSError, ValueError):  # a closed or broken stream: nothing left to tell
-                    pass
+    def flush(self, timeout: float | None = None) -> None:
+        """Write every waiting record now, in one write. With `timeout`, a write under way (the
+        stream is slow or stalled) is waited for that long at most; past it the writer thread
+        writes these after it."""
+        if not self.writing.acquire(timeout=-1 if timeout is None else timeout):
+            self.stalled = True
+            self.wake.set()
+            return
+        try:
+            self._write_waiting()
+        finally:
+            self.writing.release()
+
+    def _write_waiting(self) -> None:
+        lines = []
+        if self.dropped:
+            dropped, self.dropped = self.dropped, 0
+            lines.append(self.format(logging.LogRecord(
+                "evidencekit.log", logging.WARNING, __file__, 0,
+                "%d log records dropped: the log stream did not keep up", (dropped,), None)))
+        while self.waiting:
+            item = self.waiting.popleft()
+            try:
+                lines.append(self._text(item))
+            except Exception:  # noqa: BLE001 - as logging does: report it and go on
+                self.handleError(item if isinstance(item, logging.LogRecord) else
+                                 logging.LogRecord(item[2], logging.INFO, "", 0, item[3], item[4], None))
+        if lines:
+            try:
+                self.stream.write("\n".join(lines) + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):  # a closed or broken stream: nothing left to tell
+                pass
+        self.stalled = False
 
     def _write_on(self) -> None:
         while not self.closing:
@@ -119,7 +161,7 @@ class BatchedLog(logging.Handler):
             self.closing = True
             self.wake.set()
             self.writer.join(timeout=5)
-        self.flush()
+        self.flush(timeout=5)  # a stream stalled for good does not hold the exit for ever
         super().close()
 
 

@@ -173,3 +173,53 @@ def test_a_line_that_cannot_be_formatted_is_reported_and_the_rest_written(capsys
         handler.close()
     assert out.getvalue().rstrip().endswith("INFO evidencekit.test.bad GET /ok")
     assert "--- Logging error ---" in capsys.readouterr().err  # logging's own report, naming the line
+
+
+class StalledStream(io.StringIO):
+    """A stream whose writes block until released (stdout piped to a reader that stopped reading)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.writing = threading.Event()
+
+    def write(self, text: str) -> int:
+        self.writing.set()
+        self.release.wait()
+        return super().write(text)
+
+
+def test_a_stalled_stream_bounds_the_queue_counts_what_is_dropped_and_never_holds_a_warning() -> None:
+    stream = StalledStream()
+    handler = BatchedLog(stream, max_waiting=1_000)  # type: ignore[arg-type]
+    logger = logging.getLogger("evidencekit.test.stalled")
+    logger.propagate = False
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        logger.info("the first line: the writer takes it and blocks in its write")
+        assert stream.writing.wait(5)
+        for number in range(60_000):
+            handler.line("evidencekit.access", "GET /x/%d 200", (number,))
+        assert len(handler.waiting) == 1_000 and handler.dropped == 59_000  # bounded, and counted
+
+        def warn() -> None:
+            logger.warning("a warning while the stream is stalled: %s", "first")
+            logger.warning("a warning while the stream is stalled: %s", "second")
+
+        warning = threading.Thread(target=warn)
+        warning.start()
+        warning.join(timeout=30)
+        assert not warning.is_alive()  # waited STALL_SECONDS for the first, not at all for the second
+        assert len(handler.waiting) == 1_002  # warnings have room past the bound
+    finally:
+        stream.release.set()
+        handler.close()
+        logger.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    dropped = [line for line in lines if "log records dropped" in line]
+    assert len(dropped) == 1 and LINE.match(dropped[0]).groups() == (  # type: ignore[union-attr]
+        "WARNING", "evidencekit.log", "59000 log records dropped: the log stream did not keep up")
+    assert lines.index(dropped[0]) == 1  # said where the gap is: right after what was written before it
+    assert sum("GET /x/" in line for line in lines) == 1_000
+    assert lines[-1].endswith("stalled: second")
