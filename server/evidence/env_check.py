@@ -100,9 +100,23 @@ def check_or_exit(environ: Mapping[str, str] | None = None) -> None:
         raise SystemExit(2)
 
 
+# What EVIDENCEKIT_LOG_LEVEL=DEBUG turns on: these loggers' DEBUG lines, none of which carries a
+# query string, a header, a token or fetched text (the HTTP client's trace is redacted:
+# fetch/log_redaction.py). Every other library stays at INFO: at DEBUG the ORM and its SQLite
+# driver print every statement with its parameters (fetched URLs, result text), and the MCP SDK
+# and its event streams every message they carry.
+DEBUG_LOGGERS = ("evidencekit", "httpx", "httpcore", "uvicorn.error", "asyncio")
+
+
 def configure_logging(default: str) -> None:
     """Log to stderr at EVIDENCEKIT_LOG_LEVEL (any case; checked by `check_or_exit`), written by a
-    thread of its own, off the event loop."""
+    thread of its own, off the event loop. DEBUG is DEBUG for DEBUG_LOGGERS only."""
+    import logging
+
     from evidencekit.server.runtime.log_queue import log_off_the_loop
 
-    log_off_the_loop((os.environ.get(LOG_LEVEL_ENV, "").strip() or default).upper())
+    level = (os.environ.get(LOG_LEVEL_ENV, "").strip() or default).upper()
+    log_off_the_loop("INFO" if level == "DEBUG" else level)
+    if level == "DEBUG":
+        for name in DEBUG_LOGGERS:
+            logging.getLogger(name).setLevel(logging.DEBUG)

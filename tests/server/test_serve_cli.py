@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -179,3 +180,59 @@ def test_sqlite_users_need_no_postgresql_driver(tmp_path: Path) -> None:
     postgres = subprocess.run([sys.executable, "-c", script, "serve"], cwd=tmp_path, capture_output=True, text=True,
                               timeout=60, check=False, env={**environment, "DATABASE_URL": "postgres://u@127.0.0.1/x"})
     assert postgres.returncode == 1 and "pip install 'evidencekit[postgres]'" in postgres.stderr
+
+
+def test_debug_logging_shows_no_query_string_fetched_text_or_token(tmp_path: Path) -> None:
+    """EVIDENCEKIT_LOG_LEVEL=DEBUG through a whole retrieval, over REST and MCP: the ORM, its SQLite
+    driver and the MCP SDK printed statements with their parameters and whole messages."""
+    import uuid
+
+    import httpx
+
+    from tests.origin import Origin, Reply
+    from tests.support import live_server
+
+    origin = Origin()
+    secret, words = "query-secret-4711", "zebra-unicorn-words"
+    origin.reply("/notes", Reply(f"<html><body><article><h1>Notes</h1><p>{words} in a paragraph of "
+                                 "ordinary length, long enough to be the main text.</p></article></body></html>".encode()))
+    with live_server(origin) as origin_url:
+        port = int(origin_url.rsplit(":", 1)[1])
+        environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_DATA_DIR": str(tmp_path),
+                       "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{port}", "EVIDENCEKIT_LOG_LEVEL": "DEBUG",
+                       "EVIDENCEKIT_POLL_SECONDS": "0.1"}
+        with subprocess.Popen([sys.executable, "-m", "evidencekit", "serve", "--port", "0"], env=environment,
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as server:
+            assert server.stdout is not None and server.stderr is not None
+            stderr = server.stderr
+            lines: list[str] = []  # read as it comes: a full pipe would stall the server's log writer
+            reader = threading.Thread(target=lambda: lines.extend(stderr), daemon=True)
+            reader.start()
+            try:
+                banner = [server.stdout.readline() for _ in range(4)]
+                base = banner[0].split("serving ", 1)[1].split()[0]
+                workspace, token = banner[1].split()[-1], banner[3].split()[-1]
+                wait_until_serving(int(base.rsplit(":", 1)[1]))
+                headers = {"Authorization": f"Bearer {token}"}
+                with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
+                    mutation = str(uuid.uuid4())
+                    ids = {"workspace_id": workspace, "mutation_id": mutation}
+                    sent = http.post("/research-api/evidence/retrieve",
+                                     json={**ids, "url": f"{origin_url}/notes?token={secret}", "kind": "url_text"})
+                    assert sent.status_code == 200, sent.text
+                    deadline = time.monotonic() + 30
+                    while http.post("/research-api/evidence/status", json=ids).json()["retrieval"]["state"] != "completed":
+                        assert time.monotonic() < deadline
+                        time.sleep(0.1)
+                    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "sosoapi_research_evidence_status", "arguments": ids}}
+                    answer = http.post("/mcp", json=call, headers={"Accept": "application/json, text/event-stream"})
+                    assert answer.status_code == 200 and words in answer.text
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+                reader.join(timeout=10)
+    logged = "".join(lines)
+    assert "DEBUG httpcore" in logged  # DEBUG does show the HTTP client's trace
+    for leak in (secret, words, token):
+        assert leak not in logged, [line for line in logged.splitlines() if leak in line][:3]
