@@ -436,7 +436,7 @@ async def plans(url: str, postgres: bool, keys: list[Key]) -> dict[str, list[str
                 found[statement] = [row.strip() for row in rows if "Seq Scan" in row]
             else:
                 rows = [row["detail"] for row in await connection.execute_query_dict("EXPLAIN QUERY PLAN " + statement)]
-                tables = ("receipt", "evidence", "evidence_revision", "workspace", "membership", "token", "rate_window")
+                tables = ("receipt", "evidence", "evidence_revision", "workspace", "membership", "token")
                 found[statement] = [row for row in rows if row.startswith("SCAN ")
                                     and row.split()[1] in tables and " USING " not in row]
     return found

@@ -62,8 +62,8 @@ class EvidenceService:
             limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
 
             async def charge(connection: BaseDBAsyncClient) -> None:
-                retry_after = await ratelimit.take(workspace_id, limit or self.settings.retrieve_per_minute,
-                                                   connection=connection)
+                retry_after = await ratelimit.admit(workspace_id, limit or self.settings.retrieve_per_minute,
+                                                    connection=connection)
                 if retry_after is not None:
                     raise RateLimited(retry_after)
 

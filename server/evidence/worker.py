@@ -17,7 +17,7 @@ from datetime import timedelta
 from evidencekit.server.evidence import lease_owner
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
-from evidencekit.server.evidence.store import jobs, ratelimit, receipts
+from evidencekit.server.evidence.store import jobs, receipts
 from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.outage import is_store_outage
 
@@ -92,7 +92,6 @@ class Worker:
         while not stop.is_set():
             try:
                 await receipts.purge_expired()
-                await ratelimit.forget_old_windows()
                 await jobs.settle_abandoned(self.settings.max_attempts)
             except Exception as exc:
                 if is_store_outage(exc):

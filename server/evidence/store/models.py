@@ -179,16 +179,3 @@ class Receipt(Model):
                    # (purged_at, valid_until) gave PostgreSQL no order (IS NULL is no equality to
                    # it): each batch read every receipt due, a whole-table scan at 10^6 receipts.
                    WhereIndex(fields=["valid_until"], where="purged_at IS NULL"))
-
-
-class RateWindow(Model):
-    # Retrieve calls per workspace per minute, counted in the database so every process sees them.
-
-    id = fields.IntField(primary_key=True)
-    workspace_id = fields.UUIDField()
-    window_start = fields.DatetimeField()
-    count = fields.IntField(default=0)
-
-    class Meta:
-        table = "rate_window"
-        unique_together = (("workspace_id", "window_start"),)

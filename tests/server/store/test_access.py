@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from evidencekit.server.evidence.store import access, ratelimit
+from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.access import AccessDenied
 from evidencekit.server.evidence.store.models import Token, User, Workspace
 
@@ -62,15 +62,6 @@ async def test_rights_are_capability_within_the_owners_current_role(store: str) 
     access.forget_cached()  # once the cached role has lived its TTL
     with pytest.raises(AccessDenied):
         await access.authorize(ed, workspace.id, capability="agent:research", minimum_role="editor")
-
-
-async def test_rate_limit_counts_in_the_database(store: str) -> None:
-    workspace = uuid.uuid4()
-    now = datetime(2099, 1, 1, 12, 0, 15, tzinfo=UTC)
-    assert [await ratelimit.take(workspace, 3, now=now) for _ in range(3)] == [None, None, None]
-    assert await ratelimit.take(workspace, 3, now=now) == 45
-    assert await ratelimit.take(uuid.uuid4(), 3, now=now) is None  # another workspace has its own budget
-    assert await ratelimit.take(workspace, 3, now=now + timedelta(minutes=1)) is None  # a new window
 
 
 async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(store: str) -> None:

@@ -121,18 +121,3 @@ async def test_concurrent_repeats_and_conflicts_are_not_rate_limited(store: str)
     await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
     with pytest.raises(RateLimited):
         await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
-
-
-async def test_the_counts_of_minutes_that_are_over_are_forgotten(store: str) -> None:
-    from datetime import UTC, datetime, timedelta
-
-    from evidencekit.server.evidence.store import ratelimit
-    from evidencekit.server.evidence.store.models import RateWindow
-
-    lab = await Workspace.create(name="lab")
-    now = datetime(2026, 12, 1, 6, 30, 20, tzinfo=UTC)
-    for minutes_ago in (90, 2, 1, 0):
-        assert await ratelimit.take(lab.id, 5, now=now - timedelta(minutes=minutes_ago)) is None
-    assert await ratelimit.forget_old_windows(now=now) == 2  # 90 and 2 minutes ago
-    assert await RateWindow.all().count() == 2  # the last minute and this one still count
-    assert await ratelimit.take(lab.id, 2, now=now) is None and await ratelimit.take(lab.id, 2, now=now) is not None

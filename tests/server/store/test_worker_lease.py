@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from evidencekit.server.evidence.retrieval.engine import Retrieved
-from evidencekit.server.evidence.store import jobs, ratelimit
-from evidencekit.server.evidence.store.models import RateWindow, Receipt
+from evidencekit.server.evidence.store import jobs
+from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
 
@@ -87,7 +87,6 @@ def test_a_real_engine_runs_eight_retrievals_at_once_at_the_default_cap() -> Non
 async def test_the_sweep_expires_and_purges_while_the_worker_runs(store: str) -> None:
     receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"),
                               retention=timedelta(seconds=-1))
-    await ratelimit.take(uuid.uuid4(), 5, now=datetime.now(UTC) - timedelta(hours=1))  # a minute long over
     worker = Worker(SlowEngine(0.01), WorkerSettings(poll_interval=0.05, sweep_interval=0.05))  # type: ignore[arg-type]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
@@ -98,4 +97,3 @@ async def test_the_sweep_expires_and_purges_while_the_worker_runs(store: str) ->
     stop.set()
     await running
     assert (await Receipt.get(id=receipt.id)).state == "expired"
-    assert await RateWindow.all().count() == 0
