@@ -98,14 +98,17 @@ def main(argv: list[str]) -> int:
 
     read_seconds = float(setting(READ_SECONDS_ENV, "10"))
     per_client = int(setting(PER_CLIENT_ENV, "256"))
-    # h11 bounds the head itself; the read deadline and the per-client cap come with httptools
-    http: Any = args.http if args.http == "h11" else bounded_protocol(read_seconds, per_client)
+    connections = int(setting(CONNECTIONS_ENV, "2048"))
+    # h11 bounds the head itself; the read deadline, the connection budget (its per-client share,
+    # and its reserve for /healthz) come with httptools, in place of uvicorn's limit_concurrency
+    http: Any = args.http if args.http == "h11" else bounded_protocol(
+        read_seconds, per_client, connections, reserved_paths=frozenset({"/healthz"}))
     app = create_app(url, in_process_worker=not args.no_worker)
     heap.settle()
     # log_config=None: uvicorn's lines go through the logging configured above (its own
     # configuration would close that handler)
     config = uvicorn.Config(app, log_level="info", log_config=None, access_log=False, http=http,
-                            limit_concurrency=int(setting(CONNECTIONS_ENV, "2048")), timeout_keep_alive=5)
+                            limit_concurrency=connections if args.http == "h11" else None, timeout_keep_alive=5)
     uvicorn.Server(config).run(sockets=[listening])
     return 0
 

@@ -3,7 +3,11 @@ authentication runs.
 
 - The request head (request line and headers) is bounded: uvicorn bounds it only with h11
   (h11_max_incomplete_event_size); with httptools the parser keeps every byte of an unfinished
-  header. Past MAX_HEAD_BYTES the request gets a JSON 431 and the connection is closed.
+  header. Past MAX_HEAD_BYTES the request gets a JSON 431 and the connection is closed. The bytes
+  are counted before the parser sees them, up to the blank line that ends the head, so a head sent
+  in one write is held to the same byte as one sent in many (a 70 KB head in one write passed a
+  64 KiB bound when whole writes were counted after parsing). One case is bounded by a read rather
+  than to the byte: a pipelined head starting in the same read as the previous request's end.
 - A request must arrive whole (head and body) within `read_seconds` of its first byte, and a new
   connection must start one within that time: a client that trickles bytes (slowloris) or opens
   connections and sends nothing gets a JSON 408 and loses the connection.
@@ -13,8 +17,12 @@ authentication runs.
   per response for the keep-alive, and a deadline timer per request came on top: each pair (uvloop's
   call_later, then its cancel) cost ~5-9 us of the ~55 us a status read spends in the protocol and
   the app (measured through this protocol with raw requests and no sockets).
-- One client address holds at most `per_client` connections at once; more are answered 503 and
-  closed at once. (Behind a proxy every client has the proxy's address: raise it there.)
+- Connections are admitted by a ConnectionBudget (connection_budget.py): `max_connections` in all,
+  `per_client` per address (behind a proxy every client has the proxy's address: raise it there),
+  a connection not in a request displaced when the budget is full, and `reserve` more for the
+  `reserved_paths` (a health check) while every connection is in a request. Refusals are JSON 503s.
+  uvicorn's own `limit_concurrency` must stay off beside it: it counts every open connection,
+  partial heads included, and answered even the health check 503 once they filled it.
 
 Responses also go out in one write each, head and body together (corked_transport).
 """
@@ -23,21 +31,39 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from typing import Any, ClassVar
 from weakref import WeakKeyDictionary
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from evidencekit.server.runtime.connection_budget import Admission, ConnectionBudget
 from evidencekit.server.runtime.corked_transport import CorkedTransport
 
 MAX_HEAD_BYTES = 64 * 1024
+HEAD_END = b"\r\n\r\n"
+BUSY = "the server holds as many connections as it takes; try again shortly"
+
+
+def _refusal_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": code, "code": code, "message": message, "request_id": "-"}).encode()
 
 
 def _refusal(status: str, code: str, message: str) -> bytes:
-    body = json.dumps({"error": code, "code": code, "message": message, "request_id": "-"}).encode()
+    body = _refusal_body(code, message)
     return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
             f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+
+_BUSY_BODY = _refusal_body("server_busy", BUSY + " (only the health check is answered now)")
+
+
+async def _busy(scope: Any, receive: Any, send: Any) -> None:
+    """What a reserved connection gets for anything but a reserved path."""
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(_BUSY_BODY)).encode()),
+        (b"retry-after", b"1"), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": _BUSY_BODY})
 
 
 _TOO_LARGE = _refusal("431 Request Header Fields Too Large", "request_header_fields_too_large",
@@ -59,7 +85,9 @@ class _Sweep:
 class BoundedHeadHttpTools(HttpToolsProtocol):
     read_seconds: ClassVar[float] = 10.0
     per_client: ClassVar[int] = 256
-    _clients: ClassVar[Counter[str]] = Counter()  # open connections by client address, per protocol class
+    reserved_paths: ClassVar[frozenset[str]] = frozenset({"/healthz"})
+    # open connections by client address, per protocol class (bounded_protocol makes one per server)
+    _budget: ClassVar[ConnectionBudget[BoundedHeadHttpTools]] = ConnectionBudget(2048, 256, 32)
     _sweeps: ClassVar[WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweep]] = WeakKeyDictionary()  # per protocol class
     _corked: CorkedTransport  # the transport uvicorn writes to, from connection_made on
 
@@ -67,7 +95,9 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._reading_head = True
         self._head_bytes = 0
-        self._ended_a_message = False
+        self._head_tail = b""  # the head's last bytes so far: its blank line may straddle two reads
+        self._in_request = False  # from a request's head until its response is complete
+        self._reserved = False  # admitted past the budget: reserved paths only
         self._reading_since: float | None = None  # loop time a request (or the connection) started
         self._idle_since: float | None = None  # loop time a keep-alive connection was left waiting
         self._counted: str | None = None
@@ -77,12 +107,16 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         super().connection_made(self._corked)
         host = self.client[0] if self.client else None
         if host is not None:
-            if self._clients[host] >= self.per_client:
-                transport.write(_refusal("503 Service Unavailable", "too_many_connections",
-                                         f"this address holds {self.per_client} connections already"))
+            verdict, displaced = self._budget.admit(host, self, _not_in_a_request)
+            if displaced is not None:
+                displaced._displace()
+            if verdict in (Admission.CLIENT_FULL, Admission.FULL):
+                message = (f"this address holds {self.per_client} connections already"
+                           if verdict is Admission.CLIENT_FULL else BUSY)
+                transport.write(_refusal("503 Service Unavailable", "too_many_connections", message))
                 transport.close()
                 return
-            self._clients[host] += 1
+            self._reserved = verdict is Admission.RESERVED
             self._counted = host
         self._reading_since = self.loop.time()  # a connection that never sends a request does not hold its descriptor for ever
         sweep = self._sweeps.get(self.loop)
@@ -99,11 +133,18 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         if sweep is not None:
             sweep.connections.discard(self)
         if self._counted is not None:
-            self._clients[self._counted] -= 1
-            if self._clients[self._counted] <= 0:
-                del self._clients[self._counted]
+            self._budget.release(self._counted, self)
             self._counted = None
         super().connection_lost(exc)
+
+    def _displace(self) -> None:
+        """Make room for a new connection: a head still arriving is told so, an idle one just closed."""
+        self._counted = None  # the budget has let it go already
+        self._reading_since = self._idle_since = None
+        if not self.transport.is_closing():
+            if self._head_bytes or self._head_tail:
+                self.transport.write(_refusal("503 Service Unavailable", "server_busy", BUSY))
+            self.transport.close()
 
     @classmethod
     def _sweep(cls, loop: asyncio.AbstractEventLoop, sweep: _Sweep) -> None:
@@ -129,15 +170,18 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        self._ended_a_message = False
-        super().data_received(data)
-        # Counted after parsing: a chunk that completes a head (and carries a body), or ends a
-        # request, is not all head bytes.
-        if self._reading_head and not self._ended_a_message and not self.transport.is_closing():
-            self._head_bytes += len(data)
-            if self._head_bytes > MAX_HEAD_BYTES:
+        if self._reading_head and not self.transport.is_closing():
+            # Counted before parsing, to the head's blank line when it is in this read.
+            seen = self._head_tail + data
+            end = seen.find(HEAD_END)
+            in_head = len(data) if end < 0 else max(0, end + len(HEAD_END) - len(self._head_tail))
+            if self._head_bytes + in_head > MAX_HEAD_BYTES:
                 self.transport.write(_TOO_LARGE)
                 self.transport.close()
+                return
+            self._head_bytes += in_head
+            self._head_tail = seen[-(len(HEAD_END) - 1):]
+        super().data_received(data)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -146,12 +190,22 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._reading_head = False
+        self._in_request = True
+        if self._reserved and self._path() not in self.reserved_paths:
+            self.app = _busy  # this connection's requests only
         super().on_headers_complete()
+
+    def _path(self) -> str | None:
+        try:
+            return httptools.parse_url(self.url).path.decode("latin-1")
+        except httptools.HttpParserInvalidURLError:
+            return None
 
     def on_response_complete(self) -> None:
         self._corked.flush()  # the whole response, in one write, before the next request is read
         # uvicorn's own, with the keep-alive timeout left to the sweep instead of a timer
         self.server_state.total_requests += 1
+        self._in_request = bool(self.pipeline)
         if self.transport.is_closing():
             return
         self._unset_keepalive_if_required()
@@ -169,12 +223,19 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._reading_since = None  # the whole request is in: answering it may take as long as it takes
-        self._reading_head, self._head_bytes = True, 0  # what comes next is the next request's head
-        self._ended_a_message = True
+        self._reading_head, self._head_bytes, self._head_tail = True, 0, b""  # next comes the next head
 
 
-def bounded_protocol(read_seconds: float = 10.0, per_client: int = 256) -> type[BoundedHeadHttpTools]:
-    """The protocol class to give uvicorn (`http=`), with its own limits and connection counts."""
+def _not_in_a_request(connection: BoundedHeadHttpTools) -> bool:
+    return not connection._in_request
+
+
+def bounded_protocol(read_seconds: float = 10.0, per_client: int = 256, max_connections: int = 2048,
+                     reserve: int = 32, reserved_paths: frozenset[str] = frozenset({"/healthz"}),
+                     ) -> type[BoundedHeadHttpTools]:
+    """The protocol class to give uvicorn (`http=`, with `limit_concurrency=None`), with its own
+    limits and connection counts."""
     return type("BoundedHttpTools", (BoundedHeadHttpTools,),
-                {"read_seconds": read_seconds, "per_client": per_client, "_clients": Counter(),
+                {"read_seconds": read_seconds, "per_client": per_client, "reserved_paths": reserved_paths,
+                 "_budget": ConnectionBudget(max_connections, per_client, reserve),
                  "_sweeps": WeakKeyDictionary()})

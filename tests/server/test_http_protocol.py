@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -295,3 +296,97 @@ def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() 
             protocol.connection_lost(None)
 
     asyncio.run(run())
+
+
+def request_with_head_of(size: int) -> bytes:
+    """A POST whose head (request line, headers and the blank line) is exactly `size` bytes."""
+    start = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nX-Filler: "
+    filler = size - len(start) - len(b"\r\n\r\n")
+    return start + b"a" * filler + b"\r\n\r\n" + b"b"
+
+
+def send_and_read(port: int, request: bytes, piece: int | None = None) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        try:
+            for start in range(0, len(request), piece or len(request)):
+                connection.sendall(request[start:start + (piece or len(request))])
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        connection.shutdown(socket.SHUT_WR)
+        return read_all(connection)
+
+
+def test_the_head_limit_is_exact_whether_the_head_comes_in_one_write_or_many() -> None:
+    """A 70 KB head sent in one write passed a 64 KiB limit (whole reads were counted after parsing)."""
+    with live_server(echo_length, http=bounded_protocol()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        for piece in (None, 1000, 7):
+            at_limit = send_and_read(port, request_with_head_of(MAX_HEAD_BYTES), piece)
+            assert at_limit.startswith(b"HTTP/1.1 200 ") and at_limit.endswith(b"1"), (piece, at_limit[:100])
+            over = send_and_read(port, request_with_head_of(MAX_HEAD_BYTES + 1), piece)
+            assert over.startswith(b"HTTP/1.1 431 "), (piece, over[:100])
+        assert send_and_read(port, request_with_head_of(70 * 1024)).startswith(b"HTTP/1.1 431 ")
+
+
+async def health_and_slow(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """/healthz answers at once; any other path holds its answer for a while (an operation in progress)."""
+    if scope["type"] != "http":
+        return
+    await receive()
+    if scope["path"] != "/healthz":
+        await asyncio.sleep(3)
+    body = b"ok " + scope["path"].encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def from_address(port: int, source: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+
+
+def get(connection: socket.socket, path: str) -> bytes:
+    connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    return read_all(connection)
+
+
+def test_partial_heads_from_many_addresses_never_keep_out_the_health_check() -> None:
+    """Nine addresses hold partial heads past the connection budget (uvicorn's limit_concurrency
+    then answered every /healthz 503); the health probe and a client with one request get through."""
+    protocol = bounded_protocol(read_seconds=30, per_client=20, max_connections=60, reserve=4)
+    with live_server(health_and_slow, http=protocol, limit_concurrency=None) as base:
+        port = int(base.rsplit(":", 1)[1])
+        flood = []
+        try:
+            for n in range(2, 11):
+                for _ in range(12):
+                    connection = from_address(port, f"127.0.0.{n}")
+                    connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")  # never finished
+                    flood.append(connection)
+            for attempt in range(5):
+                with from_address(port, "127.0.0.1") as probe:
+                    answer = get(probe, "/healthz")
+                assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok /healthz"), (attempt, answer[:200])
+            assert protocol._budget.total <= 60 + 4
+        finally:
+            for connection in flood:
+                connection.close()
+
+
+def test_with_every_connection_in_a_request_the_reserve_answers_only_the_health_check() -> None:
+    protocol = bounded_protocol(read_seconds=30, per_client=20, max_connections=4, reserve=2)
+    with live_server(health_and_slow, http=protocol, limit_concurrency=None) as base:
+        port = int(base.rsplit(":", 1)[1])
+        busy = [from_address(port, "127.0.0.2") for _ in range(4)]
+        try:
+            for connection in busy:
+                connection.sendall(b"GET /operation HTTP/1.1\r\nHost: x\r\n\r\n")  # each held 3 s
+            time.sleep(0.3)
+            with from_address(port, "127.0.0.3") as probe:
+                assert get(probe, "/healthz").startswith(b"HTTP/1.1 200 ")
+            with from_address(port, "127.0.0.3") as other:
+                refused = get(other, "/operation")
+            assert refused.startswith(b"HTTP/1.1 503 ") and b'"code": "server_busy"' in refused, refused[:300]
+            assert b"retry-after: 1" in refused.lower()
+        finally:
+            for connection in busy:
+                connection.close()
