@@ -41,6 +41,9 @@ _NUMBERS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "EVIDENCEKIT_REQUEST_READ_SECONDS": _number(positive=True),
     "EVIDENCEKIT_MAX_CONNECTIONS_PER_CLIENT": _whole(1),
     "EVIDENCEKIT_MAX_CONNECTIONS": _whole(1),
+    "EVIDENCEKIT_MCP_STREAMS_PER_TOKEN": _whole(1),
+    "EVIDENCEKIT_MCP_STREAMS": _whole(1),
+    "EVIDENCEKIT_MCP_IDLE_SECONDS": _number(positive=True),
 }
 
 

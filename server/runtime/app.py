@@ -30,7 +30,14 @@ from evidencekit.server.runtime.body_limit import BodyLimit
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.http_errors import exception_handlers, hashes_by_path
-from evidencekit.server.runtime.mcp import SettingsSource, ToolBinding, ToolCaller, build_server
+from evidencekit.server.runtime.mcp import (
+    SettingsSource,
+    ToolBinding,
+    ToolCaller,
+    build_server,
+    current,
+)
+from evidencekit.server.runtime.mcp_streams import McpStreams
 from evidencekit.server.runtime.pipeline import Handler
 from evidencekit.server.runtime.rest_runtime import operation_endpoint
 
@@ -92,7 +99,8 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     all_routes: list[BaseRoute] = [
         *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
         Route("/openapi.json", openapi_json),
-        Route(MCP_PATH, BodyLimit(StreamableHTTPASGIApp(sessions))),
+        # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended
+        Route(MCP_PATH, McpStreams(BodyLimit(StreamableHTTPASGIApp(sessions)), lambda: current(mcp).streams)),
         *routes,
     ]
     app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,

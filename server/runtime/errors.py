@@ -11,7 +11,7 @@
     ├── PayloadTooLarge (413 payload_too_large)
     ├── RateLimited (429 rate_limited)          adds Retry-After
     ├── ContractViolation (500 contract_violation)
-    └── ServiceUnavailable (503 unavailable)
+    └── ServiceUnavailable (503 unavailable)  adds Retry-After when given
 """
 
 from __future__ import annotations
@@ -108,3 +108,10 @@ class ContractViolation(ApiError):
 
 class ServiceUnavailable(ApiError):
     status, error, default_code = 503, "unavailable", "unavailable"
+
+    def __init__(self, message: str, *, code: str | None = None, retry_after: int | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}

@@ -27,6 +27,7 @@ from evidencekit.server.runtime.auth import UNAUTHENTICATED
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import ApiError, BadRequest, RateLimited
 from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.mcp_streams import StreamLimits
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime.rest_runtime import unexpected
 
@@ -56,6 +57,7 @@ class McpSettings:
     output_schemas: bool = True  # list each tool's outputSchema in tools/list
     notes: Callable[[OperationSpec, Mapping[str, Any]], list[str]] = no_notes  # text after the result's JSON
     unauthenticated: str = UNAUTHENTICATED  # the 401 message (say how a stdio caller gives its credential)
+    streams: StreamLimits = StreamLimits()  # what /mcp over HTTP holds open (mcp_streams)
 
 
 def listed_tools(bindings: Sequence[ToolBinding], profile: str | None, output_schemas: bool) -> list[types.Tool]:

@@ -1,0 +1,161 @@
+"""What `/mcp` may hold open: the stateless Streamable HTTP endpoint offers no server-initiated
+stream, and what one credential and all clients together keep open is bounded in number and time.
+
+- `GET /mcp` (a client asking for a server-initiated event stream) and `DELETE /mcp` (ending a
+  session) get 405 with `Allow: POST`, as the MCP spec lets a server without such a stream (or
+  sessions) answer. The SDK held each GET open with nothing to send: 2,250 of them from nine
+  addresses, one token, stayed open for minutes and kept every other connection out.
+- At most `per_credential` POSTs of one credential (the bearer token; without one, the client's
+  address) are in progress at once, 429 `too_many_streams` past it; at most `total` of all, 503
+  `too_many_streams` past that. Each has `Retry-After: 1`.
+- An answer that sends nothing for `idle_seconds` (no first byte, or no next event) is ended: if
+  nothing was sent yet, with 503 `stream_idle`; an event stream already started (the SDK starts it
+  at once) gets, for the request it answers, a JSON-RPC error (-32001, request timeout) as its last
+  event. A client that stops reading holds its stream no longer than that either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from evidencekit.server.runtime.errors import (
+    ApiError,
+    MethodNotAllowed,
+    RateLimited,
+    ServiceUnavailable,
+)
+from evidencekit.server.runtime.http_errors import error_response
+from evidencekit.server.runtime.rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    per_credential: int = 8
+    total: int = 128
+    idle_seconds: float = 60.0
+
+
+class McpStreams:
+    """ASGI middleware in front of the MCP Streamable HTTP app (stateless). `limits`: the limits, or
+    a callable giving them (read again for every request: the service's McpSettings.streams)."""
+
+    def __init__(self, app: ASGIApp, limits: StreamLimits | Callable[[], StreamLimits] | None = None) -> None:
+        self.app = app
+        self._limits = limits or StreamLimits()
+        self.open: Counter[str] = Counter()  # POSTs in progress by credential
+
+    @property
+    def limits(self) -> StreamLimits:
+        return self._limits if isinstance(self._limits, StreamLimits) else self._limits()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refused = self._refusal(scope)
+        if refused is not None:
+            headers = header_values(scope)
+            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
+            return
+        key = _credential(scope)
+        self.open[key] += 1
+        try:
+            await self._within_idle_limit(scope, receive, send)
+        finally:
+            self.open[key] -= 1
+            if self.open[key] <= 0:
+                del self.open[key]
+
+    def _refusal(self, scope: Scope) -> ApiError | None:
+        if scope["method"] != "POST":
+            return MethodNotAllowed(f"{scope['method']} is not allowed on {scope['path']}: this MCP endpoint is "
+                                    "stateless and offers no server-initiated stream; send requests with POST",
+                                    allow="POST")
+        limits = self.limits
+        if sum(self.open.values()) >= limits.total:
+            return ServiceUnavailable(f"the server has {limits.total} MCP requests in progress; try again "
+                                      "shortly", code="too_many_streams", retry_after=1)
+        if self.open[_credential(scope)] >= limits.per_credential:
+            return RateLimited(f"this credential has {limits.per_credential} MCP requests in progress; wait for "
+                               "one to end", retry_after=1, code="too_many_streams")
+        return None
+
+    async def _within_idle_limit(self, scope: Scope, receive: Receive, send: Send) -> None:
+        idle = self.limits.idle_seconds
+        started = done = False
+        last = anyio.current_time()
+        body = bytearray()  # the request as read (BodyLimit bounds it): whom a timeout answers
+
+        async def received() -> Message:
+            message = await receive()
+            if message["type"] == "http.request" and len(body) <= MAX_KEPT:
+                body.extend(message.get("body", b""))
+            return message
+
+        async def sent(message: Message) -> None:
+            nonlocal started, done, last
+            started = started or message["type"] == "http.response.start"
+            done = message["type"] == "http.response.body" and not message.get("more_body", False)
+            last = anyio.current_time()
+            await send(message)
+            last = anyio.current_time()  # a send held by a client that does not read counts as idle
+
+        cut = False
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal cut
+                while (left := last + idle - anyio.current_time()) > 0:
+                    await anyio.sleep(left)
+                cut = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            await self.app(scope, received, sent)
+            group.cancel_scope.cancel()
+        if cut and not done:
+            await self._end(scope, receive, send, started, bytes(body))
+
+    async def _end(self, scope: Scope, receive: Receive, send: Send, started: bool, request: bytes) -> None:
+        """The answer after the idle limit: an error if nothing was sent, else the stream's last event."""
+        message = f"no answer within {self.limits.idle_seconds:g} s"
+        with anyio.move_on_after(1):  # a client that does not read is not waited for
+            if not started:
+                error = ServiceUnavailable(message, code="stream_idle", retry_after=1)
+                request_id = request_id_for(header_values(scope).get(REQUEST_ID_KEY, ""))
+                await error_response(error, request_id, scope["path"], {})(scope, receive, send)
+                return
+            await send({"type": "http.response.body", "body": _timeout_event(request, message), "more_body": False})
+
+
+MAX_KEPT = 64 * 1024
+REQUEST_TIMEOUT = -32001  # JSON-RPC's server-error range, as the MCP SDK names it
+
+
+def _timeout_event(request: bytes, message: str) -> bytes:
+    """An SSE event with the JSON-RPC error answering `request`, if it is one request; else nothing."""
+    try:
+        parsed = json.loads(request)
+    except ValueError:
+        return b""
+    if not isinstance(parsed, dict) or "id" not in parsed or "method" not in parsed:
+        return b""
+    error = {"jsonrpc": "2.0", "id": parsed["id"], "error": {"code": REQUEST_TIMEOUT, "message": message}}
+    return b"event: message\r\ndata: " + json.dumps(error).encode() + b"\r\n\r\n"
+
+
+def _credential(scope: Scope) -> str:
+    """Whose stream this is: the bearer credential (as a digest: never kept in clear), or the address."""
+    authorization = header_values(scope).get(b"authorization", "")
+    if authorization:
+        return "token:" + hashlib.sha256(authorization.encode("utf-8", "replace")).hexdigest()[:32]
+    client = scope.get("client")
+    return f"address:{client[0] if client else '-'}"

@@ -1,0 +1,111 @@
+"""What /mcp holds open: GET and DELETE answered 405 (no server-initiated stream), POSTs bounded
+per credential and in all, an answer idle past its limit ended."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from evidencekit.server.generated.app import create_app
+from evidencekit.server.runtime.mcp import McpSettings
+from evidencekit.server.runtime.mcp_streams import StreamLimits
+from tests.support import AllowAll, ExampleHandlers, live_server
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+class HeldStatus(ExampleHandlers):
+    """status holds its answer until released (a tool that takes its time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    async def status(self, payload: Any, context: Any) -> Any:
+        while not self.release.is_set():
+            await asyncio.sleep(0.02)
+        return await super().status(payload, context)
+
+
+def app_with(handlers: Any, limits: StreamLimits) -> Any:
+    from dataclasses import replace
+
+    from evidencekit.server.evidence.auth import evidence_hooks
+
+    return create_app(handlers, replace(evidence_hooks(), auth=AllowAll()),
+                      mcp=McpSettings(name="test", streams=limits))
+
+
+def status_call(token: str) -> httpx.Response:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "sosoapi_research_evidence_status",
+        "arguments": {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}}}
+    return httpx.post(BASE[0] + "/mcp", json=call, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=30)
+
+
+BASE: list[str] = [""]
+
+
+def test_a_get_or_delete_on_mcp_is_answered_405_at_once() -> None:
+    """The SDK held every GET open with nothing to send (one for 656 s)."""
+    with live_server(app_with(ExampleHandlers(), StreamLimits()), lifespan="on") as base:
+        for method in ("GET", "DELETE"):
+            answer = httpx.request(method, base + "/mcp", headers={"Accept": "text/event-stream",
+                                                                   "Authorization": "Bearer t"}, timeout=5)
+            assert answer.status_code == 405 and answer.headers["allow"] == "POST", answer.text
+            body = answer.json()
+            assert body["code"] == "method_not_allowed" and "no server-initiated stream" in body["message"]
+            assert body["request_id"] == answer.headers["x-request-id"]
+
+
+def test_one_credential_holds_at_most_its_share_and_all_together_the_total() -> None:
+    handlers = HeldStatus()
+    with live_server(app_with(handlers, StreamLimits(per_credential=2, total=3, idle_seconds=60)),
+                     lifespan="on") as base, ThreadPoolExecutor(8) as pool:
+        BASE[0] = base
+        held = [pool.submit(status_call, "alpha") for _ in range(2)]
+        time.sleep(0.5)  # the two are in progress
+        third = status_call("alpha")
+        assert third.status_code == 429 and third.json()["code"] == "too_many_streams", third.text
+        assert third.headers["retry-after"] == "1"
+        other = pool.submit(status_call, "beta")  # another credential still gets in: three in all
+        time.sleep(0.5)
+        fourth = status_call("gamma")
+        assert fourth.status_code == 503 and fourth.json()["code"] == "too_many_streams", fourth.text
+        handlers.release.set()
+        assert [future.result().status_code for future in (*held, other)] == [200, 200, 200]
+        assert status_call("alpha").status_code == 200  # all ended: room again
+
+
+def test_an_answer_idle_past_the_limit_is_ended() -> None:
+    handlers = HeldStatus()  # never released: the tool would hold the stream for ever
+    with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
+        BASE[0] = base
+        answer = status_call("alpha")
+        handlers.release.set()
+    # the SDK starts the event stream at once: its last event answers the call with a timeout
+    assert answer.status_code == 200 and answer.headers["content-type"] == "text/event-stream", answer.text
+    events = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
+    assert [json.loads(event) for event in events][-1] == {
+        "jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "no answer within 0.5 s"}}
+
+
+def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> None:
+    from evidencekit.server.runtime.mcp_streams import McpStreams
+
+    async def silent(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await asyncio.sleep(30)
+
+    app = McpStreams(silent, StreamLimits(idle_seconds=0.3))
+    with live_server(app) as base:
+        answer = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "ping"}, timeout=10)
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
+    assert answer.json()["code"] == "stream_idle"
