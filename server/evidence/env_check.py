@@ -32,6 +32,7 @@ _NUMBERS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "EVIDENCEKIT_RETRIEVE_PER_MINUTE": _whole(1),
     "EVIDENCEKIT_MAX_ATTEMPTS": _whole(1),
     "EVIDENCEKIT_WORKER_CONCURRENCY": _whole(1),
+    "EVIDENCEKIT_WORKER_SPARE_SLOTS": _whole(0),
     "EVIDENCEKIT_PARSE_PROCESSES": _whole(0),
     "EVIDENCEKIT_LEASE_SECONDS": _number(positive=True),
     "EVIDENCEKIT_POLL_SECONDS": _number(positive=True),

@@ -30,6 +30,10 @@ class WorkerSettings:
     poll_interval: float = 0.5
     max_attempts: int = 3
     concurrency: int = 4
+    # slots past `concurrency` for the first receipt of a workspace with nothing running, so one
+    # workspace filling the regular slots with slow pages does not hold back another's (at most the
+    # engine's spare_capacity)
+    spare: int = 2
     sweep_interval: float = 30.0
     grace: float = 30.0  # on stop: seconds to finish what is in hand before releasing it
 
@@ -43,6 +47,7 @@ class WorkerSettings:
                    poll_interval=float(read("EVIDENCEKIT_POLL_SECONDS", "0.5")),
                    max_attempts=int(read("EVIDENCEKIT_MAX_ATTEMPTS", "3")),
                    concurrency=int(read("EVIDENCEKIT_WORKER_CONCURRENCY", "4")),
+                   spare=int(read("EVIDENCEKIT_WORKER_SPARE_SLOTS", "2")),
                    grace=float(read("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")))
 
 
@@ -86,6 +91,7 @@ class Worker:
         # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
         # engine would spend an attempt and sit under this worker's lease while another worker is idle.
         self.slots = min(self.settings.concurrency, self.engine.capacity)
+        self.spare = min(self.settings.spare, getattr(self.engine, "spare_capacity", 0))
 
     async def sweep(self, stop: asyncio.Event) -> None:
         """Expire receipts past valid_until (purging their content) and settle abandoned ones."""
@@ -151,6 +157,7 @@ class _Hand:
     def __init__(self, worker: Worker) -> None:
         self.worker, self.settings, self.worker_id = worker, worker.settings, worker.worker_id
         self.held: dict[str, jobs.Claimed] = {}  # claimed, not yet settled or released
+        self.spares: set[str] = set()  # those of them in spare slots
         self.lost: set[str] = set()  # leases found lost (said once each)
         self.finished: asyncio.Queue[jobs.Settle] = asyncio.Queue()
         self.retrievals: set[asyncio.Task[None]] = set()
@@ -185,7 +192,8 @@ class _Hand:
 
     async def _claim(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            free = self.worker.slots - len(self.held)
+            free_regular = self.worker.slots - (len(self.held) - len(self.spares))
+            free = free_regular + self.worker.spare - len(self.spares)
             if free <= 0:
                 self.freed.clear()
                 waiting = asyncio.create_task(self.freed.wait())
@@ -199,15 +207,19 @@ class _Hand:
                 continue
             try:
                 claimed = await jobs.claim_many(self.worker_id, self.settings.lease,
-                                                max_attempts=self.settings.max_attempts, limit=free)
+                                                max_attempts=self.settings.max_attempts, limit=free,
+                                                any_limit=free_regular)
                 self.backoff.reset()
             except Exception as exc:
                 self._failed("claim", exc)
                 await self._pause(stop, max(self.backoff.left(), self.settings.poll_interval))
                 continue
-            for receipt in claimed:
+            for number, receipt in enumerate(claimed):
                 self.held[str(receipt.id)] = receipt
-                task = asyncio.create_task(self._retrieve(receipt))
+                spare = number >= free_regular  # past the regular slots: a fair choice (claim_many)
+                if spare:
+                    self.spares.add(str(receipt.id))
+                task = asyncio.create_task(self._retrieve(receipt, spare))
                 self.retrievals.add(task)
                 task.add_done_callback(self.retrievals.discard)
             if not claimed:
@@ -221,9 +233,13 @@ class _Hand:
         else:
             log.exception("worker %s: %s failed; retrying", self.worker_id, step)
 
-    async def _retrieve(self, receipt: jobs.Claimed) -> None:
+    async def _retrieve(self, receipt: jobs.Claimed, spare: bool = False) -> None:
+        engine = self.worker.engine
         try:
-            retrieved = await self.worker.engine.retrieve(receipt.url, receipt.kind, receipt.language)
+            if spare:
+                retrieved = await engine.retrieve(receipt.url, receipt.kind, receipt.language, spare=True)
+            else:
+                retrieved = await engine.retrieve(receipt.url, receipt.kind, receipt.language)
         except Exception:  # its lease runs out and another attempt is made (or it settles unconfirmed)
             log.exception("worker %s: retrieving receipt %s failed", self.worker_id, receipt.id)
             self._drop([str(receipt.id)])
@@ -233,6 +249,7 @@ class _Hand:
     def _drop(self, ids: list[str]) -> None:
         for receipt_id in ids:
             self.held.pop(receipt_id, None)
+            self.spares.discard(receipt_id)
             self.lost.discard(receipt_id)
         self.freed.set()
 

@@ -141,6 +141,9 @@ class Retrieved:
 # body waits for its parse, and with many worker slots on pages past the cap those bodies, with their
 # markdown, were most of the server's memory (scripts/bench.py retrieve).
 BODIES_IN_FLIGHT_BYTES = 16 * 1024 * 1024
+# Retrievals past the capacity, one body each: a worker's spare slots, for workspaces with nothing
+# running while one workspace's slow pages fill its regular slots (worker.py).
+SPARE_RETRIEVALS = 2
 
 
 class RetrievalEngine:
@@ -150,11 +153,14 @@ class RetrievalEngine:
         self.clock = clock
         self.parser = parser or HtmlParser(0)
         self.capacity = max(1, BODIES_IN_FLIGHT_BYTES // fetcher.limits.max_bytes)  # retrievals at once
+        self.spare_capacity = SPARE_RETRIEVALS
         self._in_flight = asyncio.Semaphore(self.capacity)
+        self._spare_in_flight = asyncio.Semaphore(self.spare_capacity)
 
-    async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
-        """The result of retrieving `url`; the deadline counts from when the retrieval may start."""
-        async with self._in_flight:
+    async def retrieve(self, url: str, kind: str, language: str | None = None, *, spare: bool = False) -> Retrieved:
+        """The result of retrieving `url`; the deadline counts from when the retrieval may start.
+        `spare`: in one of the `spare_capacity` places past the capacity."""
+        async with self._spare_in_flight if spare else self._in_flight:
             return await self._retrieve(url, kind, language)
 
     async def _retrieve(self, url: str, kind: str, language: str | None) -> Retrieved:

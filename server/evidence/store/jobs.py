@@ -7,7 +7,8 @@ transaction of a fixed number of statements.
 A claim takes the oldest pending receipts, or running ones whose lease expired (their worker
 died), as long as the receipt itself has not expired (the sweeper marks those). First the oldest
 receipt of each workspace with nothing running, so one workspace's backlog delays another's
-receipt by one slot at most; then the oldest of all. PostgreSQL skips rows other workers hold
+receipt by one slot at most; then the oldest of all. A worker's spare slots take only the first
+kind (`claim_many`'s `any_limit`), so one workspace cannot hold every slot. PostgreSQL skips rows other workers hold
 (FOR UPDATE SKIP LOCKED) and rechecks every row it updates, so no receipt is claimed twice;
 SQLite has one writer at a time, so the statement alone is enough.
 
@@ -45,6 +46,9 @@ from evidencekit.server.evidence.store.sql import (
 # One statement: first the oldest pending receipt of each workspace with nothing running (the
 # running receipts are few), so one workspace's backlog delays another's receipt by one slot at
 # most; then the oldest of all, waiting or running with an expired lease (their worker died).
+# The first kind may take up to {p5} (every slot free, spare ones included), the second only what
+# is left of {p6} (the free regular slots): a worker whose regular slots one workspace fills
+# still takes up another workspace's first receipt in a spare slot, at once.
 # Every choice is an index range scan (receipt (state, created_at) and (state, workspace_id,
 # created_at)): a claim costs the same with ten or a million receipts waiting. The workspaces with
 # receipts waiting are found by skipping through the index, one lookup each. The choices are
@@ -74,12 +78,14 @@ orphaned AS MATERIALIZED (
     AND attempts < {p4} AND valid_until > {p3} ORDER BY created_at LIMIT {p5}{lock}),
 chosen AS MATERIALIZED (
     SELECT id FROM (
-        SELECT id, 0 AS turn, created_at FROM fair
-        UNION ALL
-        SELECT id, 1 AS turn, created_at FROM (SELECT id, created_at FROM waiting
-                                               UNION ALL SELECT id, created_at FROM orphaned) AS rest
-        WHERE id NOT IN (SELECT id FROM fair)
-    ) AS c ORDER BY turn, created_at LIMIT {p5})
+        SELECT id, turn, ROW_NUMBER() OVER (ORDER BY turn, created_at) AS n FROM (
+            SELECT id, 0 AS turn, created_at FROM fair
+            UNION ALL
+            SELECT id, 1 AS turn, created_at FROM (SELECT id, created_at FROM waiting
+                                                   UNION ALL SELECT id, created_at FROM orphaned) AS rest
+            WHERE id NOT IN (SELECT id FROM fair)
+        ) AS c
+    ) AS numbered WHERE n <= CASE WHEN turn = 0 THEN {p5} ELSE {p6} END)
 UPDATE receipt SET state = 'running', lease_owner = {p1}, lease_expires_at = {p2}, attempts = attempts + 1
 WHERE id IN (SELECT id FROM chosen) AND {still_claimable}
 RETURNING {claimed}
@@ -121,13 +127,16 @@ def _claim_statement(postgres: bool) -> str:
 
 
 async def claim_many(worker_id: str, lease: timedelta, *, max_attempts: int, limit: int,
-                     now: datetime | None = None) -> list[Claimed]:
-    """Up to `limit` receipts, now leased to `worker_id`: the fair choices first, then the oldest."""
+                     any_limit: int | None = None, now: datetime | None = None) -> list[Claimed]:
+    """Up to `limit` receipts, now leased to `worker_id`: the fair choices (the oldest receipt of
+    each workspace with nothing running) first, then the oldest of any workspace; of those at most
+    `any_limit` in all (default `limit`), so the rest of `limit` goes to fair choices only."""
     now = now or datetime.now(UTC)
     connection = get_connection("default")
     postgres = is_postgres_connection(connection)
     rows = await connection.execute_query(_claim_statement(postgres), [
-        worker_id, sql_time(now + lease, postgres), sql_time(now, postgres), max_attempts, limit])
+        worker_id, sql_time(now + lease, postgres), sql_time(now, postgres), max_attempts, limit,
+        limit if any_limit is None else min(any_limit, limit)])
     return [Claimed(uuid.UUID(row[0]), uuid.UUID(row[1]), row[2], row[3], row[4], row[5], str(row[6]), row[7], row[8])
             for row in rows[1]]
 
