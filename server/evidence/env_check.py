@@ -36,6 +36,7 @@ _NUMBERS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "EVIDENCEKIT_PARSE_PROCESSES": _whole(0),
     "EVIDENCEKIT_LEASE_SECONDS": _number(positive=True),
     "EVIDENCEKIT_POLL_SECONDS": _number(positive=True),
+    "EVIDENCEKIT_HEARTBEAT_SECONDS": _number(positive=True),
     "EVIDENCEKIT_RETENTION_HOURS": _number(positive=True),
     "EVIDENCEKIT_WORKER_GRACE_SECONDS": _number(positive=False),
     "EVIDENCEKIT_AUTH_CACHE_SECONDS": _number(positive=False),

@@ -17,7 +17,7 @@ from datetime import timedelta
 from evidencekit.server.evidence import lease_owner
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
-from evidencekit.server.evidence.store import jobs, receipts
+from evidencekit.server.evidence.store import heartbeats, jobs, receipts
 from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.outage import is_store_outage
 
@@ -36,6 +36,13 @@ class WorkerSettings:
     spare: int = 2
     sweep_interval: float = 30.0
     grace: float = 30.0  # on stop: seconds to finish what is in hand before releasing it
+    # seconds between a worker's heartbeats, and between its looks for dead lease holders; a holder
+    # silent for four beats is dead (store/heartbeats.py)
+    heartbeat: float = 3.0
+
+    @property
+    def dead_after(self) -> timedelta:
+        return timedelta(seconds=4 * self.heartbeat)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -48,7 +55,8 @@ class WorkerSettings:
                    max_attempts=int(read("EVIDENCEKIT_MAX_ATTEMPTS", "3")),
                    concurrency=int(read("EVIDENCEKIT_WORKER_CONCURRENCY", "4")),
                    spare=int(read("EVIDENCEKIT_WORKER_SPARE_SLOTS", "2")),
-                   grace=float(read("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")))
+                   grace=float(read("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")),
+                   heartbeat=float(read("EVIDENCEKIT_HEARTBEAT_SECONDS", "3")))
 
 
 def content_of(retrieved: Retrieved) -> Content | None:
@@ -117,32 +125,53 @@ class Worker:
             log.warning("worker %s: grace period over, releasing unfinished receipts", self.worker_id)
 
     async def take_up_the_dead(self) -> int:
-        """Free at once the leases held by dead processes of this machine (a crash, SIGKILL) instead
-        of waiting them out; holders elsewhere keep theirs until they expire."""
-        owners = await jobs.running_owners(lease_owner.host_prefix())
-        dead = [owner for owner in owners if owner != self.worker_id and lease_owner.is_dead_here(owner)]
-        freed = await jobs.expire_leases(dead)
-        if freed:
-            log.warning("worker %s: took up %d receipts of %d dead worker(s) of this machine", self.worker_id,
-                        freed, len(dead))
+        """Free at once the leases of dead holders instead of waiting them out: processes of this
+        machine that are gone (a crash, SIGKILL), and holders anywhere whose heartbeat stopped."""
+        here = []
+        if lease_owner.boot_id():
+            owners = await jobs.running_owners(lease_owner.host_prefix())
+            here = [owner for owner in owners if owner != self.worker_id and lease_owner.is_dead_here(owner)]
+        silent = [owner for owner in await heartbeats.silent_owners(self.settings.dead_after)
+                  if owner != self.worker_id and owner not in here]
+        freed = 0
+        for dead, how in ((here, "dead worker(s) of this machine"), (silent, "worker(s) whose heartbeat stopped")):
+            if not dead:
+                continue
+            taken = await jobs.expire_leases(dead)
+            await heartbeats.forget(dead)
+            freed += taken
+            if taken:
+                log.warning("worker %s: took up %d receipts of %d %s", self.worker_id, taken, len(dead), how)
         return freed
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Beat, and take up dead holders' receipts, every `heartbeat` seconds until stop."""
+        while not stop.is_set():
+            try:
+                await heartbeats.beat(self.worker_id)
+                await self.take_up_the_dead()
+            except Exception as exc:  # noqa: BLE001 - the next beat tries again; leases still expire
+                log.warning("worker %s: heartbeat or the look for dead workers failed (%s: %s)", self.worker_id,
+                            type(exc).__name__, exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.heartbeat)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work with `slots` receipts at once until `stop` is set; then finish what is in hand.
         Cancelled (the grace period is over), release what is in hand to other workers."""
-        if lease_owner.boot_id():
-            try:
-                await self.take_up_the_dead()
-            except Exception as exc:  # noqa: BLE001 - the leases then expire as they would have
-                log.warning("worker %s: could not look for dead workers' leases (%s: %s)", self.worker_id,
-                            type(exc).__name__, exc)
-        sweeping = asyncio.create_task(self.sweep(stop))  # ends by itself once stop is set
+        watching = asyncio.create_task(self.watch(stop))  # beats first: a look for the dead at once
+        sweeping = asyncio.create_task(self.sweep(stop))  # both end by themselves once stop is set
         try:
             await _Hand(self).work(stop)
         except asyncio.CancelledError:
             sweeping.cancel()
+            watching.cancel()
             raise
+        finally:
+            with contextlib.suppress(Exception):  # a clean stop: not taken for dead meanwhile
+                await asyncio.shield(heartbeats.forget([self.worker_id]))
         await sweeping
+        await watching
 
 
 class _Hand:

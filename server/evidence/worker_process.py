@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "environment: the database (DATABASE_URL, else EVIDENCEKIT_DATA_DIR), "
                             "EVIDENCEKIT_LEASE_SECONDS, EVIDENCEKIT_POLL_SECONDS, EVIDENCEKIT_MAX_ATTEMPTS, "
                             "EVIDENCEKIT_WORKER_CONCURRENCY, EVIDENCEKIT_WORKER_SPARE_SLOTS, EVIDENCEKIT_WORKER_GRACE_SECONDS, "
+                            "EVIDENCEKIT_HEARTBEAT_SECONDS, "
                             "EVIDENCEKIT_PARSE_PROCESSES, EVIDENCEKIT_RETENTION_HOURS, EVIDENCEKIT_CA_BUNDLE "
                             "(docs/settings.md in the source repository explains each).")
 

@@ -179,3 +179,14 @@ class Receipt(Model):
                    # (purged_at, valid_until) gave PostgreSQL no order (IS NULL is no equality to
                    # it): each batch read every receipt due, a whole-table scan at 10^6 receipts.
                    WhereIndex(fields=["valid_until"], where="purged_at IS NULL"))
+
+
+class WorkerBeat(Model):
+    # A worker's heartbeat, written every few seconds while it runs (store/heartbeats.py): a lease
+    # holder whose beat has stopped is dead, and its receipts are taken up before their leases end.
+
+    worker_id = fields.CharField(max_length=64, primary_key=True)
+    beat_at = fields.DatetimeField()
+
+    class Meta:
+        table = "worker_beat"
