@@ -17,6 +17,8 @@ authentication runs.
   per response for the keep-alive, and a deadline timer per request came on top: each pair (uvloop's
   call_later, then its cancel) cost ~5-9 us of the ~55 us a status read spends in the protocol and
   the app (measured through this protocol with raw requests and no sockets).
+- A closed connection whose client does not take its last bytes is dropped with them after
+  `close_linger` seconds (60), and at once when it is displaced (the budget no longer counts it).
 - Connections are admitted by a ConnectionBudget (connection_budget.py): `max_connections` in all,
   `per_client` per address (behind a proxy every client has the proxy's address: raise it there),
   a connection not in a request displaced when the budget is full, and `reserve` more for the
@@ -84,6 +86,9 @@ class _Sweep:
 
 class BoundedHeadHttpTools(HttpToolsProtocol):
     read_seconds: ClassVar[float] = 10.0
+    # how long a closed connection may wait for its client to take its last bytes (a large answer
+    # to a slow reader) before it is dropped with them
+    close_linger: ClassVar[float] = 60.0
     per_client: ClassVar[int] = 256
     reserved_paths: ClassVar[frozenset[str]] = frozenset({"/healthz"})
     # open connections by client address, per protocol class (bounded_protocol makes one per server)
@@ -96,11 +101,13 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         self._reading_head = True
         self._head_bytes = 0
         self._head_tail = b""  # the head's last bytes so far: its blank line may straddle two reads
+        self._head_started = False  # a byte other than CR or LF of this head has come
         self._in_request = False  # from a request's head until its response is complete
         self._reserved = False  # admitted past the budget: reserved paths only
         self._reading_since: float | None = None  # loop time a request (or the connection) started
         self._idle_since: float | None = None  # loop time a keep-alive connection was left waiting
         self._counted: str | None = None
+        self._closing_since: float | None = None  # loop time the sweep first saw it closing
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._corked = CorkedTransport(transport, self.loop)
@@ -138,9 +145,14 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _displace(self) -> None:
-        """Make room for a new connection: a head still arriving is told so, an idle one just closed."""
+        """Make room for a new connection: a head still arriving is told so, an idle one just closed.
+        One that still holds bytes its client has not read is dropped with them: the budget has let
+        it go, so a close waiting for them would keep its socket and memory uncounted."""
         self._counted = None  # the budget has let it go already
         self._reading_since = self._idle_since = None
+        if self.transport.get_write_buffer_size():
+            self.transport.abort()
+            return
         if not self.transport.is_closing():
             if self._head_bytes or self._head_tail:
                 self.transport.write(_refusal("503 Service Unavailable", "server_busy", BUSY))
@@ -154,7 +166,12 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         now = loop.time()
         late = now - cls.read_seconds
         for connection in list(sweep.connections):
-            if connection._reading_since is not None and connection._reading_since <= late:
+            if connection.transport.is_closing():  # closed, its last bytes not yet taken by the client
+                if connection._closing_since is None:
+                    connection._closing_since = now
+                elif connection._closing_since <= now - cls.close_linger:
+                    connection.transport.abort()  # a client that does not read holds nothing for long
+            elif connection._reading_since is not None and connection._reading_since <= late:
                 connection._too_slow()
             elif connection._idle_since is not None and connection._idle_since <= now - connection.timeout_keep_alive:
                 connection._idle_since = None
@@ -172,9 +189,14 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._reading_head and not self.transport.is_closing():
             # Counted before parsing, to the head's blank line when it is in this read.
-            seen = self._head_tail + data
-            end = seen.find(HEAD_END)
-            in_head = len(data) if end < 0 else max(0, end + len(HEAD_END) - len(self._head_tail))
+            # Empty lines before a request line are skipped by the parser: no end of a head there.
+            tail, start = self._head_tail, 0
+            if not self._head_started:  # the head (if any) starts in this read: nothing before it counts
+                tail, start = b"", len(data) - len(data.lstrip(b"\r\n"))
+                self._head_started = start < len(data)
+            seen = tail + data
+            end = seen.find(HEAD_END, start) if self._head_started else -1
+            in_head = len(data) if end < 0 else max(0, end + len(HEAD_END) - len(tail))
             if self._head_bytes + in_head > MAX_HEAD_BYTES:
                 self.transport.write(_TOO_LARGE)
                 self.transport.close()
@@ -224,6 +246,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         super().on_message_complete()
         self._reading_since = None  # the whole request is in: answering it may take as long as it takes
         self._reading_head, self._head_bytes, self._head_tail = True, 0, b""  # next comes the next head
+        self._head_started = False
 
 
 def _not_in_a_request(connection: BoundedHeadHttpTools) -> bool:
@@ -232,10 +255,11 @@ def _not_in_a_request(connection: BoundedHeadHttpTools) -> bool:
 
 def bounded_protocol(read_seconds: float = 10.0, per_client: int = 256, max_connections: int = 2048,
                      reserve: int = 32, reserved_paths: frozenset[str] = frozenset({"/healthz"}),
-                     ) -> type[BoundedHeadHttpTools]:
+                     close_linger: float = 60.0) -> type[BoundedHeadHttpTools]:
     """The protocol class to give uvicorn (`http=`, with `limit_concurrency=None`), with its own
     limits and connection counts."""
     return type("BoundedHttpTools", (BoundedHeadHttpTools,),
                 {"read_seconds": read_seconds, "per_client": per_client, "reserved_paths": reserved_paths,
+                 "close_linger": close_linger,
                  "_budget": ConnectionBudget(max_connections, per_client, reserve),
                  "_sweeps": WeakKeyDictionary()})

@@ -129,6 +129,7 @@ class RecordingTransport(asyncio.Transport):
         super().__init__()
         self.writes: list[bytes] = []
         self.closed = False
+        self.aborted = False
         self.closed_before_lost = False
 
     def write(self, data: Any) -> None:
@@ -136,6 +137,9 @@ class RecordingTransport(asyncio.Transport):
 
     def close(self) -> None:
         self.closed = True
+
+    def abort(self) -> None:
+        self.closed = self.aborted = True
 
     def is_closing(self) -> bool:
         return self.closed
@@ -225,12 +229,12 @@ def test_a_large_body_written_in_one_turn_reaches_the_socket_as_it_goes() -> Non
 ONE_BYTE_POST = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na"
 
 
-def connections(read_seconds: float, keep_alive: float) -> Any:
+def connections(read_seconds: float, keep_alive: float, close_linger: float = 60) -> Any:
     """A function opening connections of serve's protocol (echo_length behind it) on the running loop."""
     loop = asyncio.get_running_loop()
     config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=keep_alive)
     config.load()
-    protocol_class, state = bounded_protocol(read_seconds=read_seconds), ServerState()
+    protocol_class, state = bounded_protocol(read_seconds=read_seconds, close_linger=close_linger), ServerState()
 
     def opened() -> tuple[BoundedHeadHttpTools, RecordingTransport]:
         protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
@@ -390,3 +394,72 @@ def test_with_every_connection_in_a_request_the_reserve_answers_only_the_health_
         finally:
             for connection in busy:
                 connection.close()
+
+
+def test_empty_lines_before_the_request_line_do_not_end_the_count() -> None:
+    """The parser skips empty lines before a request line; a blank line there ended the count, and
+    the 150 KB head after it in the same write passed the 64 KiB limit."""
+    with live_server(echo_length, http=bounded_protocol()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        for lead in (b"\r\n\r\n", b"\r\n" * 10):
+            for request in (lead + request_with_head_of(150 * 1024), lead + request_with_head_of(MAX_HEAD_BYTES)):
+                answer = send_and_read(port, request)
+                assert answer.startswith(b"HTTP/1.1 431 "), (len(request), answer[:100])
+            assert send_and_read(port, b"\r\n" + request_with_head_of(MAX_HEAD_BYTES - 2)).startswith(b"HTTP/1.1 200 ")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:  # in separate writes
+            connection.sendall(b"\r\n\r\n")
+            time.sleep(0.1)
+            connection.sendall(b"\r\n" + request_with_head_of(150 * 1024))
+            assert read_all(connection).startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_displaced_connection_whose_client_does_not_read_is_dropped_not_left_open() -> None:
+    """A connection displaced with a large answer still unread was closed politely, which waits for
+    the client to read: its socket and buffered answer stayed, uncounted by the budget."""
+    big = b"z" * (8 << 20)
+
+    async def large(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", str(len(big)).encode())]})
+        await send({"type": "http.response.body", "body": big})
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        config = uvicorn.Config(large, lifespan="off", log_level="warning", timeout_keep_alive=60)
+        config.load()
+        protocol_class, state = bounded_protocol(max_connections=1, reserve=0), ServerState()
+
+        class Unread(RecordingTransport):
+            def get_write_buffer_size(self) -> int:
+                return sum(len(write) for write in self.writes)  # nothing was taken by the client
+
+        first = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
+        unread = Unread()
+        first.connection_made(unread)
+        first.data_received(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        await asyncio.sleep(0.05)  # answered: idle, its answer waiting in the buffer
+        second = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
+        second.connection_made(RecordingTransport())
+        assert unread.aborted  # dropped with the bytes nobody reads
+        assert protocol_class._budget.total == 1
+        for protocol in (first, second):
+            protocol.connection_lost(None)
+
+    asyncio.run(run())
+
+
+def test_a_connection_closed_but_never_drained_is_dropped_after_its_linger() -> None:
+    """A close waits for the client to take the last bytes; a client that never reads would keep
+    the connection (and its buffer) for ever."""
+
+    async def run() -> None:
+        opened = connections(read_seconds=0.2, keep_alive=60, close_linger=0.2)
+        protocol, transport = opened()
+        protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
+        await asyncio.sleep(0.3)  # cut with a 408: closing, but connection_lost never comes
+        assert transport.closed and not transport.aborted
+        await asyncio.sleep(0.45)
+        assert transport.aborted
+        protocol.connection_lost(None)
+
+    asyncio.run(run())
