@@ -8,7 +8,8 @@ stream, and what one credential and all clients together keep open is bounded in
 - At most `per_credential` POSTs of one credential (the bearer token; without one, the client's
   address) are in progress at once, 429 `too_many_streams` past it; at most `total` of all, 503
   `too_many_streams` past that. Each has `Retry-After: 1`.
-- An answer that sends nothing for `idle_seconds` (no first byte, or no next event) is ended: if
+- An answer that sends nothing for `idle_seconds` (no first byte, or no next event; the SDK's
+  keep-alive comments every 15 s do not count) is ended: if
   nothing was sent yet, with 503 `stream_idle`; an event stream already started (the SDK starts it
   at once) gets, for the request it answers, a JSON-RPC error (-32001, request timeout) as its last
   event. A client that stops reading holds its stream no longer than that either.
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evidencekit.server.runtime.auth import bearer_secret
 from evidencekit.server.runtime.errors import (
     ApiError,
     MethodNotAllowed,
@@ -91,7 +93,6 @@ class McpStreams:
     async def _within_idle_limit(self, scope: Scope, receive: Receive, send: Send) -> None:
         idle = self.limits.idle_seconds
         started = done = False
-        last = anyio.current_time()
         body = bytearray()  # the request as read (BodyLimit bounds it): whom a timeout answers
 
         async def received() -> Message:
@@ -100,28 +101,21 @@ class McpStreams:
                 body.extend(message.get("body", b""))
             return message
 
-        async def sent(message: Message) -> None:
-            nonlocal started, done, last
-            started = started or message["type"] == "http.response.start"
-            done = message["type"] == "http.response.body" and not message.get("more_body", False)
-            last = anyio.current_time()
-            await send(message)
-            last = anyio.current_time()  # a send held by a client that does not read counts as idle
+        with anyio.CancelScope(deadline=anyio.current_time() + idle) as limit:
 
-        cut = False
-        async with anyio.create_task_group() as group:
+            async def sent(message: Message) -> None:
+                nonlocal started, done
+                started = started or message["type"] == "http.response.start"
+                done = message["type"] == "http.response.body" and not message.get("more_body", False)
+                activity = not _keep_alive_only(message)
+                if activity:
+                    limit.deadline = anyio.current_time() + idle
+                await send(message)  # a send held by a client that does not read counts as idle
+                if activity:
+                    limit.deadline = anyio.current_time() + idle
 
-            async def watch() -> None:
-                nonlocal cut
-                while (left := last + idle - anyio.current_time()) > 0:
-                    await anyio.sleep(left)
-                cut = True
-                group.cancel_scope.cancel()
-
-            group.start_soon(watch)
             await self.app(scope, received, sent)
-            group.cancel_scope.cancel()
-        if cut and not done:
+        if limit.cancelled_caught and not done:
             await self._end(scope, receive, send, started, bytes(body))
 
     async def _end(self, scope: Scope, receive: Receive, send: Send, started: bool, request: bytes) -> None:
@@ -152,10 +146,17 @@ def _timeout_event(request: bytes, message: str) -> bytes:
     return b"event: message\r\ndata: " + json.dumps(error).encode() + b"\r\n\r\n"
 
 
+def _keep_alive_only(message: Message) -> bool:
+    """An event-stream comment (the SDK's `: ping` every 15 s), which says nothing about the call."""
+    chunk = message.get("body", b"") if message["type"] == "http.response.body" else b"x"
+    return bool(chunk) and all(line.startswith(b":") for line in chunk.splitlines() if line.strip())
+
+
 def _credential(scope: Scope) -> str:
-    """Whose stream this is: the bearer credential (as a digest: never kept in clear), or the address."""
-    authorization = header_values(scope).get(b"authorization", "")
-    if authorization:
-        return "token:" + hashlib.sha256(authorization.encode("utf-8", "replace")).hexdigest()[:32]
+    """Whose stream this is: the bearer credential as the bearer check reads it (scheme in any case,
+    spaces around the secret), kept as a digest, never in clear; without one, the client's address."""
+    secret = bearer_secret(header_values(scope).get(b"authorization", ""))
+    if secret:
+        return "token:" + hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()[:32]
     client = scope.get("client")
     return f"address:{client[0] if client else '-'}"

@@ -109,3 +109,63 @@ def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> Non
         answer = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "ping"}, timeout=10)
     assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
     assert answer.json()["code"] == "stream_idle"
+
+
+def test_keep_alive_comments_do_not_keep_a_silent_call_open() -> None:
+    """The SDK sends `: ping` every 15 s on an event stream; counted as activity, they kept a tool
+    call that never answers open past any idle limit."""
+    from evidencekit.server.runtime.mcp_streams import McpStreams
+
+    async def pinging(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        for _ in range(100):
+            await send({"type": "http.response.body", "body": b": ping - now\r\n\r\n", "more_body": True})
+            await asyncio.sleep(0.05)
+        await send({"type": "http.response.body", "body": b"event: message\r\ndata: late\r\n\r\n"})
+
+    with live_server(McpStreams(pinging, StreamLimits(idle_seconds=0.5))) as base:
+        started = time.monotonic()
+        answer = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "tools/call"}, timeout=10)
+        assert time.monotonic() - started < 4  # cut, not the 5 s of pings
+    assert "late" not in answer.text and '"code": -32001' in answer.text
+
+
+def test_one_credential_written_differently_is_still_one_credential() -> None:
+    handlers = HeldStatus()
+    with live_server(app_with(handlers, StreamLimits(per_credential=1, total=10, idle_seconds=60)),
+                     lifespan="on") as base, ThreadPoolExecutor(2) as pool:
+        BASE[0] = base
+        held = pool.submit(status_call, "alpha")
+        time.sleep(0.5)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "sosoapi_research_evidence_status",
+            "arguments": {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}}}
+        for spelling in ("bearer alpha", "BEARER  alpha", "Bearer alpha"):
+            again = httpx.post(base + "/mcp", json=call, headers={**ACCEPT, "Authorization": spelling}, timeout=10)
+            assert again.status_code == 429, (spelling, again.text)
+        handlers.release.set()
+        assert held.result().status_code == 200
+
+
+def test_an_error_of_the_app_behind_comes_out_as_itself() -> None:
+    """Not wrapped in an ExceptionGroup, which the host app's exception handlers would not match."""
+    import pytest
+
+    from evidencekit.server.runtime.mcp_streams import McpStreams
+
+    async def failing(scope: Any, receive: Any, send: Any) -> None:
+        raise ValueError("the app's own error")
+
+    async def call() -> None:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message: Any) -> None:
+            pass
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "client": ("127.0.0.1", 1)}
+        await McpStreams(failing)(scope, receive, send)
+
+    with pytest.raises(ValueError, match="the app's own error"):
+        asyncio.run(call())
