@@ -9,6 +9,7 @@ machines, or of an earlier boot here, are left to their leases' expiry.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import uuid
@@ -37,11 +38,17 @@ def start_time(pid: int) -> str | None:
 
 
 def host_prefix() -> str:
-    return f"{socket.gethostname()}:{boot_id()}:"
+    """`host:boot:`, at most 34 characters: a longer hostname is cut to 9 and a digest of it (a
+    cloud VM's or a pod's name is often 30 or more), the boot id to 16 hex digits, so that a worker
+    id fits the 64 characters of `receipt.lease_owner` (a longer one failed every claim on PostgreSQL)."""
+    host = socket.gethostname()
+    if len(host) > 16:
+        host = f"{host[:9]}-{hashlib.sha256(host.encode()).hexdigest()[:6]}"
+    return f"{host}:{boot_id()[:16]}:"
 
 
 def worker_id(pid: int | None = None) -> str:
-    """`host:boot:pid:start:random`."""
+    """`host:boot:pid:start:random`, at most 64 characters (host_prefix)."""
     pid = os.getpid() if pid is None else pid
     return f"{host_prefix()}{pid}:{start_time(pid) or '0'}:{uuid.uuid4().hex[:8]}"
 

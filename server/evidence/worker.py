@@ -37,12 +37,8 @@ class WorkerSettings:
     sweep_interval: float = 30.0
     grace: float = 30.0  # on stop: seconds to finish what is in hand before releasing it
     # seconds between a worker's heartbeats, and between its looks for dead lease holders; a holder
-    # silent for four beats is dead (store/heartbeats.py)
+    # silent for four of its beats is dead (store/heartbeats.py)
     heartbeat: float = 3.0
-
-    @property
-    def dead_after(self) -> timedelta:
-        return timedelta(seconds=4 * self.heartbeat)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -124,14 +120,15 @@ class Worker:
         except TimeoutError:
             log.warning("worker %s: grace period over, releasing unfinished receipts", self.worker_id)
 
-    async def take_up_the_dead(self) -> int:
+    async def take_up_the_dead(self, watched: float = 0.0) -> int:
         """Free at once the leases of dead holders instead of waiting them out: processes of this
-        machine that are gone (a crash, SIGKILL), and holders anywhere whose heartbeat stopped."""
+        machine that are gone (a crash, SIGKILL), and holders anywhere whose heartbeat stopped, of
+        those this worker could have seen beat in the `watched` seconds it has beaten unbroken."""
         here = []
         if lease_owner.boot_id():
             owners = await jobs.running_owners(lease_owner.host_prefix())
             here = [owner for owner in owners if owner != self.worker_id and lease_owner.is_dead_here(owner)]
-        silent = [owner for owner in await heartbeats.silent_owners(self.settings.dead_after)
+        silent = [owner for owner in await heartbeats.silent_owners(watched)
                   if owner != self.worker_id and owner not in here]
         freed = 0
         for dead, how in ((here, "dead worker(s) of this machine"), (silent, "worker(s) whose heartbeat stopped")):
@@ -146,15 +143,23 @@ class Worker:
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Beat, and take up dead holders' receipts, every `heartbeat` seconds until stop."""
+        every = self.settings.heartbeat
+        beating_since = last_beat = None  # loop times: this worker's unbroken run of beats
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
             try:
-                await heartbeats.beat(self.worker_id)
-                await self.take_up_the_dead()
+                await heartbeats.beat(self.worker_id, every)
+                now = loop.time()
+                if last_beat is None or beating_since is None or now - last_beat > 2 * every:
+                    beating_since = now  # a gap: what others did meanwhile was not seen
+                last_beat = now
+                await self.take_up_the_dead(watched=now - beating_since)
             except Exception as exc:  # noqa: BLE001 - the next beat tries again; leases still expire
+                beating_since = None
                 log.warning("worker %s: heartbeat or the look for dead workers failed (%s: %s)", self.worker_id,
                             type(exc).__name__, exc)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.settings.heartbeat)
+                await asyncio.wait_for(stop.wait(), every)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work with `slots` receipts at once until `stop` is set; then finish what is in hand.
@@ -244,6 +249,9 @@ class _Hand:
                 await self._pause(stop, max(self.backoff.left(), self.settings.poll_interval))
                 continue
             for number, receipt in enumerate(claimed):
+                if str(receipt.id) in self.held:  # taken for dead, and taken back by this worker itself:
+                    self.lost.discard(str(receipt.id))  # its retrieval still runs; the lease is ours again
+                    continue
                 self.held[str(receipt.id)] = receipt
                 spare = number >= free_regular  # past the regular slots: a fair choice (claim_many)
                 if spare:

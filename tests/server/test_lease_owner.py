@@ -26,3 +26,25 @@ def test_a_reused_pid_and_other_machines_are_told_apart() -> None:
     assert not lease_owner.is_dead_here(f"elsewhere:{lease_owner.boot_id()}:1:1:abcd1234")  # another host
     assert not lease_owner.is_dead_here(f"{prefix[:-1]}x:1:1:abcd")  # malformed: never judged dead
     assert not lease_owner.is_dead_here("old-style-host:123:abcd1234")
+
+
+def test_a_worker_id_fits_the_lease_column_whatever_the_hostname() -> None:
+    """`receipt.lease_owner` holds 64 characters; with a cloud VM's hostname the id was 80 and more,
+    and every claim failed on PostgreSQL (value too long)."""
+    import socket
+
+    import pytest
+
+    patch = pytest.MonkeyPatch()
+    try:
+        for host in ("ek", "ip-10-0-1-23.eu-west-1.compute.internal", "x" * 63):
+            patch.setattr(socket, "gethostname", lambda host=host: host)
+            me = lease_owner.worker_id()
+            assert len(me) <= 64, me
+            assert not lease_owner.is_dead_here(me)  # still told alive by the same machine
+        patch.setattr(socket, "gethostname", lambda: "ip-10-0-1-23.eu-west-1.compute.internal")
+        one = lease_owner.host_prefix()
+        patch.setattr(socket, "gethostname", lambda: "ip-10-0-1-24.eu-west-1.compute.internal")
+        assert lease_owner.host_prefix() != one  # two machines cut to the same 9 characters differ
+    finally:
+        patch.undo()

@@ -186,7 +186,8 @@ class WorkerBeat(Model):
     # holder whose beat has stopped is dead, and its receipts are taken up before their leases end.
 
     worker_id = fields.CharField(max_length=64, primary_key=True)
-    beat_at = fields.DatetimeField()
+    beat_at = fields.FloatField()  # Unix time by the database's clock: no two machines' clocks compared
+    every = fields.FloatField()  # the seconds between this worker's beats (its own setting)
 
     class Meta:
         table = "worker_beat"

@@ -4,7 +4,7 @@ holder anywhere whose heartbeat stopped; a holder that beats keeps its receipts.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -33,27 +33,52 @@ async def claimable(receipt_id: uuid.UUID) -> bool:
     return await jobs.claim("taker", LEASE, max_attempts=3) is not None
 
 
+async def beat_at(owner: str, seconds_ago: float, every: float = 1.0) -> None:
+    """A beat `seconds_ago` by the database's clock (written, then moved back)."""
+    from tortoise.connection import get_connection
+
+    from evidencekit.server.evidence.store.sql import is_postgres_connection
+
+    await heartbeats.beat(owner, every)
+    connection = get_connection("default")
+    postgres = is_postgres_connection(connection)
+    await connection.execute_query(
+        f"UPDATE worker_beat SET beat_at = beat_at - {'$1' if postgres else '?1'} "
+        f"WHERE worker_id = {'$2' if postgres else '?2'}", [seconds_ago, owner])
+
+
 async def test_a_holder_whose_heartbeat_stopped_loses_its_leases_at_once(store: str) -> None:
     other_machine = "elsewhere:0123456789abcdef:4242:1:abcd1234"  # no /proc of ours can judge it
     silent = await held_by(other_machine)
     worker = Worker(NoEngine(), WorkerSettings(heartbeat=1), worker_id=lease_owner.worker_id())  # type: ignore[arg-type]
-    await heartbeats.beat(other_machine, now=datetime.now(UTC) - timedelta(seconds=3))
-    assert await worker.take_up_the_dead() == 0  # silent for 3 s: not yet 4 beats
-    await heartbeats.beat(other_machine, now=datetime.now(UTC) - timedelta(seconds=5))
-    assert await worker.take_up_the_dead() == 1
+    await beat_at(other_machine, 3)
+    assert await worker.take_up_the_dead(watched=60) == 0  # silent for 3 s: not yet 4 of its beats
+    await beat_at(other_machine, 5)
+    assert await worker.take_up_the_dead(watched=3) == 0  # a watcher beating for 3 s could not have seen it
+    assert await worker.take_up_the_dead(watched=60) == 1
     assert await WorkerBeat.filter(worker_id=other_machine).count() == 0  # its beat forgotten with it
     receipt = await Receipt.get(id=silent)
     assert receipt.state == "running" and receipt.attempts == 1  # the attempt it spent still counts
     assert await claimable(silent)
 
 
+async def test_a_holder_is_judged_by_its_own_interval(store: str) -> None:
+    slow_beater = "elsewhere:0123:9:1:aaaa0009"
+    await held_by(slow_beater)
+    await beat_at(slow_beater, 30, every=10)  # beats every 10 s: 30 s of silence is three beats
+    worker = Worker(NoEngine(), WorkerSettings(heartbeat=1))  # type: ignore[arg-type]
+    assert await worker.take_up_the_dead(watched=600) == 0
+    await beat_at(slow_beater, 45, every=10)  # four and a half
+    assert await worker.take_up_the_dead(watched=600) == 1
+
+
 async def test_a_holder_that_beats_or_never_beat_keeps_its_leases(store: str) -> None:
     beating, legacy = "elsewhere:0123:1:1:aaaa0001", "elsewhere:0123:2:1:aaaa0002"
     for owner in (beating, legacy):
         await held_by(owner)
-    await heartbeats.beat(beating)
+    await heartbeats.beat(beating, 1.0)
     worker = Worker(NoEngine(), WorkerSettings(heartbeat=1))  # type: ignore[arg-type]
-    assert await worker.take_up_the_dead() == 0  # a worker of an earlier version writes no beat: its lease runs
+    assert await worker.take_up_the_dead(watched=600) == 0  # a worker of an earlier version writes no beat
     assert await jobs.claim("taker", LEASE, max_attempts=3) is None
 
 
@@ -68,7 +93,7 @@ async def test_a_worker_beats_while_it_runs_and_forgets_its_beat_when_it_stops(s
         beat = await WorkerBeat.get_or_none(worker_id=worker.worker_id)
         if beat is not None and first is None:
             first = beat.beat_at
-        elif beat is not None and beat.beat_at > first:  # type: ignore[operator]
+        elif beat is not None and first is not None and beat.beat_at > first:
             break
         await asyncio.sleep(0.02)
     else:

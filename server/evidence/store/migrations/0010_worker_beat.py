@@ -14,7 +14,8 @@ class Migration(migrations.Migration):
             name='WorkerBeat',
             fields=[
                 ('worker_id', fields.CharField(primary_key=True, unique=True, db_index=True, max_length=64)),
-                ('beat_at', fields.DatetimeField(auto_now=False, auto_now_add=False)),
+                ('beat_at', fields.FloatField()),
+                ('every', fields.FloatField()),
             ],
             options={'table': 'worker_beat', 'app': 'models', 'pk_attr': 'worker_id'},
             bases=['Model'],
