@@ -110,7 +110,7 @@ def check_or_exit(environ: Mapping[str, str] | None = None) -> None:
 # fetch/log_redaction.py). Every other library stays at INFO: at DEBUG the ORM and its SQLite
 # driver print every statement with its parameters (fetched URLs, result text), and the MCP SDK
 # and its event streams every message they carry.
-DEBUG_LOGGERS = ("evidencekit", "httpx", "httpcore", "uvicorn.error", "asyncio")
+DEBUG_LOGGERS = ("evidencekit", "httpx", "httpcore", "asyncio")
 
 
 def configure_logging(default: str) -> None:

@@ -5,17 +5,17 @@ Formatting a line and writing it to stderr on the loop cost about a quarter of a
 throughput (scripts/bench.py status, the logged rows). A thread woken for every record costs as
 much again, in hand-overs of the interpreter lock; so the writer wakes every INTERVAL seconds
 (or once BATCH records wait) and writes what waits with one write. A WARNING or worse is written
-at once, after what waits before it, by the thread that logs it: the lines a crash leaves are on
-disk. Records keep their arguments until written (the access log's are strings and numbers).
-`close()`, also at exit, writes what is still queued.
+at once, after what waits before it: the thread that logs it wakes the writer and waits until it
+is written, so the lines a crash leaves are on disk. Records keep their arguments until written
+(the access log's are strings and numbers). `close()`, also at exit, writes what is still queued.
 
 The queue is bounded (`max_waiting` records, 10,000 by default: ~2 MiB of access lines): when the
 stream does not keep up (a stalled pipe, a full disk behind it) further INFO lines are dropped and
 counted instead of growing the process, and the count is written as a WARNING line of its own once
 the stream takes lines again. Warnings have room for as many again before they are dropped too.
-A warning waits at most STALL_SECONDS for a write under way; once a wait has run out, warnings
-leave themselves to the writer thread until a write completes again: the thread that logs (the
-event loop) is held by a stalled stream once, for that long, not for every warning.
+A warning waits at most STALL_SECONDS for its write; once a wait has run out, warnings do not
+wait until a write completes again: the thread that logs (the event loop) is held by a stalled
+stream once, for that long, never for every warning, and never writes to the stream itself.
 
 A line logged on every request (the access log) can skip the LogRecord too (`direct_handler`,
 `BatchedLog.line`): making and handling a record cost ~8 us of the loop's time, a status read's
@@ -68,11 +68,15 @@ class BatchedLog(logging.Handler):
         super().__init__()
         self.stream = stream or sys.stderr
         self.max_waiting = max_waiting
-        self.dropped = 0  # records not queued since the last write said so
-        self.stalled = False  # a warning's wait for a write ran out, and no write has completed since
         self.own_format = _SecondsCached(fmt) if fmt == FORMAT else None  # what `line` writes with
         self.setFormatter(self.own_format or _SecondsCached(fmt))
         self.waiting: collections.deque[logging.LogRecord | _Line] = collections.deque()  # appends are thread-safe
+        # Taken to empty the queue, and by a warning to queue itself with its event, so that a
+        # batch's events are exactly those of the warnings in it; an INFO line never takes it.
+        self.queue = threading.Lock()
+        self.announced: list[threading.Event] = []  # set once the batch holding their warning is written
+        self.dropped = 0  # records not queued since the last write said so (under `queue`)
+        self.stalled = False  # a wait for the writer ran out, and no write has completed since
         self.writing = threading.Lock()  # one batch written at a time, in order
         self.wake = threading.Event()
         self.closing = False
@@ -84,18 +88,35 @@ class BatchedLog(logging.Handler):
         """Whether one more record may wait; counted as dropped when not."""
         if len(self.waiting) < (2 * self.max_waiting if warning else self.max_waiting):
             return True
-        self.dropped += 1
+        with self.queue:
+            self.dropped += 1
         return False
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.closing:  # closed (logging.config does it), the writer gone: written here
+            self.waiting.append(record)
+            self.flush()
+            return
         warning = record.levelno >= logging.WARNING
         if not self._room(warning):
             return
-        self.waiting.append(record)
-        if warning or self.closing:  # closed (logging.config does it): write at once
-            self.flush(timeout=None if self.closing else 0 if self.stalled else STALL_SECONDS)
-        elif len(self.waiting) >= BATCH:
-            self.wake.set()
+        if not warning:
+            self.waiting.append(record)
+            if len(self.waiting) >= BATCH:
+                self.wake.set()
+            return
+        written = threading.Event()
+        with self.queue:
+            self.waiting.append(record)
+            self.announced.append(written)
+        self._written_by_writer(written, 0 if self.stalled else STALL_SECONDS)
+
+    def _written_by_writer(self, written: threading.Event, timeout: float) -> None:
+        """Wake the writer and wait for `written`, at most `timeout` s: the caller (the event loop)
+        never writes to a stream that may block."""
+        self.wake.set()
+        if not written.wait(timeout):
+            self.stalled = True
 
     def line(self, name: str, fmt: str, args: tuple[object, ...]) -> None:
         """An INFO line of logger `name`, `fmt % args`, written as a record of it would be: for
@@ -114,28 +135,31 @@ class BatchedLog(logging.Handler):
         assert self.own_format is not None  # direct_handler hands out only handlers with their own format
         return f"{self.own_format.time_text(created, msecs)} INFO {name} {fmt % args}"
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Write every waiting record now, in one write. With `timeout`, a write under way (the
-        stream is slow or stalled) is waited for that long at most; past it the writer thread
-        writes these after it."""
-        if not self.writing.acquire(timeout=-1 if timeout is None else timeout):
-            self.stalled = True
-            self.wake.set()
-            return
-        try:
-            self._write_waiting()
-        finally:
-            self.writing.release()
+    def flush(self) -> None:
+        """Have every waiting record written: by the writer thread while it runs (waiting at most
+        STALL_SECONDS, or not at all while the stream is stalled), else here."""
+        if self.writer.is_alive() and not self.closing:
+            written = threading.Event()
+            with self.queue:
+                self.announced.append(written)
+            self._written_by_writer(written, 0 if self.stalled else STALL_SECONDS)
+        elif self.writing.acquire(timeout=STALL_SECONDS):
+            try:
+                self._write_waiting()
+            finally:
+                self.writing.release()
 
     def _write_waiting(self) -> None:
-        lines = []
-        if self.dropped:
+        with self.queue:
+            items = [self.waiting.popleft() for _ in range(len(self.waiting))]
+            announced, self.announced = self.announced, []
             dropped, self.dropped = self.dropped, 0
+        lines = []
+        if dropped:
             lines.append(self.format(logging.LogRecord(
                 "evidencekit.log", logging.WARNING, __file__, 0,
                 "%d log records dropped: the log stream did not keep up", (dropped,), None)))
-        while self.waiting:
-            item = self.waiting.popleft()
+        for item in items:
             try:
                 lines.append(self._text(item))
             except Exception:  # noqa: BLE001 - as logging does: report it and go on
@@ -148,20 +172,24 @@ class BatchedLog(logging.Handler):
             except (OSError, ValueError):  # a closed or broken stream: nothing left to tell
                 pass
         self.stalled = False
+        for written in announced:
+            written.set()
 
     def _write_on(self) -> None:
         while not self.closing:
             self.wake.wait(INTERVAL)
             self.wake.clear()
-            self.flush()
+            with self.writing:
+                self._write_waiting()
 
     def close(self) -> None:
-        """Write what waits and stop the writer (a second call does nothing more)."""
+        """Write what waits and stop the writer (a second call does nothing more). A stream
+        stalled for good holds the exit for STALL_SECONDS past the writer's 5 s, not for ever."""
         if not self.closing:
             self.closing = True
             self.wake.set()
             self.writer.join(timeout=5)
-        self.flush(timeout=5)  # a stream stalled for good does not hold the exit for ever
+        self.flush()
         super().close()
 
 

@@ -223,3 +223,28 @@ def test_a_stalled_stream_bounds_the_queue_counts_what_is_dropped_and_never_hold
     assert lines.index(dropped[0]) == 1  # said where the gap is: right after what was written before it
     assert sum("GET /x/" in line for line in lines) == 1_000
     assert lines[-1].endswith("stalled: second")
+
+
+def test_a_warning_never_writes_to_a_stalled_stream_from_the_thread_that_logs_it() -> None:
+    """With the writer idle and the pipe full, a warning wrote on the caller's thread (the event
+    loop) and blocked there; it is the writer's to write, and the caller waits 1 s at most."""
+    stream = StalledStream()
+    handler = BatchedLog(stream)  # type: ignore[arg-type]
+    logger = logging.getLogger("evidencekit.test.idle-writer")
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        caller = threading.Thread(target=lambda: logger.warning("Invalid HTTP request received."))
+        caller.start()
+        caller.join(timeout=10)
+        assert not caller.is_alive() and stream.writing.is_set()  # the writer holds the write, not the caller
+        assert threading.current_thread().name != "evidencekit-log-writer"
+        flushing = threading.Thread(target=handler.flush)  # flush_logs at SIGTERM: bounded too
+        flushing.start()
+        flushing.join(timeout=10)
+        assert not flushing.is_alive()
+    finally:
+        stream.release.set()
+        handler.close()
+        logger.removeHandler(handler)
+    assert stream.getvalue().rstrip().endswith("Invalid HTTP request received.")
