@@ -122,24 +122,25 @@ class Worker:
 
     async def take_up_the_dead(self, watched: float = 0.0) -> int:
         """Free at once the leases of dead holders instead of waiting them out: processes of this
-        machine that are gone (a crash, SIGKILL), and holders anywhere whose heartbeat stopped, of
-        those this worker could have seen beat in the `watched` seconds it has beaten unbroken."""
+        machine that are gone (a crash, SIGKILL), then holders anywhere whose heartbeat stopped, of
+        those this worker could have seen beat in the `watched` seconds it has beaten unbroken. The
+        first does not depend on the heartbeats: a failing look for the second leaves it done."""
         here = []
         if lease_owner.boot_id():
             owners = await jobs.running_owners(lease_owner.host_prefix())
             here = [owner for owner in owners if owner != self.worker_id and lease_owner.is_dead_here(owner)]
-        silent = [owner for owner in await heartbeats.silent_owners(watched)
-                  if owner != self.worker_id and owner not in here]
-        freed = 0
-        for dead, how in ((here, "dead worker(s) of this machine"), (silent, "worker(s) whose heartbeat stopped")):
-            if not dead:
-                continue
-            taken = await jobs.expire_leases(dead)
-            await heartbeats.forget(dead)
-            freed += taken
-            if taken:
-                log.warning("worker %s: took up %d receipts of %d %s", self.worker_id, taken, len(dead), how)
-        return freed
+        freed = await self._expire(here, "dead worker(s) of this machine")
+        silent = [owner for owner in await heartbeats.silent_owners(watched) if owner != self.worker_id]
+        return freed + await self._expire(silent, "worker(s) whose heartbeat stopped")
+
+    async def _expire(self, dead: list[str], how: str) -> int:
+        if not dead:
+            return 0
+        taken = await jobs.expire_leases(dead)
+        await heartbeats.forget(dead)
+        if taken:
+            log.warning("worker %s: took up %d receipts of %d %s", self.worker_id, taken, len(dead), how)
+        return taken
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Beat, and take up dead holders' receipts, every `heartbeat` seconds until stop."""
@@ -153,10 +154,13 @@ class Worker:
                 if last_beat is None or beating_since is None or now - last_beat > 2 * every:
                     beating_since = now  # a gap: what others did meanwhile was not seen
                 last_beat = now
-                await self.take_up_the_dead(watched=now - beating_since)
             except Exception as exc:  # noqa: BLE001 - the next beat tries again; leases still expire
                 beating_since = None
-                log.warning("worker %s: heartbeat or the look for dead workers failed (%s: %s)", self.worker_id,
+                log.warning("worker %s: heartbeat failed (%s: %s)", self.worker_id, type(exc).__name__, exc)
+            try:
+                await self.take_up_the_dead(watched=0.0 if beating_since is None else loop.time() - beating_since)
+            except Exception as exc:  # noqa: BLE001 - tried again at the next beat
+                log.warning("worker %s: the look for dead workers failed (%s: %s)", self.worker_id,
                             type(exc).__name__, exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), every)

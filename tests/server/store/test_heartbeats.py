@@ -101,3 +101,27 @@ async def test_a_worker_beats_while_it_runs_and_forgets_its_beat_when_it_stops(s
     stop.set()
     await running
     assert await WorkerBeat.filter(worker_id=worker.worker_id).count() == 0
+
+
+async def test_a_dead_process_of_this_machine_is_taken_up_even_when_the_heartbeats_fail(
+        store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The look through /proc needs no heartbeat: a failing heartbeat statement (a table of another
+    version) kept a SIGKILLed worker's receipts waiting out their lease."""
+    import subprocess
+
+    if not lease_owner.boot_id():
+        pytest.skip("the kernel names no boot here: nothing of this machine is judged dead")
+    child = subprocess.Popen(["sleep", "30"])
+    dead = lease_owner.worker_id(child.pid)
+    receipt_id = await held_by(dead)
+    child.kill()
+    child.wait()
+
+    async def broken(watched: float) -> list[str]:
+        raise RuntimeError("column every does not exist")
+
+    monkeypatch.setattr(heartbeats, "silent_owners", broken)
+    worker = Worker(NoEngine(), WorkerSettings(heartbeat=1))  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError):
+        await worker.take_up_the_dead(watched=60)
+    assert await claimable(receipt_id)  # its lease was ended before the heartbeat look failed
