@@ -12,7 +12,9 @@ before any model on every surface and enforces what the models leave out. The ru
   `dependencies`, `dependentRequired`, `not`, `contains`, `propertyNames`, `unevaluatedItems`,
   `unevaluatedProperties`) are left out of the model: it accepts more than the contract. So is
   OpenAPI's `discriminator` annotation, and a constraint that applies to no declared type
-  (`minLength` on an array: JSON Schema ignores it, the generator would enforce it).
+  (`minLength` on an array: JSON Schema ignores it, the generator would enforce it). OpenAPI's
+  `format: int32|int64` is the contract check's too (it checks the range; the model takes any
+  number there).
 * A `default` that is not a value of its schema, or whose schema is a union or a reference, is
   not the field's default in the model (the generator would give the field a default of another
   type). A `type` list with constraints is spelled as the equivalent `anyOf`, and an `anyOf` of a
@@ -70,6 +72,9 @@ class Loosening:
             effect = ("the field has no default in the model (not a value of its schema, or of a union or "
                       "reference type)")
             return f"default at {self.location}: {effect}"
+        if self.construct.startswith("format int"):
+            return (f"{self.construct} at {self.location}: the model takes any number there; the contract check "
+                    "enforces the range (contracts.validation.INT_RANGES)")
         if self.construct.startswith("inapplicable "):
             effect = "it constrains no value of the declared type; left out of the model"
         elif self.construct == "patternProperties":
@@ -198,6 +203,9 @@ def _loosen(node: Any, where: tuple[str, ...], found: list[Loosening], root: _Ro
         found.append(Loosening("default", _pointer(where)))
         node = {key: value for key, value in node.items() if key != "default"}
     node = _split_types(_nullable_scalar(node))
+    if node.get("format") in ("int32", "int64"):  # OpenAPI's integer ranges: the contract check's
+        found.append(Loosening(f"format {node['format']}", _pointer(where)))
+        node = {key: value for key, value in node.items() if key != "format"}
     out: dict[str, Any] = {}
     inapplicable = _inapplicable(node)
     for key in inapplicable:
