@@ -6,6 +6,7 @@ Run from the adopting project's root (or below it): the configuration is its pyp
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 from dataclasses import replace
@@ -77,8 +78,15 @@ def _report(decision: LockDecision) -> list[str]:
 
 
 def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
-    report = _report(decide(operations, root, None))
-    return [*report, f"note: {MISMATCH_NOTE}"] if report else []
+    """What changed since the lock, and the step that accepts it: a breaking change needs its
+    version raised and `lock --accept-breaking` (a plain `lock` refuses it)."""
+    decision = decide(operations, root, None)
+    report = _report(decision)
+    if decision.breaking or decision.refused:
+        step = f"after review, {ACCEPT_HINT}"
+    else:
+        step = "after review, accept the change with `evidencekit codegen lock`"
+    return [*report, f"note: {MISMATCH_NOTE}", step] if report else [step]
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -90,8 +98,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     problems = lock_problems(operations, config.contracts)
     if problems:
         _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
-             *_changes_since_lock(operations, config.contracts),
-             "after review, accept the change with `evidencekit codegen lock`.")
+             *_changes_since_lock(operations, config.contracts))
         return 1
     result = plan(config)
     changed = write(result, args.out or config.root)
@@ -115,8 +122,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     if problems:
         _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, config.contracts),
-             "after review, accept the change with `evidencekit codegen lock`, then run `evidencekit codegen generate`"
-             " and commit the result")
+             "then run `evidencekit codegen generate` and commit the result")
     elif diffs:
         _err(f"{len(diffs)} generated files are stale: run `evidencekit codegen generate` and commit the result")
     breaks = _check_against(args.against, operations, config.contracts) if args.against is not None else 0
@@ -247,8 +253,17 @@ def build_parser(prog: str = "evidencekit codegen") -> argparse.ArgumentParser:
 HANDLERS = {"generate": cmd_generate, "check": cmd_check, "lock": cmd_lock, "diff": cmd_diff}
 
 
+# What generate and check need beyond the toolkit's runtime: the `codegen` extra
+CODEGEN_MODULES = ("jinja2", "datamodel_code_generator", "ruff")
+
+
 def main(argv: list[str] | None = None, prog: str = "evidencekit codegen") -> int:
     args = build_parser(prog).parse_args(argv)
+    missing = [name for name in CODEGEN_MODULES if importlib.util.find_spec(name) is None]
+    if args.command in ("generate", "check") and missing:
+        _err(f"{prog} {args.command}: needs {', '.join(missing)}, in the codegen extra: "
+             "pip install 'evidencekit[codegen]'")
+        return 2
     try:
         return HANDLERS[args.command](args)
     except (ContractError, ValueError) as exc:  # ValueError: a schema the differ cannot read (say, a bad $ref)

@@ -84,13 +84,17 @@ def test_a_changed_contract_fails_check_with_a_diff(
     assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
     captured = capsys.readouterr()
     assert "contracts/sosoapi_research_evidence_retrieve changed" in captured.err
-    assert "accept the change with `evidencekit codegen lock`, then run `evidencekit codegen generate`" in captured.err
+    # a new enum value in a response breaks clients: the step named is the one `lock` takes for it
+    assert ("after review, to accept it: raise the major `version` in the operation's manifest.json, then run "
+            "`evidencekit codegen lock --accept-breaking --reason") in captured.err
+    assert "then run `evidencekit codegen generate` and commit the result" in captured.err
     assert "generated files are stale: run `evidencekit codegen generate`" not in captured.err  # it would refuse
     assert "--- a/server/generated/models/retrieve_output.py" in captured.out
     assert '+                            "deferred",' in captured.out or '"deferred"' in captured.out
     # generate refuses until the change is accepted, then check passes again.
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
-    assert "refusing to generate" in capsys.readouterr().err
+    refused = capsys.readouterr().err
+    assert "refusing to generate" in refused and "lock --accept-breaking" in refused
     assert main(["lock", "--contracts", str(contracts_copy)]) == 1  # a new enum value in a response breaks
     _bump_version(contracts_copy, "sosoapi_research_evidence_retrieve")
     assert main(["lock", "--contracts", str(contracts_copy), "--accept-breaking", "--reason", "deferred"]) == 0
@@ -229,3 +233,39 @@ def test_a_schema_the_serving_validator_cannot_compile_is_refused_at_lock(
     err = capsys.readouterr().err
     assert "schemas the server could not validate with:" in err
     assert "sosoapi_research_evidence_status/mcp.input.schema.json: the serving validator cannot compile it" in err
+
+
+def test_a_compatible_change_names_plain_lock_as_the_step(
+    tmp_path: Path, contracts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=tmp_path,
+                       check=True, capture_output=True)
+
+    git("init", "-q")  # the locked version is in history: the change can be judged compatible
+    git("add", "-A")
+    git("commit", "-qm", "locked")
+    path = contracts_copy / "sosoapi_research_evidence_retrieve" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["completion_rule"] += " More words."
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    capsys.readouterr()
+    assert main(["generate", "--contracts", str(contracts_copy), "--out", str(tmp_path / "out")]) == 1
+    refused = capsys.readouterr().err
+    assert "after review, accept the change with `evidencekit codegen lock`" in refused
+    assert "--accept-breaking" not in refused
+    assert main(["lock", "--contracts", str(contracts_copy)]) == 0  # and that step works
+
+
+def test_generate_without_the_codegen_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "jinja2" else real(name, *a))
+    assert main(["check"]) == 2
+    assert capsys.readouterr().err.strip() == ("evidencekit codegen check: needs jinja2, in the codegen extra: "
+                                               "pip install 'evidencekit[codegen]'")
