@@ -55,14 +55,15 @@ class ErrorResponse:
 
 # The errors the toolkit's runtime answers by itself, for every project.
 RUNTIME_ERRORS: dict[str, ErrorResponse] = {
-    "400": ErrorResponse("BadRequest", "The body is not JSON or does not match the contract; `fields` names "
-                                       "every failing field."),
+    "400": ErrorResponse("BadRequest", "The body is not JSON or does not match the contract (`fields` names "
+                                       "every failing field), or `X-Contract-Hash` is no contract hash "
+                                       "(code `invalid_contract_hash`)."),
     "401": ErrorResponse("Unauthorized", "Missing or invalid bearer token (`WWW-Authenticate: Bearer`)."),
     "403": ErrorResponse("Forbidden", "The credential lacks a permission the operation requires."),
     "405": ErrorResponse("MethodNotAllowed", "The path exists, the method does not (`Allow` lists the one "
                                              "that does)."),
-    "412": ErrorResponse("ContractMismatch", "`X-Contract-Hash` was sent and is not this operation's contract "
-                                             "hash (code `contract_mismatch`); nothing was done."),
+    "412": ErrorResponse("ContractMismatch", "`X-Contract-Hash` names another contract than the ones served "
+                                             "here (code `contract_mismatch`); nothing was done."),
     "413": ErrorResponse("PayloadTooLarge", "The request body is too large."),
     "500": ErrorResponse("InternalError", "Server error, including `contract_violation`: read the result again "
                                           "before retrying."),

@@ -94,13 +94,16 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
             "parameters": [
                 {"name": "X-Request-Id", "in": "header", "required": False, "schema": {"type": "string"},
                  "description": "Echoed when it is 1-128 characters of [A-Za-z0-9._:-]; generated otherwise."},
-                # This operation's hash and the earlier ones the lock calls compatible are valid here: a
-                # request made for another contract is not a valid request of this one (412, nothing done).
+                # The hashes served are the valid values. Another contract's hash is refused with the
+                # documented 412 before anything is done; a value that is no contract hash at all with 400,
+                # which is what OpenAPI tools (Schemathesis's defaults) expect for malformed data: a 412
+                # there, or for a value the schema admits, counts against the server.
                 {"name": "X-Contract-Hash", "in": "header", "required": False,
                  "schema": {"type": "string", "enum": [op.contract_hash, *compatible]},
-                 "description": "The contract hash the caller was built from; when it is neither "
-                                f"{op.contract_hash} nor an earlier compatible one, the call is refused with 412 "
-                                "before anything is done."},
+                 "description": "The contract hash the caller was built from: this operation's, or an earlier "
+                                "compatible one. Another contract's hash (`sha256:` and 16 hex digits) is refused "
+                                "with 412 `contract_mismatch` before anything is done; a value that is no "
+                                "contract hash with 400 `invalid_contract_hash`."},
             ],
             "requestBody": {"required": True, "content": {"application/json": request_body}},
             "responses": responses,

@@ -74,6 +74,10 @@ def short_hash(hex_digest: str) -> str:
     return f"sha256:{hex_digest[:16]}"
 
 
+# Any contract hash's form (short_hash): what `X-Contract-Hash` may hold
+CONTRACT_HASH_PATTERN = "^sha256:[0-9a-f]{16}$"
+
+
 @dataclass(frozen=True)
 class Variant:
     """One published form of an operation's schemas (e.g. the MCP page or the REST page)."""

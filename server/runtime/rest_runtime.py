@@ -19,6 +19,7 @@ from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
+from evidencekit.contracts.loader import CONTRACT_HASH_PATTERN
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import (
@@ -55,6 +56,7 @@ def request_id_for(given: str) -> str:
 
 REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
 CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
+_HASH_FORM = re.compile(CONTRACT_HASH_PATTERN.strip("^$"))
 # Every request header the service reads, found in one pass (the bearer check, then the endpoint)
 _READ_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
 _FOUND = "evidencekit.headers"
@@ -166,7 +168,11 @@ class OperationEndpoint:
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
         spec = self.spec
-        expected = headers.get(CONTRACT_HASH_KEY, "").strip()
+        sent = headers.get(CONTRACT_HASH_KEY)
+        expected = "" if sent is None else sent.strip()
+        if sent is not None and not _HASH_FORM.fullmatch(expected):  # sent empty too: no contract hash
+            raise BadRequest(f"X-Contract-Hash must be a contract hash (sha256: and 16 hex digits), not {expected[:80]!r}",
+                             code="invalid_contract_hash")
         if expected and expected != spec.contract_hash and expected not in self._compatible:  # refused before anything is done
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")

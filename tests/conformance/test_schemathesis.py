@@ -1,25 +1,64 @@
-"""Schemathesis, every check, against the served OpenAPI document of the real service: what the
-document declares is what the server answers (statuses, bodies, headers, valid and invalid data)."""
+"""Schemathesis, run as its users run it (`st run URL/openapi.json --checks all`, its default
+settings, no configuration of ours), against the served OpenAPI document of the real service and of
+the generated example: what the document declares is what the server answers (statuses, bodies,
+headers, valid and invalid data)."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ST = Path(sys.executable).with_name("st")
-CONFIG = Path(__file__).with_name("schemathesis.toml")
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_served_openapi_document_holds_under_schemathesis(server: dict[str, Any]) -> None:
+def st_run(base: str, token: str, cwd: Path) -> None:
+    """Every check, default settings; a fixed seed only so that a failure can be replayed."""
     done = subprocess.run(
-        [str(ST), "--config-file", str(CONFIG), "run", server["base"] + "/openapi.json", "-H", f"Authorization: Bearer {server['token']}",
-         "--checks", "all", "--max-examples", "25", "--seed", "1", "--no-color"],
-        capture_output=True, text=True, timeout=300, check=False,
-        env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
+        [str(ST), "run", base + "/openapi.json", "-H", f"Authorization: Bearer {token}", "--checks", "all",
+         "--seed", "1", "--no-color"],
+        capture_output=True, text=True, timeout=300, check=False, cwd=cwd,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": "", "SCHEMATHESIS_CONFIG": ""})
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     counted = re.search(r"(\d+) generated, (\d+) passed", done.stdout)
     assert counted is not None and int(counted[1]) == int(counted[2]) > 100, done.stdout[-2000:]
+
+
+def test_the_served_openapi_document_holds_under_schemathesis(server: dict[str, Any], tmp_path: Path) -> None:
+    st_run(server["base"], server["token"], tmp_path)  # tmp_path: no schemathesis.toml found above it
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The example project, locked and generated in a copy of its own, served as the librarian."""
+    project = tmp_path_factory.mktemp("library") / "library"
+    shutil.copytree(ROOT / "examples" / "library", project,
+                    ignore=shutil.ignore_patterns("generated", "__pycache__", "contracts.lock.json"))
+    for command in ("lock", "generate"):
+        done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    sys.path.insert(0, str(project))
+    try:
+        from library_api.serve import app  # type: ignore[import-not-found]
+
+        from tests.support import live_server
+
+        with live_server(app("librarian-token")) as base:
+            yield base
+    finally:
+        sys.path.remove(str(project))
+        for name in [name for name in sys.modules if name == "library_api" or name.startswith("library_api.")]:
+            del sys.modules[name]
+
+
+def test_the_generated_examples_openapi_document_holds_under_schemathesis(library: str, tmp_path: Path) -> None:
+    st_run(library, "librarian-token", tmp_path)

@@ -135,6 +135,19 @@ def test_a_client_of_another_contract_is_refused_before_anything_is_done(service
         assert client.retrieve(body).retrieval.mutation_id == uuid.UUID(mutation)
 
 
+def test_a_contract_hash_header_that_is_no_contract_hash_is_malformed_not_another_contract(
+        service: dict[str, str]) -> None:
+    """A value that is no `sha256:` + 16 hex digits (empty too) is malformed data, 400, as OpenAPI
+    tools expect of a value outside the header's declared values; another contract's hash is 412."""
+    body = {"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())}
+    for value in ("", "0", "sha256:XYZ", "e6a8eb28919d74d9", "sha256:0000000000000000000"):
+        headers = {"Authorization": f"Bearer {service['token']}", "X-Contract-Hash": value}
+        answer = httpx.post(service["base"] + STATUS.rest_path, json=body, headers=headers)
+        assert answer.status_code == 400 and answer.json()["code"] == "invalid_contract_hash", (value, answer.text)
+    headers = {"Authorization": f"Bearer {service['token']}", "X-Contract-Hash": STATUS.contract_hash}
+    assert httpx.post(service["base"] + STATUS.rest_path, json=body, headers=headers).status_code == 200
+
+
 def test_unknown_paths_and_wrong_methods_are_json_errors(service: dict[str, str]) -> None:
     """Starlette's own 404 and 405 take the shape of every other error."""
     auth = {"Authorization": f"Bearer {service['token']}", "X-Request-Id": "trace-7"}
