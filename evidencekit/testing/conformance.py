@@ -40,7 +40,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, note, seed, settings
 
 from evidencekit.codegen.config import load_config
 from evidencekit.testing.answers import (
@@ -61,6 +61,8 @@ Prepare = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("conformance_max_examples", "generated inputs per operation and test", default="25")
+    parser.addini("conformance_seed", "the seed the inputs are generated from (the same inputs, and verdict, "
+                  "on every run and machine); `random` for new inputs each run", default="0")
     parser.addini("conformance_no_success", "operations no generated input can succeed on (a lookup of "
                   "names the target does not hold): they are not required to answer one valid call "
                   "with success", type="args", default=[])
@@ -86,9 +88,35 @@ def conformance_prepare() -> Prepare:
     return lambda operation, payload: payload
 
 
-def _settings(config: pytest.Config) -> settings:
-    return settings(max_examples=int(str(config.getini("conformance_max_examples"))), deadline=None,
-                    database=None, suppress_health_check=list(HealthCheck))
+def conformance_seed(config: pytest.Config) -> int | None:
+    """The configured seed; None for `random`."""
+    value = str(config.getini("conformance_seed")).strip()
+    if value == "random":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise pytest.UsageError(f"conformance_seed must be a whole number or `random`, not {value!r}") from None
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    chosen = conformance_seed(config)
+    return ("conformance: inputs from seed " + (f"{chosen} (conformance_seed; `random` for new ones each run)"
+                                                if chosen is not None else "random (conformance_seed = random)"))
+
+
+def _settings(config: pytest.Config) -> Callable[[Any], Any]:
+    """The generated tests' settings, and the configured seed: the same inputs on every run, with or
+    without a hypothesis folder from an earlier one."""
+    configured = settings(max_examples=int(str(config.getini("conformance_max_examples"))), deadline=None,
+                          database=None, suppress_health_check=list(HealthCheck))
+    chosen = conformance_seed(config)
+
+    def apply(test: Any) -> Any:
+        test = configured(test)
+        return seed(chosen)(test) if chosen is not None else test
+
+    return apply
 
 
 def _reproduce(target: Target, method: str, url: str, body: Any) -> str:

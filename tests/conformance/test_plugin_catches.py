@@ -43,3 +43,16 @@ def test_a_target_that_refuses_every_call_fails_conformance(pytestconfig: pytest
             pytest.raises(pytest.fail.Exception) as failed:
         conformance.test_rest_conformance("sosoapi_research_evidence_status", Target(base), identity, pytestconfig)
     assert "no generated valid input got a successful answer" in str(failed.value)
+
+
+def test_two_runs_send_the_same_inputs_and_give_the_same_verdict(pytestconfig: pytest.Config) -> None:
+    """The inputs come from the configured seed (0 by default): a clean checkout and a warm one get
+    the same calls, so the same verdict (one drew new inputs each run and failed on a clean one)."""
+    sent = []
+    for _ in range(2):
+        handlers = ExampleHandlers()
+        with live_server(skeleton_app(handlers)) as base:
+            conformance.test_rest_conformance("sosoapi_research_evidence_status", Target(base), identity, pytestconfig)
+        sent.append([payload.model_dump_json() for name, payload, _ in handlers.calls])
+    assert sent[0] == sent[1] and len(sent[0]) > 10
+    assert conformance.pytest_report_header(pytestconfig).startswith("conformance: inputs from seed 0")
