@@ -52,6 +52,18 @@ COMMANDS = {
 }
 
 
+# The research-evidence service's commands, and what they need beyond the toolkit: the `service` extra.
+SERVICE_COMMANDS = frozenset({"serve", "mcp", "worker", "admin", "import-pages"})
+SERVICE_MODULES = ("tortoise", "lxml", "parsel", "pysrt", "charset_normalizer", "uuid_utils")
+
+
+def service_missing() -> list[str]:
+    """The service extra's modules this install lacks (empty: the service can run)."""
+    import importlib.util
+
+    return [name for name in SERVICE_MODULES if importlib.util.find_spec(name) is None]
+
+
 def version() -> str:
     try:
         return metadata.version("evidencekit")
@@ -82,6 +94,11 @@ def _dispatch(args: list[str]) -> int:
         from evidencekit.client.evidence.cli import main as client_main
 
         return client_main(args)
+    if args[0] in SERVICE_COMMANDS and (missing := service_missing()):
+        print(f"evidencekit {args[0]}: this command runs the research-evidence service, which needs the "
+              f"service extra (missing: {', '.join(missing)}): pip install 'evidencekit[service]'. For your own "
+              "contracts, serve your generated app (docs/toolkit.md).", file=sys.stderr)
+        return 2
     if args[0] in COMMANDS:
         main_of_command: Callable[[list[str]], int] = importlib.import_module(COMMANDS[args[0]][0]).main
         return main_of_command(args[1:])

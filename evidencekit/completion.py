@@ -14,7 +14,7 @@ import sys
 
 import shtab
 
-from evidencekit.cli import COMMANDS
+from evidencekit.cli import COMMANDS, SERVICE_COMMANDS, service_missing
 
 SHELLS = ("bash", "zsh", "tcsh")
 # Options and arguments that name files or folders: completed as paths.
@@ -44,7 +44,10 @@ def command_tree() -> argparse.ArgumentParser:
     root = client()  # retrieve, status, documents, and --workspace before the command
     root.add_argument("-V", "--version", action="store_true", help="print the version")
     commands = _subparsers(root)
+    without_service = bool(service_missing())
     for name, (module, help_text) in COMMANDS.items():
+        if without_service and name in SERVICE_COMMANDS:
+            continue  # not installed: nothing to complete
         parser = importlib.import_module(module).build_parser()
         commands.add_parser(name, parents=[parser], add_help=False, help=help_text,
                             description=parser.description)

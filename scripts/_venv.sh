@@ -4,18 +4,19 @@ if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON_BIN --version)"
   "$PYTHON_BIN" -m venv .venv
 fi
-# EVIDENCEKIT_EXTRAS: what to install beside the project: "dev" (tests, generator, benchmarks; the
-# default) or "" (only what serving needs: scripts/serve). A dev install serves too.
+# EVIDENCEKIT_EXTRAS: what to install beside the project: "dev" (tests, generator, benchmarks, the
+# service; the default) or "service" (only what serving the research service needs: scripts/serve).
+# A dev install serves too.
 extras=${EVIDENCEKIT_EXTRAS-dev}
 stamp=.venv/.evidencekit-installed${extras:+-$extras}
-if [ -z "$extras" ] && [ -f .venv/.evidencekit-installed-dev ] && [ ! pyproject.toml -nt .venv/.evidencekit-installed-dev ]; then
+if [ "$extras" != dev ] && [ -f .venv/.evidencekit-installed-dev ] && [ ! pyproject.toml -nt .venv/.evidencekit-installed-dev ]; then
   stamp=.venv/.evidencekit-installed-dev
 fi
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "== installing evidencekit${extras:+[$extras]} into .venv"
   .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
   .venv/bin/python -m pip install --quiet -e ".${extras:+[$extras]}" 2>&1 | grep -v "^WARNING: Location" || true
-  if [ -n "$extras" ]; then
+  if [ "$extras" = dev ]; then
     check="import evidencekit.codegen, evidencekit.contracts, hypothesis_jsonschema, datamodel_code_generator"
   else
     check="import evidencekit.server.evidence.app"

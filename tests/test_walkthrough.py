@@ -90,6 +90,16 @@ def test_the_library_walkthrough_from_the_wheel(tmp_path: Path) -> None:
         sorted(path.name for path in site_packages.iterdir())
     installed = run([python, "-c", "import evidencekit; print(evidencekit.__file__)"], tmp_path, 60, env)
     assert Path(installed.strip()).is_relative_to(site_packages), installed
+    # The toolkit alone: none of the research service's store or parsers, and its commands say so.
+    found = run([python, "-c", "import importlib.util as u; print([m for m in ('tortoise', 'lxml', 'parsel', "
+                 "'pysrt', 'charset_normalizer', 'uuid_utils') if u.find_spec(m)])"], tmp_path, 60, env)
+    assert found.strip() == "[]", found
+    packages = run([python, "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"], tmp_path, 120, env)
+    print(f"a toolkit install ([codegen,testing]): {len(packages.split())} packages")
+    refused = subprocess.run([evidencekit, "serve"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "pip install 'evidencekit[service]'" in refused.stderr, refused.stderr
+    completion = run([evidencekit, "completion", "bash"], tmp_path, 60, env)
+    assert "codegen" in completion and "conformance" in completion
 
     # 3. The example project, as its repository holds it (no lock, no generated code).
     project = tmp_path / "library"
