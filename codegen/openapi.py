@@ -8,6 +8,7 @@ from typing import Any
 from evidencekit.codegen.config import CodegenConfig, ErrorResponse
 from evidencekit.codegen.headers import json_comment
 from evidencekit.codegen.lock import compatible_hashes
+from evidencekit.codegen.views import success_status
 from evidencekit.contracts.loader import Operation
 from evidencekit.contracts.schema_walk import DATA, each_subschema
 
@@ -63,7 +64,7 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
         request_body["example"] = examples["input"]
         response_body["example"] = examples["output"]
     responses: dict[str, Any] = {
-        "200": {
+        str(success_status(op)): {
             "description": f"The operation's result. Completion: {op.manifest.get('completion_rule', '')}",
             "headers": {
                 "X-Contract-Hash": {"schema": {"type": "string"}, "description": (

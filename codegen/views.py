@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidencekit.codegen.fields import markdown_table
-from evidencekit.contracts.loader import Operation, read_json
+from evidencekit.contracts.loader import ContractError, Operation, read_json
 
 
 def pretty_json(value: Any) -> str:
@@ -50,6 +50,7 @@ class OperationView:
     output_data_class: str
     variants: tuple[str, ...]
     rest_method: str | None
+    success_status: int  # the first of rest.success_statuses (200 when none is declared)
     rest_path: str | None
     rest_variant: str | None
     mcp_tool: str | None
@@ -84,6 +85,20 @@ def variant_view(op: Operation, name: str) -> VariantView:
     )
 
 
+# Success statuses an answer with a JSON body may be sent with (204 and 205 carry no body)
+_BODY_SUCCESS = frozenset(range(200, 300)) - {204, 205}
+
+
+def success_status(op: Operation) -> int:
+    """The status a REST answer is sent with: the first the manifest declares, else 200."""
+    declared = (op.rest or {}).get("success_statuses") or [200]
+    refused = [status for status in declared if status not in _BODY_SUCCESS]
+    if refused:
+        raise ContractError(op.folder / "manifest.json", f"rest.success_statuses {refused}: an answer carries the "
+                            "operation's output as JSON, so its status is a 2xx with a body (not 204 or 205)")
+    return int(declared[0])
+
+
 def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...] = ()) -> OperationView:
     mcp = op.mcp or {}
     rest = op.rest or {}
@@ -101,6 +116,7 @@ def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...]
         output_data_class=f"{op.class_prefix}OutputData",
         variants=tuple(op.variants),
         rest_method=rest.get("method"),
+        success_status=success_status(op),
         rest_path=rest.get("path"),
         rest_variant=rest.get("variant"),
         mcp_tool=mcp.get("tool_name"),

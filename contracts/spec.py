@@ -51,3 +51,5 @@ class OperationSpec:
     # earlier contract hashes whose clients this one still serves (the lock's `compatible_with`):
     # a request made for one of them is answered, with a header naming this newer contract
     compatible_hashes: tuple[str, ...] = ()
+    # the status a REST answer is sent with: the first of the manifest's `rest.success_statuses`
+    success_status: int = 200

@@ -210,3 +210,38 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         self._monotonic += seconds
         self._time += seconds
+
+
+LIBRARY_EXAMPLE = REPO / "examples" / "library"
+
+
+@contextmanager
+def library_project(folder: Path, edit: Callable[[Path], None] | None = None) -> Iterator[Path]:
+    """The example project (another domain's contracts) copied into `folder`, changed by `edit`,
+    then locked and generated as a team would, its package importable while the context lasts."""
+    import shutil
+    import subprocess
+    import sys
+
+    project = folder / "library"
+    shutil.copytree(LIBRARY_EXAMPLE, project,
+                    ignore=shutil.ignore_patterns("generated", "__pycache__", "contracts.lock.json"))
+    if edit is not None:
+        edit(project)
+    for command in ("lock", "generate"):
+        done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    sys.path.insert(0, str(project))
+    try:
+        yield project
+    finally:
+        sys.path.remove(str(project))
+        for name in [name for name in sys.modules if name == "library_api" or name.startswith("library_api.")]:
+            del sys.modules[name]
+
+
+def edit_json(path: Path, change: Callable[[Any], None]) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2) + "\n")

@@ -164,7 +164,7 @@ class OperationEndpoint:
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
-        await send_json(send, 200, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers])
+        await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers])
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
         spec = self.spec

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,6 @@ from typing import Any
 import pytest
 
 ST = Path(sys.executable).with_name("st")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def st_run(base: str, token: str, cwd: Path) -> None:
@@ -39,25 +37,13 @@ def test_the_served_openapi_document_holds_under_schemathesis(server: dict[str, 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The example project, locked and generated in a copy of its own, served as the librarian."""
-    project = tmp_path_factory.mktemp("library") / "library"
-    shutil.copytree(ROOT / "examples" / "library", project,
-                    ignore=shutil.ignore_patterns("generated", "__pycache__", "contracts.lock.json"))
-    for command in ("lock", "generate"):
-        done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
-                              capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-    sys.path.insert(0, str(project))
-    try:
+    from tests.support import library_project, live_server
+
+    with library_project(tmp_path_factory.mktemp("library")):
         from library_api.serve import app  # type: ignore[import-not-found]
 
-        from tests.support import live_server
-
-        with live_server(app("librarian-token")) as base:
+        with live_server(app("librarian-token"), lifespan="on") as base:
             yield base
-    finally:
-        sys.path.remove(str(project))
-        for name in [name for name in sys.modules if name == "library_api" or name.startswith("library_api.")]:
-            del sys.modules[name]
 
 
 def test_the_generated_examples_openapi_document_holds_under_schemathesis(library: str, tmp_path: Path) -> None:

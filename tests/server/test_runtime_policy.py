@@ -1,0 +1,76 @@
+"""Runtime policy a team sets in its contracts and its config, served as declared on REST and MCP,
+and passing the gate: a project from another domain (examples/library), changed as a team would
+change it, locked and generated from scratch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support import edit_json, library_project, live_server
+
+TOKEN = "librarian-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+BOOK = {"title": "Policy", "authors": [{"name": "A. Writer"}], "format": "ebook", "published_on": "2020-02-02"}
+
+
+def gate(project: Path, *target: str) -> subprocess.CompletedProcess[str]:
+    """`evidencekit conformance` against a served project (exit 0: it conforms)."""
+    return subprocess.run([sys.executable, "-m", "evidencekit", "conformance", "--contracts", str(project / "contracts"),
+                           *target, "--header", f"Authorization: Bearer {TOKEN}", "--max-examples", "10"],
+                          capture_output=True, text=True, timeout=600, check=False, cwd=project)
+
+
+def mcp_call(base: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    answer = httpx.post(base + "/mcp", json=call, headers={**AUTH, "Accept": "application/json, text/event-stream"},
+                        timeout=30)
+    assert answer.status_code == 200, answer.text
+    data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
+    import json
+
+    return json.loads(data[-1])  # type: ignore[no-any-return]
+
+
+def test_a_declared_success_status_is_the_status_answers_are_sent_with(tmp_path: Path) -> None:
+    """`rest.success_statuses: [201]` was accepted by the manifest schema and required by the gate,
+    but the runtime always answered 200: a generated server failed its own gate."""
+    def created(project: Path) -> None:
+        edit_json(project / "contracts" / "add_book" / "manifest.json",
+                  lambda manifest: manifest["rest"].update(success_statuses=[201]))
+
+    with library_project(tmp_path, created) as project:
+        from library_api.serve import app  # type: ignore[import-not-found]
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            added = httpx.post(base + "/books/add", json=BOOK, headers=AUTH)
+            assert added.status_code == 201 and added.json()["book"]["title"] == "Policy", added.text
+            found = httpx.post(base + "/books/get", json={"id": added.json()["book"]["id"]}, headers=AUTH)
+            assert found.status_code == 200  # the others keep theirs
+            document = httpx.get(base + "/openapi.json").json()
+            assert "201" in document["paths"]["/books/add"]["post"]["responses"]
+            assert "200" not in document["paths"]["/books/add"]["post"]["responses"]
+            assert mcp_call(base, "add_book", BOOK)["result"]["structuredContent"]["book"]["title"] == "Policy"
+            checked = gate(project, "--url", base)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+
+
+def test_a_success_status_without_a_body_is_refused_when_generating(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.support import LIBRARY_EXAMPLE
+
+    project = tmp_path / "library"
+    shutil.copytree(LIBRARY_EXAMPLE, project, ignore=shutil.ignore_patterns("generated", "__pycache__"))
+    edit_json(project / "contracts" / "add_book" / "manifest.json",
+              lambda manifest: manifest["rest"].update(success_statuses=[204]))
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", "lock"], cwd=project, capture_output=True,
+                          text=True, timeout=300, check=False)
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", "generate"], cwd=project,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "rest.success_statuses [204]" in done.stderr and "not 204 or 205" in done.stderr
