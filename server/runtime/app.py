@@ -75,11 +75,16 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     endpoints: dict[tuple[str, str], ASGIApp] = {
         (binding.spec.rest_method or "POST", binding.spec.rest_path): operation_endpoint(binding.spec, binding.handler, hooks)
         for binding in operations if binding.spec.rest_path}
-    any_tool_authenticated = any(binding.spec.requirement.authenticated for binding in tools)
+    # /mcp needs a token only when every tool does (a 401 with its challenge, as OAuth clients
+    # expect); with public tools beside protected ones, a call without one goes on anonymously and
+    # a protected tool answers an isError result that says what is missing (the pipeline's check)
+    needs = [binding.spec.requirement.authenticated for binding in tools]
+    every_tool_authenticated = bool(needs) and all(needs)
     protects = Protected(
         paths=[binding.spec.rest_path for binding in operations
                if binding.spec.rest_path and binding.spec.requirement.authenticated],
-        prefixes=(*protected_prefixes, *([MCP_PATH] if any_tool_authenticated else [])))
+        prefixes=(*protected_prefixes, *([MCP_PATH] if every_tool_authenticated else [])),
+        optional=[] if every_tool_authenticated else [MCP_PATH])
     sessions = StreamableHTTPSessionManager(app=build_server(ToolCaller(tools, hooks, mcp)), stateless=True,
                                             security_settings=mcp_security or loopback_security())
     document = openapi.read_bytes()

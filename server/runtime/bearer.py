@@ -56,12 +56,15 @@ class BearerCheck:
 
 class Protected:
     """Which paths need a caller: exact paths, and everything beneath a prefix (the prefix itself too).
-    The middleware and the direct dispatch ask the same one."""
+    The middleware and the direct dispatch ask the same one. `optional`: paths where a credential is
+    checked when one is sent, and a request without one goes on anonymously (/mcp with public tools
+    beside protected ones: each tool call then says what it needs)."""
 
-    def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = ()) -> None:
+    def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = (), optional: Iterable[str] = ()) -> None:
         self._paths = frozenset(paths)
         self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
         self._beneath = tuple(root + "/" for root in self._roots)
+        self.optional = frozenset(optional)
 
     def __call__(self, path: str) -> bool:
         return path in self._paths or path in self._roots or path.startswith(self._beneath)
@@ -76,6 +79,10 @@ class BearerAuth:
         self.protects = protects
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        unprotected = scope["type"] != "http" or not self.protects(scope["path"])
-        if unprotected or await self.check(scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        needed = self.protects(path) or (path in self.protects.optional and b"authorization" in header_values(scope))
+        if not needed or await self.check(scope, receive, send):
             await self.app(scope, receive, send)

@@ -74,3 +74,41 @@ def test_a_success_status_without_a_body_is_refused_when_generating(tmp_path: Pa
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "rest.success_statuses [204]" in done.stderr and "not 204 or 205" in done.stderr
+
+
+def anonymous_mcp(base: str, tool: str, arguments: dict[str, Any]) -> httpx.Response:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    return httpx.post(base + "/mcp", json=call, headers={"Accept": "application/json, text/event-stream"}, timeout=30)
+
+
+def result_of(answer: httpx.Response) -> dict[str, Any]:
+    import json
+
+    data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
+    return json.loads(data[-1])["result"]  # type: ignore[no-any-return]
+
+
+def test_a_public_tool_beside_protected_ones_is_callable_without_a_credential(tmp_path: Path) -> None:
+    """The example's get_book and search_books are public, add_book needs catalog:write: anonymous
+    over REST they answered, over MCP every call got 401 because one tool declared `auth`."""
+    with library_project(tmp_path) as project:
+        from library_api.serve import app
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            found = anonymous_mcp(base, "search_books", {"query": "the"})
+            assert found.status_code == 200 and result_of(found).get("isError") is not True, found.text
+            refused = result_of(anonymous_mcp(base, "add_book", BOOK))
+            assert refused["isError"] is True
+            import json
+
+            error = json.loads(refused["content"][0]["text"])
+            assert (error["code"], error["error"]) == ("unauthenticated", "unauthorized")
+            assert "bearer token" in error["message"]
+            assert mcp_call(base, "add_book", BOOK)["result"]["structuredContent"]["book"]["title"] == "Policy"
+            bad = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                             headers={"Authorization": "Bearer wrong", "Accept": "application/json, text/event-stream"})
+            assert bad.status_code == 401  # a credential that is sent is checked
+            rest = httpx.post(base + "/books/add", json=BOOK)
+            assert rest.status_code == 401 and rest.headers["www-authenticate"].startswith("Bearer")
+            checked = gate(project, "--url", base, "--mcp-url", base + "/mcp")
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
