@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from evidencekit.server.runtime.app import Lifespan, build_app, stdio_server
@@ -47,8 +48,10 @@ def create_app(
     lifespan: Lifespan | None = None,
     mcp_security: TransportSecuritySettings | None = None,
     protected_prefixes: Sequence[str] = (),
+    middleware: Sequence[Middleware] = (),
 ) -> DirectDispatch:
-    """REST, /mcp and /openapi.json; `hooks` plug in authentication (default: none)."""
+    """REST, /mcp and /openapi.json; `hooks` plug in authentication (default: none); `middleware`
+    (outermost first) wraps every route, the operations' included."""
     return build_app(
         rest_bindings(handlers),
         tool_bindings(handlers),
@@ -59,6 +62,7 @@ def create_app(
         lifespan=lifespan,
         mcp_security=mcp_security,
         protected_prefixes=protected_prefixes,
+        middleware=middleware,
     )
 
 

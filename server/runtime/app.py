@@ -66,9 +66,11 @@ def loopback_security(*extra_hosts: str) -> TransportSecuritySettings:
 def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
               mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
               lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
-              protected_prefixes: Sequence[str] = ()) -> DirectDispatch:
+              protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = ()) -> DirectDispatch:
     """The service's ASGI app. `protected_prefixes`: more paths (beneath each) that need a bearer
-    token besides the operations that declare `auth` and /mcp."""
+    token besides the operations that declare `auth` and /mcp. `middleware` (outermost first) wraps
+    every route, the operations' included: with any, the operations are served through it rather
+    than straight (DirectDispatch), as is a middleware added later (`add_middleware`)."""
     specs = [binding.spec for binding in operations]
     hashes = hashes_by_path(specs)
     check = BearerCheck(hooks, hashes)
@@ -109,8 +111,8 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *routes,
     ]
     app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
-                    middleware=[Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
-    return DirectDispatch(app, endpoints, check, protects)
+                    middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
+    return DirectDispatch(app, {} if middleware else endpoints, check, protects)
 
 
 def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,

@@ -1,6 +1,7 @@
 """The operations' own paths, served without Starlette's middleware stack and router.
 
-A POST to an operation's exact path goes straight to its endpoint, through the same access log and
+A POST to an operation's exact path goes straight to its endpoint (unless the app has middleware of
+a team's own: then every request goes through the Starlette app and that middleware), through the same access log and
 bearer check every request gets; everything else (other paths and methods, lifespan, /mcp) goes to
 the Starlette app. A polled operation (a status read) pays for Starlette's error middlewares,
 router and send wrappers about as much as a whole bare Starlette endpoint costs (measured on the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -39,6 +41,13 @@ class DirectDispatch:
     async def _direct(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"] not in self.protected or await self.check(scope, receive, send):
             await self.by_path[scope["path"]][scope["method"]](scope, receive, send)
+
+    def add_middleware(self, middleware_class: Any, *args: Any, **kwargs: Any) -> None:
+        """Starlette's `add_middleware` (outermost), and from now on every request goes through it:
+        the operations are no longer served straight."""
+        self.app.add_middleware(middleware_class, *args, **kwargs)
+        self.by_path = {}
+        self.protected = frozenset()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         methods = self.by_path.get(scope["path"]) if scope["type"] == "http" else None

@@ -112,3 +112,52 @@ def test_a_public_tool_beside_protected_ones_is_callable_without_a_credential(tm
             assert rest.status_code == 401 and rest.headers["www-authenticate"].startswith("Bearer")
             checked = gate(project, "--url", base, "--mcp-url", base + "/mcp")
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+
+
+class Tagging:
+    """A team's own middleware (CORS, metrics, tracing): it marks every answer and counts paths."""
+
+    seen: list[str] = []
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        Tagging.seen.append(scope["path"])
+
+        async def tagged(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), (b"x-team", b"yes")]
+            await send(message)
+
+        await self.app(scope, receive, tagged)
+
+
+def test_a_teams_middleware_wraps_every_route_the_operations_included(tmp_path: Path) -> None:
+    """Operation calls were served before Starlette's middleware: a team's CORS, metrics or tracing
+    never saw them."""
+    from starlette.middleware import Middleware
+
+    with library_project(tmp_path):
+        from library_api.generated.app import create_app  # type: ignore[import-not-found]
+        from library_api.handlers import SAMPLE_BOOKS, Catalogue  # type: ignore[import-not-found]
+        from library_api.serve import hooks_for  # type: ignore[import-not-found]
+
+        given = create_app(Catalogue(SAMPLE_BOOKS), hooks_for(TOKEN), middleware=[Middleware(Tagging)])
+        added = create_app(Catalogue(SAMPLE_BOOKS), hooks_for(TOKEN))
+        added.add_middleware(Tagging)
+        for app in (given, added):
+            Tagging.seen = []
+            with live_server(app, lifespan="on") as base:
+                answers = [httpx.post(base + "/books/search", json={"query": "the"}, headers=AUTH),
+                           httpx.post(base + "/books/add", json=BOOK, headers=AUTH),
+                           httpx.post(base + "/books/add", json=BOOK),  # refused by the bearer check: still seen
+                           httpx.get(base + "/openapi.json"),
+                           httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                      headers={**AUTH, "Accept": "application/json, text/event-stream"})]
+            assert [answer.headers.get("x-team") for answer in answers] == ["yes"] * 5, [a.status_code for a in answers]
+            assert [answer.status_code for answer in answers] == [200, 200, 401, 200, 200]
+            assert Tagging.seen == ["/books/search", "/books/add", "/books/add", "/openapi.json", "/mcp"]
