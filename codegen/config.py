@@ -8,6 +8,8 @@
     docs = "docs/reference"             # optional: reference pages (default: none written)
     title = "My API"                    # the OpenAPI title (default: the project's name)
     version = "1.0.0"                   # optional: the OpenAPI version (default: the contract hashes)
+    max_request_bytes = 65536           # optional: the largest request body (an operation's manifest
+                                        # may set its own `max_request_bytes`); 413 past it
 
     [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
     name = "Conflict"
@@ -31,7 +33,9 @@ from typing import Any
 from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
-_KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors"}
+_KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
+         "max_request_bytes"}
+DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
 
@@ -83,6 +87,7 @@ class CodegenConfig:
     docs: Path | None = None
     version: str | None = None
     errors: Mapping[str, ErrorResponse] = field(default_factory=lambda: dict(RUNTIME_ERRORS))
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
     def package_dir(self, package: str) -> Path:
         return self.source_root / package.replace(".", "/")
@@ -208,6 +213,9 @@ def load_config(project: Path | None = None) -> CodegenConfig:
     version = table.get("version")
     if version is not None and not isinstance(version, str):
         raise ConfigError(pyproject, f"{TABLE} version must be a string")
+    max_request_bytes = table.get("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
+    if type(max_request_bytes) is not int or max_request_bytes < 1:
+        raise ConfigError(pyproject, f"{TABLE} max_request_bytes must be a whole number of bytes >= 1")
     config = CodegenConfig(
         root=root,
         contracts=root / _text(table, "contracts", pyproject, "contracts"),
@@ -218,6 +226,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         docs=root / _text(table, "docs", pyproject) if docs is not None else None,
         version=version,
         errors=_errors(table.get("errors"), pyproject),
+        max_request_bytes=max_request_bytes,
     )
     _check_places(config, pyproject)
     return config

@@ -61,7 +61,7 @@ def plan(config: CodegenConfig) -> Plan:
     package = config.package
     python: dict[str, str] = {}
     compatible = compatible_hashes(config.contracts)
-    views = [operation_view(op, compatible.get(op.name, ())) for op in operations]
+    views = [operation_view(op, compatible.get(op.name, ()), config.max_request_bytes) for op in operations]
     rest_views = [view for view in views if view.rest_path]
     mcp_ops = [op for op in operations if op.mcp]
     rest_ops = [op for op in operations if op.rest]

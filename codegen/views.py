@@ -51,6 +51,7 @@ class OperationView:
     variants: tuple[str, ...]
     rest_method: str | None
     success_status: int  # the first of rest.success_statuses (200 when none is declared)
+    max_request_bytes: int  # the manifest's max_request_bytes, else the project's
     rest_path: str | None
     rest_variant: str | None
     mcp_tool: str | None
@@ -99,7 +100,8 @@ def success_status(op: Operation) -> int:
     return int(declared[0])
 
 
-def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...] = ()) -> OperationView:
+def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...] = (),
+                   max_request_bytes: int = 64 * 1024) -> OperationView:
     mcp = op.mcp or {}
     rest = op.rest or {}
     auth = op.manifest.get("auth", {})
@@ -117,6 +119,7 @@ def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...]
         variants=tuple(op.variants),
         rest_method=rest.get("method"),
         success_status=success_status(op),
+        max_request_bytes=int(op.manifest.get("max_request_bytes", max_request_bytes)),
         rest_path=rest.get("path"),
         rest_variant=rest.get("variant"),
         mcp_tool=mcp.get("tool_name"),

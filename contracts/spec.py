@@ -53,3 +53,6 @@ class OperationSpec:
     compatible_hashes: tuple[str, ...] = ()
     # the status a REST answer is sent with: the first of the manifest's `rest.success_statuses`
     success_status: int = 200
+    # the largest request body taken (REST: the body; MCP: the arguments as JSON), 413 past it: the
+    # manifest's `max_request_bytes`, else the project's
+    max_request_bytes: int = 64 * 1024

@@ -39,7 +39,7 @@ from evidencekit.server.runtime.mcp import (
 )
 from evidencekit.server.runtime.mcp_streams import McpStreams
 from evidencekit.server.runtime.pipeline import Handler
-from evidencekit.server.runtime.rest_runtime import operation_endpoint
+from evidencekit.server.runtime.rest_runtime import MAX_BODY_BYTES, operation_endpoint
 
 MCP_PATH = "/mcp"
 Lifespan = Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]
@@ -61,6 +61,16 @@ def loopback_security(*extra_hosts: str) -> TransportSecuritySettings:
     origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=origins)
+
+
+# The JSON-RPC envelope around a tool's arguments (method, id, names): room for it on /mcp
+MCP_ENVELOPE_BYTES = 4096
+
+
+def mcp_body_limit(tools: Sequence[ToolBinding]) -> int:
+    """The largest /mcp message taken: the largest tool's arguments and the envelope around them
+    (each tool's own limit is checked on its arguments: mcp.ToolCaller)."""
+    return max((binding.spec.max_request_bytes for binding in tools), default=MAX_BODY_BYTES) + MCP_ENVELOPE_BYTES
 
 
 def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
@@ -107,7 +117,8 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
         Route("/openapi.json", openapi_json),
         # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended
-        Route(MCP_PATH, McpStreams(BodyLimit(StreamableHTTPASGIApp(sessions)), lambda: current(mcp).streams)),
+        Route(MCP_PATH, McpStreams(BodyLimit(StreamableHTTPASGIApp(sessions), mcp_body_limit(tools)),
+                                   lambda: current(mcp).streams)),
         *routes,
     ]
     app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,

@@ -25,7 +25,7 @@ from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.runtime.auth import UNAUTHENTICATED
 from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import ApiError, BadRequest, RateLimited
+from evidencekit.server.runtime.errors import ApiError, BadRequest, PayloadTooLarge, RateLimited
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.mcp_streams import StreamLimits
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
@@ -140,11 +140,15 @@ class ToolCaller:
         spec = pipeline.spec
         try:
             arguments = params.arguments or {}
+            raw = json.dumps(arguments)
+            size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))  # as sent
+            if size > spec.max_request_bytes:
+                raise PayloadTooLarge(f"the arguments of {params.name} are larger than {spec.max_request_bytes} bytes")
             context = RequestContext(request_id, "mcp")
             if ctx.request is not None:  # HTTP: the bearer check has authenticated the request
                 context.principal = ctx.request.scope.get("state", {}).get("principal")
             caller = None if ctx.request is not None else self.stdio_caller  # stdio: asked once the input is valid
-            data = await pipeline.run(arguments, json.dumps(arguments), context, caller)
+            data = await pipeline.run(arguments, raw, context, caller)
         except BadRequest as refused:
             if refused.code == "validation_failed":
                 refused = _arguments_refused(refused.fields)

@@ -177,7 +177,7 @@ class OperationEndpoint:
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
         try:
-            raw, body = await read_json_body(receive, headers)  # refuses lone surrogates ("\ud800")
+            raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
             state = scope.setdefault("state", {})
             context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"))
             return await self.pipeline.answer(body, raw, context)

@@ -4,6 +4,7 @@ change it, locked and generated from scratch."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,6 @@ def mcp_call(base: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
                         timeout=30)
     assert answer.status_code == 200, answer.text
     data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
-    import json
-
     return json.loads(data[-1])  # type: ignore[no-any-return]
 
 
@@ -82,8 +81,6 @@ def anonymous_mcp(base: str, tool: str, arguments: dict[str, Any]) -> httpx.Resp
 
 
 def result_of(answer: httpx.Response) -> dict[str, Any]:
-    import json
-
     data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
     return json.loads(data[-1])["result"]  # type: ignore[no-any-return]
 
@@ -99,8 +96,6 @@ def test_a_public_tool_beside_protected_ones_is_callable_without_a_credential(tm
             assert found.status_code == 200 and result_of(found).get("isError") is not True, found.text
             refused = result_of(anonymous_mcp(base, "add_book", BOOK))
             assert refused["isError"] is True
-            import json
-
             error = json.loads(refused["content"][0]["text"])
             assert (error["code"], error["error"]) == ("unauthenticated", "unauthorized")
             assert "bearer token" in error["message"]
@@ -161,3 +156,41 @@ def test_a_teams_middleware_wraps_every_route_the_operations_included(tmp_path: 
             assert [answer.headers.get("x-team") for answer in answers] == ["yes"] * 5, [a.status_code for a in answers]
             assert [answer.status_code for answer in answers] == [200, 200, 401, 200, 200]
             assert Tagging.seen == ["/books/search", "/books/add", "/books/add", "/openapi.json", "/mcp"]
+
+
+def test_request_size_is_the_projects_and_an_operation_may_take_more(tmp_path: Path) -> None:
+    """A 65,536-character field (a real API's maximum) got 413 on REST and /mcp: the limit was a
+    module constant. The project sets it (`max_request_bytes`), and an operation's manifest its own."""
+    def sizes(project: Path) -> None:
+        text = (project / "pyproject.toml").read_text()
+        (project / "pyproject.toml").write_text(text.replace('version = "0.1.0"\n\n[tool.pytest',
+                                                             'version = "0.1.0"\nmax_request_bytes = 32768\n\n[tool.pytest'))
+        edit_json(project / "contracts" / "search_books" / "manifest.json",
+                  lambda manifest: manifest.update(max_request_bytes=1_048_576))
+        edit_json(project / "contracts" / "search_books" / "mcp.input.schema.json",
+                  lambda schema: schema["properties"]["query"].pop("maxLength", None))
+
+    long_query = {"query": "q" * 600_000}
+    with library_project(tmp_path, sizes) as project:
+        from library_api.serve import app
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            found = httpx.post(base + "/books/search", json=long_query, headers=AUTH, timeout=30)
+            assert found.status_code == 200, found.text[:300]  # 600 KB: this operation takes up to 1 MiB
+            too_long = httpx.post(base + "/books/search", json={"query": "q" * 1_100_000}, headers=AUTH, timeout=30)
+            assert too_long.status_code == 413 and "1048576 bytes" in too_long.json()["message"]
+            book = {**BOOK, "title": "t" * 290, "subtitle": "s" * 290}
+            padded = json.dumps(book) + " " * 40_000  # 40 KB of whitespace: past the project's 32 KiB
+            refused = httpx.post(base + "/books/add", content=padded, headers={**AUTH, "Content-Type": "application/json"})
+            assert refused.status_code == 413 and "32768 bytes" in refused.json()["message"]
+            assert mcp_call(base, "search_books", long_query)["result"].get("isError") is not True
+            over = mcp_call(base, "add_book", {**book, "authors": [{"name": "n" * 150}] * 10,
+                                               "cover_url": "https://example.com/" + "c" * 2000} | {"x": "y" * 40_000})
+            assert over["result"]["isError"] is True and '"payload_too_large"' in over["result"]["content"][0]["text"]
+            assert "32768 bytes" in over["result"]["content"][0]["text"]  # add_book's: the project's limit
+            envelope = httpx.post(base + "/mcp", headers={**AUTH, "Accept": "application/json, text/event-stream"},
+                                  json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                        "params": {"name": "search_books", "arguments": {"query": "q" * 1_100_000}}})
+            assert envelope.status_code == 413  # past every tool's limit: refused before it is read
+            checked = gate(project, "--url", base, "--mcp-url", base + "/mcp")
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
