@@ -10,6 +10,8 @@
     version = "1.0.0"                   # optional: the OpenAPI version (default: the contract hashes)
     max_request_bytes = 65536           # optional: the largest request body (an operation's manifest
                                         # may set its own `max_request_bytes`); 413 past it
+    allowed_hosts = ["api.example.com"] # optional: hostnames /mcp answers to besides loopback
+                                        # (DNS rebinding protection; any port, http and https origins)
 
     [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
     name = "Conflict"
@@ -34,7 +36,7 @@ from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
-         "max_request_bytes"}
+         "max_request_bytes", "allowed_hosts"}
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
@@ -88,6 +90,7 @@ class CodegenConfig:
     version: str | None = None
     errors: Mapping[str, ErrorResponse] = field(default_factory=lambda: dict(RUNTIME_ERRORS))
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    allowed_hosts: tuple[str, ...] = ()
 
     def package_dir(self, package: str) -> Path:
         return self.source_root / package.replace(".", "/")
@@ -216,6 +219,11 @@ def load_config(project: Path | None = None) -> CodegenConfig:
     max_request_bytes = table.get("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
     if type(max_request_bytes) is not int or max_request_bytes < 1:
         raise ConfigError(pyproject, f"{TABLE} max_request_bytes must be a whole number of bytes >= 1")
+    hosts = table.get("allowed_hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(host, str) and host and ":" not in host and "/" not in host
+                                              for host in hosts):
+        raise ConfigError(pyproject, f"{TABLE} allowed_hosts must be a list of hostnames (no scheme, no port: "
+                                     "every port is allowed), such as [\"api.example.com\"]")
     config = CodegenConfig(
         root=root,
         contracts=root / _text(table, "contracts", pyproject, "contracts"),
@@ -227,6 +235,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         version=version,
         errors=_errors(table.get("errors"), pyproject),
         max_request_bytes=max_request_bytes,
+        allowed_hosts=tuple(hosts),
     )
     _check_places(config, pyproject)
     return config

@@ -16,7 +16,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
-from evidencekit.server.runtime.app import Lifespan, build_app, stdio_server
+from evidencekit.server.runtime.app import Lifespan, build_app, loopback_security, stdio_server
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.mcp import McpSettings, SettingsSource, ToolBinding
@@ -27,6 +27,8 @@ from evidencekit.server.generated.rest import rest_bindings
 
 OPENAPI = Path(__file__).resolve().parent / "openapi.json"
 TITLE = "evidencekit research evidence API"
+# Hostnames /mcp answers to besides loopback: `allowed_hosts` in [tool.evidencekit.codegen]
+ALLOWED_HOSTS: tuple[str, ...] = ()
 
 
 def tool_bindings(handlers: Handlers) -> list[ToolBinding]:
@@ -51,7 +53,8 @@ def create_app(
     middleware: Sequence[Middleware] = (),
 ) -> DirectDispatch:
     """REST, /mcp and /openapi.json; `hooks` plug in authentication (default: none); `middleware`
-    (outermost first) wraps every route, the operations' included."""
+    (outermost first) wraps every route, the operations' included; `mcp_security` replaces the
+    hosts /mcp answers to (default: loopback and ALLOWED_HOSTS)."""
     return build_app(
         rest_bindings(handlers),
         tool_bindings(handlers),
@@ -60,7 +63,7 @@ def create_app(
         openapi=OPENAPI,
         routes=routes,
         lifespan=lifespan,
-        mcp_security=mcp_security,
+        mcp_security=mcp_security or loopback_security(*ALLOWED_HOSTS),
         protected_prefixes=protected_prefixes,
         middleware=middleware,
     )

@@ -37,6 +37,7 @@ from evidencekit.server.runtime.mcp import (
     build_server,
     current,
 )
+from evidencekit.server.runtime.mcp_hosts import McpHosts
 from evidencekit.server.runtime.mcp_streams import McpStreams
 from evidencekit.server.runtime.pipeline import Handler
 from evidencekit.server.runtime.rest_runtime import MAX_BODY_BYTES, operation_endpoint
@@ -97,8 +98,12 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
                if binding.spec.rest_path and binding.spec.requirement.authenticated],
         prefixes=(*protected_prefixes, *([MCP_PATH] if every_tool_authenticated else [])),
         optional=[] if every_tool_authenticated else [MCP_PATH])
+    # The Host/Origin checks are McpHosts' (JSON errors); the SDK's own are left off, and its body
+    # limit is the tools' (BodyLimit's), not its 4 MiB
     sessions = StreamableHTTPSessionManager(app=build_server(ToolCaller(tools, hooks, mcp)), stateless=True,
-                                            security_settings=mcp_security or loopback_security())
+                                            security_settings=TransportSecuritySettings(
+                                                enable_dns_rebinding_protection=False),
+                                            max_request_body_size=mcp_body_limit(tools))
     document = openapi.read_bytes()
 
     async def openapi_json(_: Request) -> Response:
@@ -117,7 +122,8 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
         Route("/openapi.json", openapi_json),
         # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended
-        Route(MCP_PATH, McpStreams(BodyLimit(StreamableHTTPASGIApp(sessions), mcp_body_limit(tools)),
+        Route(MCP_PATH, McpStreams(McpHosts(BodyLimit(StreamableHTTPASGIApp(sessions), mcp_body_limit(tools)),
+                                            mcp_security or loopback_security()),
                                    lambda: current(mcp).streams)),
         *routes,
     ]

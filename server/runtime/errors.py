@@ -8,6 +8,7 @@
     ├── MethodNotAllowed (405 method_not_allowed)  adds Allow
     ├── Conflict (409 conflict)                 the request conflicts with an earlier one
     ├── PreconditionFailed (412 contract_mismatch)  the caller's X-Contract-Hash is not ours
+    ├── MisdirectedRequest (421 host_not_allowed)  a Host /mcp does not answer to (DNS rebinding)
     ├── PayloadTooLarge (413 payload_too_large)
     ├── RateLimited (429 rate_limited)          adds Retry-After
     ├── ContractViolation (500 contract_violation)
@@ -85,6 +86,10 @@ class Conflict(ApiError):
 
 class PreconditionFailed(ApiError):
     status, error, default_code = 412, "precondition_failed", "contract_mismatch"
+
+
+class MisdirectedRequest(ApiError):
+    status, error, default_code = 421, "misdirected_request", "host_not_allowed"
 
 
 class PayloadTooLarge(ApiError):

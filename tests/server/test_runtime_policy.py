@@ -194,3 +194,32 @@ def test_request_size_is_the_projects_and_an_operation_may_take_more(tmp_path: P
             assert envelope.status_code == 413  # past every tool's limit: refused before it is read
             checked = gate(project, "--url", base, "--mcp-url", base + "/mcp")
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+
+
+def test_a_public_hostname_comes_from_the_config_and_a_refused_host_is_told_how(tmp_path: Path) -> None:
+    """/mcp answered any non-loopback Host with a plain-text `421 Invalid Host header`; the way to
+    allow a public hostname was found only in the source."""
+    def public(project: Path) -> None:
+        text = (project / "pyproject.toml").read_text()
+        (project / "pyproject.toml").write_text(text.replace(
+            'version = "0.1.0"\n\n[tool.pytest', 'version = "0.1.0"\nallowed_hosts = ["library.example.org"]\n\n[tool.pytest'))
+
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {**AUTH, "Accept": "application/json, text/event-stream"}
+    with library_project(tmp_path, public):
+        from library_api.serve import app
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            port = base.rsplit(":", 1)[1]
+            served = httpx.post(base + "/mcp", json=listing, headers={**accept, "Host": f"library.example.org:{port}",
+                                                                     "Origin": "https://library.example.org"})
+            assert served.status_code == 200, served.text
+            refused = httpx.post(base + "/mcp", json=listing, headers={**accept, "Host": "attacker.example"})
+            assert refused.status_code == 421 and refused.headers["content-type"] == "application/json"
+            body = refused.json()
+            assert body["code"] == "host_not_allowed" and "'attacker.example'" in body["message"]
+            assert "allowed_hosts" in body["message"] and body["request_id"] == refused.headers["x-request-id"]
+            origin = httpx.post(base + "/mcp", json=listing, headers={**accept, "Origin": "https://attacker.example"})
+            assert origin.status_code == 403 and origin.json()["code"] == "origin_not_allowed"
+            plain = httpx.post(base + "/mcp", content=b"{}", headers={**accept, "Content-Type": "text/plain"})
+            assert plain.status_code == 400 and plain.json()["code"] == "unsupported_media_type"

@@ -1,0 +1,56 @@
+"""The Host and Origin checks of `/mcp` (DNS rebinding protection), answered in the error shape of
+every other error: the MCP SDK's own checks answer plain text (`421 Invalid Host header`), which
+names neither the host refused nor how to allow it.
+
+The allowed hosts are loopback plus the project's `allowed_hosts` (`[tool.evidencekit.codegen]`,
+generated into `<package>.app.ALLOWED_HOSTS`), or the `mcp_security` settings an app is built with.
+A POST's Content-Type is checked here too (the SDK answers that in plain text as well).
+"""
+
+from __future__ import annotations
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evidencekit.server.runtime.errors import ApiError, BadRequest, Forbidden, MisdirectedRequest
+from evidencekit.server.runtime.http_errors import error_response
+from evidencekit.server.runtime.rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
+
+HOW_TO_ALLOW = ("allow it with `allowed_hosts` in [tool.evidencekit.codegen] and regenerate, or build the app "
+                "with `mcp_security=loopback_security(...)`")
+
+
+class McpHosts:
+    """ASGI middleware in front of the MCP app, whose own checks are then left off."""
+
+    def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self._refusal(scope) if scope["type"] == "http" else None
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        request_id = request_id_for(header_values(scope).get(REQUEST_ID_KEY, ""))
+        await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> ApiError | None:
+        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+        if scope["method"] == "POST" and not headers.get("content-type", "").lower().startswith("application/json"):
+            return BadRequest("an MCP message is sent as application/json", code="unsupported_media_type")
+        if not self.settings.enable_dns_rebinding_protection:
+            return None
+        host = headers.get("host")
+        if not host or not allowed(host, self.settings.allowed_hosts):
+            return MisdirectedRequest(f"this server does not answer to the host {host!r} on /mcp: {HOW_TO_ALLOW}")
+        origin = headers.get("origin")
+        if origin and not allowed(origin, self.settings.allowed_origins):
+            return Forbidden(f"requests from the origin {origin!r} are not taken on /mcp: {HOW_TO_ALLOW}",
+                             code="origin_not_allowed")
+        return None
+
+
+def allowed(value: str, patterns: list[str]) -> bool:
+    """`value` is one of `patterns`, where `name:*` stands for the name with any port (the SDK's rules)."""
+    return value in patterns or any(pattern.endswith(":*") and value.startswith(pattern[:-1]) for pattern in patterns)
