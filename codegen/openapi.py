@@ -10,6 +10,7 @@ from evidencekit.codegen.headers import json_comment
 from evidencekit.codegen.lock import compatible_hashes
 from evidencekit.codegen.views import success_status
 from evidencekit.contracts.loader import Operation
+from evidencekit.contracts.query import kind_of
 from evidencekit.contracts.schema_walk import DATA, each_subschema
 
 FIELD_ERROR_SCHEMA: dict[str, Any] = {
@@ -105,11 +106,32 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
                                 "compatible one. Another contract's hash (`sha256:` and 16 hex digits) is refused "
                                 "with 412 `contract_mismatch` before anything is done; a value that is no "
                                 "contract hash with 400 `invalid_contract_hash`."},
+                *(query_parameters(op) if rest["method"] == "GET" else []),
             ],
-            "requestBody": {"required": True, "content": {"application/json": request_body}},
+            **({} if rest["method"] == "GET" else
+               {"requestBody": {"required": True, "content": {"application/json": request_body}}}),
             "responses": responses,
         }
     }
+
+
+def query_parameters(op: Operation) -> list[dict[str, Any]]:
+    """A GET operation's input as query parameters (contracts.query): each top-level property, its
+    schema the input component's own; an object-valued one as JSON text."""
+    variant = op.variants[(op.rest or {})["variant"]]
+    schema = variant.input_schema
+    component = f"#/components/schemas/{op.class_prefix}Input"
+    required = set(schema.get("required", []))
+    parameters = []
+    for name, sub in (schema.get("properties") or {}).items():
+        ref = {"$ref": f"{component}/properties/{name.replace('~', '~0').replace('/', '~1')}"}
+        parameter: dict[str, Any] = {"name": name, "in": "query", "required": name in required}
+        if kind_of(sub, schema) == "json":
+            parameter["content"] = {"application/json": {"schema": ref}}
+        else:
+            parameter.update(schema=ref, style="form", explode=True)
+        parameters.append(parameter)
+    return parameters
 
 
 # values, not schemas here (the discriminator is rewritten on its own)

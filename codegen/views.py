@@ -8,6 +8,7 @@ from typing import Any
 
 from evidencekit.codegen.fields import markdown_table
 from evidencekit.contracts.loader import ContractError, Operation, read_json
+from evidencekit.contracts.query import query_problems
 
 
 def pretty_json(value: Any) -> str:
@@ -90,6 +91,17 @@ def variant_view(op: Operation, name: str) -> VariantView:
 _BODY_SUCCESS = frozenset(range(200, 300)) - {204, 205}
 
 
+def query_input_problems(op: Operation) -> None:
+    """A GET operation's input must be what a query string can carry (contracts.query)."""
+    rest = op.rest or {}
+    if rest.get("method") != "GET":
+        return
+    problems = query_problems(op.variants[rest["variant"]].input_schema)
+    if problems:
+        raise ContractError(op.folder / "manifest.json", "rest.method GET takes its input from the query string, "
+                            "which cannot carry it: " + "; ".join(problems) + " (use POST)")
+
+
 def success_status(op: Operation) -> int:
     """The status a REST answer is sent with: the first the manifest declares, else 200."""
     declared = (op.rest or {}).get("success_statuses") or [200]
@@ -102,6 +114,7 @@ def success_status(op: Operation) -> int:
 
 def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...] = (),
                    max_request_bytes: int = 64 * 1024) -> OperationView:
+    query_input_problems(op)
     mcp = op.mcp or {}
     rest = op.rest or {}
     auth = op.manifest.get("auth", {})

@@ -20,6 +20,7 @@ from evidencekit.client.runtime.errors import (
     TransportError,
     error_for,
 )
+from evidencekit.contracts.query import to_query
 from evidencekit.contracts.wire import parse
 
 CONTRACT_HASH_HEADER = "X-Contract-Hash"
@@ -40,6 +41,14 @@ def _payload(body: BaseModel | Mapping[str, Any]) -> Any:
     if isinstance(body, BaseModel):
         return body.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return dict(body)
+
+
+def _input(operation: OperationRef, body: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
+    """How a call carries its input: a GET's in the query string (contracts.query), else a JSON body."""
+    data = _payload(body)
+    if operation.method == "GET":
+        return {"params": to_query(data)}
+    return {"json": data}
 
 
 def valid_token(token: str) -> bool:
@@ -139,7 +148,7 @@ class SyncTransport:
               timeout: float | None = None) -> bytes:
         try:
             response = self._http.request(
-                operation.method, operation.path, json=_payload(body),
+                operation.method, operation.path, **_input(operation, body),
                 headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
                 timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
@@ -167,7 +176,7 @@ class AsyncTransport:
                     timeout: float | None = None) -> bytes:
         try:
             response = await self._http.request(
-                operation.method, operation.path, json=_payload(body),
+                operation.method, operation.path, **_input(operation, body),
                 headers=_headers(operation, self.token, self.on_contract_mismatch == "raise"),
                 timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:

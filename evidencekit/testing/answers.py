@@ -13,7 +13,9 @@ import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
+from evidencekit.contracts.query import to_query
 from evidencekit.contracts.validation import OperationValidator
 
 ERROR_KEYS = ("error", "message", "code", "request_id")
@@ -72,10 +74,12 @@ def curl(method: str, url: str, body: Any, *, secret: Mapping[str, str] | None =
          plain: Mapping[str, str] | None = None) -> str:
     """A one-line `curl` that repeats a JSON call; `secret` headers are shown as placeholders in
     double quotes (the shell fills them in), `plain` ones as they are."""
-    parts = ["curl -s", "-X", shlex.quote(method), shlex.quote(url),
-             *(f'-H "{placeholder(name, value)}"' for name, value in (secret or {}).items()),
-             *(arg for name, value in (plain or {}).items()
-               for arg in ("-H", shlex.quote(f"{name}: {value}"))),
+    headers = [*(f'-H "{placeholder(name, value)}"' for name, value in (secret or {}).items()),
+               *(arg for name, value in (plain or {}).items() for arg in ("-H", shlex.quote(f"{name}: {value}")))]
+    if method == "GET":  # the input in the query string, as the call sent it
+        query = urlencode(request_input(method, body)["params"])
+        return " ".join(["curl -s", shlex.quote(f"{url}?{query}" if query else url), *headers])
+    parts = ["curl -s", "-X", shlex.quote(method), shlex.quote(url), *headers,
              "-H", shlex.quote("Content-Type: application/json"),
              "-d", shlex.quote(as_json(body))]
     return " ".join(parts)
@@ -85,3 +89,14 @@ def jsonrpc_call(tool: str, arguments: Any) -> str:
     """The JSON-RPC `tools/call` message that repeats an MCP call, on one line."""
     return as_json({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                     "params": {"name": tool, "arguments": arguments}})
+
+
+def request_input(method: str, payload: Any) -> dict[str, Any]:
+    """httpx's arguments for a REST call's input: a GET's in the query string (contracts.query), any
+    other's as its JSON body (a GET input that is not an object, generated as invalid, goes as JSON
+    text in a `_` parameter, for the server to refuse)."""
+    if method != "GET":
+        return {"content": json.dumps(payload)}
+    if isinstance(payload, dict):
+        return {"params": to_query(payload)}
+    return {"params": [("_", json.dumps(payload))]}

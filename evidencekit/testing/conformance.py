@@ -49,6 +49,7 @@ from evidencekit.testing.answers import (
     fields_problem,
     jsonrpc_call,
     output_problem,
+    request_input,
 )
 from evidencekit.testing.contracts import Contract, load_contracts
 from evidencekit.testing.strategies import inputs, mutations
@@ -157,7 +158,7 @@ def test_rest_conformance(conformance_operation: str, conformance_target: Target
 
         def post(body: Any) -> httpx.Response:
             note(_reproduce(target, rest["method"], url, body))
-            response = http.request(rest["method"], url, content=json.dumps(body))
+            response = http.request(rest["method"], url, **request_input(rest["method"], body))
             hash_header = response.headers.get("x-contract-hash")
             assert hash_header == contract.locked_hash, (
                 f"X-Contract-Hash {hash_header!r}, the lock pins {contract.locked_hash}")

@@ -8,11 +8,13 @@ work they wrap (measured on the evidence service's status read).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
 from starlette.datastructures import Headers
@@ -20,6 +22,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from evidencekit.contracts.loader import CONTRACT_HASH_PATTERN
+from evidencekit.contracts.query import from_query
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import (
@@ -144,6 +147,8 @@ class OperationEndpoint:
         self.hooks = hooks
         self.pipeline = OperationPipeline(spec, handler, hooks.auth)
         self._hash_header = [(CONTRACT_HASH_KEY, spec.contract_hash.encode())]
+        variant = spec.schemas.get(spec.rest_variant or "")
+        self._query_schema = variant.input_schema if spec.rest_method == "GET" and variant is not None else None
         # a client of an earlier compatible contract is told its own hash (the answer is valid under
         # it, so clients that predate the newer header keep working) and the newer one beside it
         newer = (CONTRACT_NEWER_HEADER.lower().encode(), spec.contract_hash.encode())
@@ -177,7 +182,14 @@ class OperationEndpoint:
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
         try:
-            raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
+            if self._query_schema is not None:  # a GET: the input is the query string
+                body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
+                                  self._query_schema)
+                raw = json.dumps(body).encode()
+                if len(raw) > spec.max_request_bytes:
+                    raise PayloadTooLarge(f"the query is larger than {spec.max_request_bytes} bytes")
+            else:
+                raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
             state = scope.setdefault("state", {})
             context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"))
             return await self.pipeline.answer(body, raw, context)

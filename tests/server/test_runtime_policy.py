@@ -223,3 +223,55 @@ def test_a_public_hostname_comes_from_the_config_and_a_refused_host_is_told_how(
             assert origin.status_code == 403 and origin.json()["code"] == "origin_not_allowed"
             plain = httpx.post(base + "/mcp", content=b"{}", headers={**accept, "Content-Type": "text/plain"})
             assert plain.status_code == 400 and plain.json()["code"] == "unsupported_media_type"
+
+
+def test_a_get_operation_takes_its_input_from_the_query_string(tmp_path: Path) -> None:
+    """`rest.method: "GET"` still wanted a JSON body (`?query=hello` got 400), and the OpenAPI
+    document declared a GET with a request body."""
+    def get(project: Path) -> None:
+        edit_json(project / "contracts" / "search_books" / "manifest.json",
+                  lambda manifest: manifest["rest"].update(method="GET"))
+
+    with library_project(tmp_path, get) as project:
+        from library_api.generated.client import Client  # type: ignore[import-not-found]
+        from library_api.serve import app
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            found = httpx.get(base + "/books/search", params=[("query", "the"), ("format", "ebook"), ("limit", "2")])
+            assert found.status_code == 200, found.text
+            assert found.json()["total"] >= len(found.json()["books"]) and len(found.json()["books"]) <= 2
+            wrong = httpx.get(base + "/books/search", params={"query": "the", "limit": "two"})
+            assert wrong.status_code == 400 and [f["field"] for f in wrong.json()["fields"]] == ["$.limit"]
+            assert httpx.post(base + "/books/search", json={"query": "the"}).status_code == 405
+            document = httpx.get(base + "/openapi.json").json()
+            operation = document["paths"]["/books/search"]["get"]
+            assert "requestBody" not in operation
+            assert {(p["name"], p["in"], p["required"]) for p in operation["parameters"] if p["in"] == "query"} == {
+                ("query", "query", True), ("format", "query", False), ("limit", "query", False)}
+            with Client(base, token=TOKEN) as client:  # the generated client sends a GET's input as its query
+                answered = client.search_books({"query": "the", "format": "ebook", "limit": 2})
+                assert answered.model_dump(mode="json") == found.json()
+            assert mcp_call(base, "search_books", {"query": "the"})["result"].get("isError") is not True
+            checked = gate(project, "--url", base, "--mcp-url", base + "/mcp")
+            swept = subprocess.run([str(Path(sys.executable).with_name("st")), "run", base + "/openapi.json", "-H",
+                                    f"Authorization: Bearer {TOKEN}", "--checks", "all", "--seed", "1", "--no-color"],
+                                   capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert swept.returncode == 0, swept.stdout[-3000:]
+
+
+def test_a_get_whose_input_a_query_cannot_carry_is_refused_when_generating(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.support import LIBRARY_EXAMPLE
+
+    project = tmp_path / "library"
+    shutil.copytree(LIBRARY_EXAMPLE, project, ignore=shutil.ignore_patterns("generated", "__pycache__"))
+    edit_json(project / "contracts" / "search_books" / "manifest.json",
+              lambda manifest: manifest["rest"].update(method="GET"))
+    edit_json(project / "contracts" / "search_books" / "mcp.input.schema.json",
+              lambda schema: schema["properties"].update(year={"type": ["integer", "string"]}))
+    for command in ("lock", "generate"):
+        done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2 and "property 'year'" in done.stderr and "use POST" in done.stderr, done.stderr

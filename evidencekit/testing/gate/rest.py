@@ -5,7 +5,6 @@ contract answers with our hash and `X-Contract-Newer`). Other servers ignore the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 
 from evidencekit.contracts.loader import Variant
-from evidencekit.testing.answers import curl, shown
+from evidencekit.testing.answers import curl, request_input, shown
 from evidencekit.testing.contracts import Contract
 from evidencekit.testing.gate.checks import Answer
 from evidencekit.testing.gate.results import OperationReport
@@ -60,9 +59,9 @@ class RestTarget:
     def call(self, contract: Contract, payload: Any) -> Answer:
         rest = contract.operation.rest or {}
         headers = {"Content-Type": "application/json", HASH_HEADER: contract.locked_hash}
+        carried = request_input(rest["method"], payload)
         try:
-            response = self.http.request(rest["method"], self.url(contract), headers=headers,
-                                         content=json.dumps(payload))
+            response = self.http.request(rest["method"], self.url(contract), headers=headers, **carried)
         except httpx.TimeoutException:
             return Answer("no_answer", f"no answer within {self.timeout:g} s", rest=True)
         except httpx.HTTPError as exc:
