@@ -25,6 +25,10 @@ server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*: docs/settings.md):
   import-pages PAGE...                        take the vendor's published pages into contracts/
 
 toolkit (run from a project whose pyproject.toml has [tool.evidencekit.codegen]):
+  init [FOLDER] [--package P] [--contracts DIR]
+                                              a new project that serves and passes conformance at once
+  serve MODULE:NAME [--port P]                your project's app, hardened (REST, /mcp, /openapi.json)
+  mcp MODULE:NAME                             your project's MCP tools over stdio
   codegen {generate,check,lock,diff}          the contract-first generator
   conformance (--url BASE | --mcp-url URL | --mcp-stdio CMD) [--read-only] [--junit FILE]
                                               check a running server against the contracts
@@ -46,6 +50,7 @@ COMMANDS = {
     "worker": ("evidencekit.server.evidence.worker_process", "a worker process (several may share PostgreSQL)"),
     "admin": ("evidencekit.server.evidence.admin", "workspaces, users, members, tokens"),
     "import-pages": ("evidencekit.server.evidence.page_import", "take the vendor's published pages into contracts/"),
+    "init": ("evidencekit.codegen.scaffold", "start a project: contracts, generated code, handlers, tests"),
     "codegen": ("evidencekit.codegen.cli", "the contract-first generator"),
     "conformance": ("evidencekit.testing.gate.cli", "check a running server against the contracts"),
     "completion": ("evidencekit.completion", "print a shell completion script"),
@@ -94,10 +99,14 @@ def _dispatch(args: list[str]) -> int:
         from evidencekit.client.evidence.cli import main as client_main
 
         return client_main(args)
+    if args[0] in ("serve", "mcp") and len(args) > 1 and not args[1].startswith("-"):  # a project's own app
+        from evidencekit.server.runtime import serving
+
+        return serving.main(args[1:]) if args[0] == "serve" else serving.stdio_main(args[1:])
     if args[0] in SERVICE_COMMANDS and (missing := service_missing()):
         print(f"evidencekit {args[0]}: this command runs the research-evidence service, which needs the "
               f"service extra (missing: {', '.join(missing)}): pip install 'evidencekit[service]'. For your own "
-              "contracts, serve your generated app (docs/toolkit.md).", file=sys.stderr)
+              "contracts: evidencekit serve MODULE:NAME (evidencekit init writes one).", file=sys.stderr)
         return 2
     if args[0] in COMMANDS:
         main_of_command: Callable[[list[str]], int] = importlib.import_module(COMMANDS[args[0]][0]).main

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import errno
 import os
-import socket
 import sys
 import uuid
 from typing import Any
@@ -21,7 +19,7 @@ from evidencekit.server.evidence.store.db import (
     sqlite_path,
 )
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.runtime import heap
+from evidencekit.server.runtime import serving
 
 READ_SECONDS_ENV = "EVIDENCEKIT_REQUEST_READ_SECONDS"
 PER_CLIENT_ENV = "EVIDENCEKIT_MAX_CONNECTIONS_PER_CLIENT"
@@ -50,7 +48,6 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     check_or_exit()
     configure_logging("INFO")
-    import uvicorn
 
     from evidencekit.server.evidence.app import create_app
 
@@ -62,11 +59,9 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 1
     try:  # bind first: the banner below names a port that is really ours
-        listening = _listen(args.host, args.port)
-    except OSError as exc:
-        print(f"evidencekit: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
-              f"{' (another server runs there; choose another --port)' if exc.errno == errno.EADDRINUSE else ''}",
-              file=sys.stderr)
+        listening = serving.listen(args.host, args.port)
+    except serving.UsageError as exc:
+        print(f"evidencekit: {exc}", file=sys.stderr)
         return 1
     port = listening.getsockname()[1]
     base = f"http://{args.host if ':' not in args.host else f'[{args.host}]'}:{port}"
@@ -94,35 +89,9 @@ def main(argv: list[str]) -> int:
     token = first["token"] if first["created_token"] else "$TOKEN"
     print(f"  CLI:  export EVIDENCEKIT_URL={base} SOSOAPI_ACCESS_TOKEN={token} EVIDENCEKIT_WORKSPACE={workspace}"
           "\n        evidencekit retrieve https://example.com/ --wait", flush=True)
-    from evidencekit.server.runtime.http_protocol import bounded_protocol
-
-    read_seconds = float(setting(READ_SECONDS_ENV, "10"))
-    per_client = int(setting(PER_CLIENT_ENV, "256"))
-    connections = int(setting(CONNECTIONS_ENV, "2048"))
-    # h11 bounds the head itself; the read deadline, the connection budget (its per-client share,
-    # and its reserve for /healthz) come with httptools, in place of uvicorn's limit_concurrency
-    http: Any = args.http if args.http == "h11" else bounded_protocol(
-        read_seconds, per_client, connections, reserved_paths=frozenset({"/healthz"}))
-    app = create_app(url, in_process_worker=not args.no_worker)
-    heap.settle()
-    # log_config=None: uvicorn's lines go through the logging configured above (its own
-    # configuration would close that handler)
-    config = uvicorn.Config(app, log_level="info", log_config=None, access_log=False, http=http,
-                            limit_concurrency=connections if args.http == "h11" else None, timeout_keep_alive=5)
-    uvicorn.Server(config).run(sockets=[listening])
+    limits = serving.Limits(read_seconds=float(setting(READ_SECONDS_ENV, "10")),
+                            per_client=int(setting(PER_CLIENT_ENV, "256")),
+                            max_connections=int(setting(CONNECTIONS_ENV, "2048")),
+                            reserved_paths=frozenset({"/healthz"}))
+    serving.run(create_app(url, in_process_worker=not args.no_worker), listening, limits, args.http)
     return 0
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port (port 0: any free one), as uvicorn would open it."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return sock
