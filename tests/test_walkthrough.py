@@ -101,6 +101,22 @@ def test_the_library_walkthrough_from_the_wheel(tmp_path: Path) -> None:
     completion = run([evidencekit, "completion", "bash"], tmp_path, 60, env)
     assert "codegen" in completion and "conformance" in completion
 
+    # A new project from this install alone: init, serve, the gate on REST, MCP over HTTP and stdio.
+    run([evidencekit, "init", "demo"], tmp_path, 300, env)
+    with subprocess.Popen([evidencekit, "serve", "demo.app:create", "--port", "0"], cwd=tmp_path / "demo", env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as demo:
+        try:
+            assert demo.stdout is not None
+            banner = demo.stdout.readline()
+            assert " at http://127.0.0.1:" in banner, banner
+            base = banner.split(" at ", 1)[1].split()[0]
+            gate = run([evidencekit, "conformance", "--url", base, "--mcp-url", base + "/mcp",
+                        "--mcp-stdio", f"{evidencekit} mcp demo.app:create_stdio"], tmp_path / "demo", 300, env)
+        finally:
+            demo.terminate()
+            demo.communicate(timeout=30)
+    assert "conforms: 0 violations (rest 0, mcp-http 0, mcp-stdio 0)" in gate, gate
+
     # 3. The example project, as its repository holds it (no lock, no generated code).
     project = tmp_path / "library"
     shutil.copytree(EXAMPLE, project, ignore=EXAMPLE_IGNORE)

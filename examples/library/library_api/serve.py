@@ -12,9 +12,10 @@ import os
 import secrets
 import sys
 
-import uvicorn
+from evidencekit.server.runtime import serving
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.log_queue import log_off_the_loop
 from evidencekit.server.runtime.mcp import serve_stdio
 
 from library_api.auth import WRITE, Caller, TokenAuth
@@ -43,7 +44,10 @@ def app(token: str) -> DirectDispatch:
 
 
 def main() -> None:
-    uvicorn.run(app(librarian_token()), host=HOST, port=PORT)
+    # What `evidencekit serve` does: uvicorn with the toolkit's hardened protocol and connection
+    # budget, logs written off the event loop (evidencekit.server.runtime.serving)
+    log_off_the_loop("INFO")
+    serving.run(app(librarian_token()), serving.listen(HOST, PORT))
 
 
 def stdio() -> None:

@@ -139,14 +139,21 @@ async def test_mcp_over_streamable_http(base_url: str) -> None:
         await exercise(session)
 
 
-async def test_mcp_over_http_needs_a_token(base_url: str) -> None:
-    """add_book needs a caller, so /mcp does: without a known token it is a 401 before any tool runs."""
+async def test_mcp_over_http_takes_public_calls_and_checks_a_token_sent(base_url: str) -> None:
+    """get_book and search_books are public, add_book needs a caller: without a token the public tools
+    answer and add_book answers an error result naming what is missing; a token sent is checked (401)."""
+    async with httpx2.AsyncClient() as http, \
+            streamable_http_client(f"{base_url}/mcp", http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        assert check(await session.call_tool("search_books", {"query": ""}))["total"] == 2
+        refused = await session.call_tool("add_book", DISPOSSESSED)
+        assert refused.is_error and json.loads(text_of(refused))["code"] == "unauthenticated"
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    for headers in ({}, {"Authorization": "Bearer wrong-token"}):
-        async with httpx2.AsyncClient(headers=headers) as http:
-            response = await http.post(f"{base_url}/mcp", json=ping,
-                                       headers={"Accept": "application/json, text/event-stream"})
-        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer wrong-token"}) as http:
+        response = await http.post(f"{base_url}/mcp", json=ping,
+                                   headers={"Accept": "application/json, text/event-stream"})
+    assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
 
 
 async def test_a_reader_gets_an_error_result_from_add_book(base_url: str) -> None:
