@@ -13,9 +13,9 @@ import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
-from evidencekit.contracts.query import to_query
+from evidencekit.contracts.query import from_query, to_query
 from evidencekit.contracts.validation import OperationValidator
 
 ERROR_KEYS = ("error", "message", "code", "request_id")
@@ -100,3 +100,12 @@ def request_input(method: str, payload: Any) -> dict[str, Any]:
     if isinstance(payload, dict):
         return {"params": to_query(payload)}
     return {"params": [("_", json.dumps(payload))]}
+
+
+def as_carried(method: str, payload: Any, schema: Mapping[str, Any]) -> Any:
+    """The input a server reads from a REST call of `method`: a GET's query string holds text, so a
+    mutation of a string property (an object there, say) arrives as a string again; any other
+    method's body is the payload itself."""
+    if method != "GET" or not isinstance(payload, dict):
+        return payload
+    return from_query(parse_qsl(urlencode(to_query(payload)), keep_blank_values=True), schema)
