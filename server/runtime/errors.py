@@ -9,8 +9,10 @@
     ├── Conflict (409 conflict)                 the request conflicts with an earlier one
     ├── PreconditionFailed (412 contract_mismatch)  the caller's X-Contract-Hash is not ours
     ├── MisdirectedRequest (421 host_not_allowed)  a Host /mcp does not answer to (DNS rebinding)
+    ├── RequestTimeout (408 request_timeout)    the request did not arrive whole in time
     ├── PayloadTooLarge (413 payload_too_large)
     ├── RateLimited (429 rate_limited)          adds Retry-After
+    ├── HeadTooLarge (431 request_header_fields_too_large)
     ├── ContractViolation (500 contract_violation)
     └── ServiceUnavailable (503 unavailable)  adds Retry-After when given
 """
@@ -90,6 +92,14 @@ class PreconditionFailed(ApiError):
 
 class MisdirectedRequest(ApiError):
     status, error, default_code = 421, "misdirected_request", "host_not_allowed"
+
+
+class RequestTimeout(ApiError):
+    status, error, default_code = 408, "request_timeout", "request_timeout"
+
+
+class HeadTooLarge(ApiError):
+    status, error, default_code = 431, "request_header_fields_too_large", "request_header_fields_too_large"
 
 
 class PayloadTooLarge(ApiError):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from http import HTTPStatus
 from typing import Any, ClassVar
 from weakref import WeakKeyDictionary
 
@@ -41,23 +42,29 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from evidencekit.server.runtime.connection_budget import Admission, ConnectionBudget
 from evidencekit.server.runtime.corked_transport import CorkedTransport
+from evidencekit.server.runtime.errors import (
+    ApiError,
+    HeadTooLarge,
+    RequestTimeout,
+    ServiceUnavailable,
+)
 
 MAX_HEAD_BYTES = 64 * 1024
 HEAD_END = b"\r\n\r\n"
 BUSY = "the server holds as many connections as it takes; try again shortly"
 
 
-def _refusal_body(code: str, message: str) -> bytes:
-    return json.dumps({"error": code, "code": code, "message": message, "request_id": "-"}).encode()
+def _refusal(error: ApiError) -> bytes:
+    """A whole response, written to the socket before any app runs: `error` in the shape every error
+    has (ApiError.to_json; no request id exists yet), the connection closed after it."""
+    body = json.dumps(error.to_json("-")).encode()
+    headers = "".join(f"{name.lower()}: {value}\r\n" for name, value in error.headers().items())
+    return (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\ncontent-type: application/json\r\n"
+            f"{headers}connection: close\r\ncontent-length: {len(body)}\r\n\r\n").encode() + body
 
 
-def _refusal(status: str, code: str, message: str) -> bytes:
-    body = _refusal_body(code, message)
-    return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
-            f"content-length: {len(body)}\r\n\r\n").encode() + body
-
-
-_BUSY_BODY = _refusal_body("server_busy", BUSY + " (only the health check is answered now)")
+_BUSY = ServiceUnavailable(BUSY + " (only the health check is answered now)", code="server_busy", retry_after=1)
+_BUSY_BODY = json.dumps(_BUSY.to_json("-")).encode()
 
 
 async def _busy(scope: Any, receive: Any, send: Any) -> None:
@@ -68,8 +75,7 @@ async def _busy(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": _BUSY_BODY})
 
 
-_TOO_LARGE = _refusal("431 Request Header Fields Too Large", "request_header_fields_too_large",
-                      f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes")
+_TOO_LARGE = _refusal(HeadTooLarge(f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes"))
 
 
 class _Sweep:
@@ -120,7 +126,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
             if verdict in (Admission.CLIENT_FULL, Admission.FULL):
                 message = (f"this address holds {self.per_client} connections already"
                            if verdict is Admission.CLIENT_FULL else BUSY)
-                transport.write(_refusal("503 Service Unavailable", "too_many_connections", message))
+                transport.write(_refusal(ServiceUnavailable(message, code="too_many_connections", retry_after=1)))
                 transport.close()
                 return
             self._reserved = verdict is Admission.RESERVED
@@ -155,7 +161,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
             return
         if not self.transport.is_closing():
             if self._head_bytes or self._head_tail:
-                self.transport.write(_refusal("503 Service Unavailable", "server_busy", BUSY))
+                self.transport.write(_refusal(ServiceUnavailable(BUSY, code="server_busy", retry_after=1)))
             self.transport.close()
 
     @classmethod
@@ -182,8 +188,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
     def _too_slow(self) -> None:
         self._reading_since = None
         if not self.transport.is_closing():
-            self.transport.write(_refusal("408 Request Timeout", "request_timeout",
-                                          f"the request did not arrive within {self.read_seconds:g} s"))
+            self.transport.write(_refusal(RequestTimeout(f"the request did not arrive within {self.read_seconds:g} s")))
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:

@@ -463,3 +463,19 @@ def test_a_connection_closed_but_never_drained_is_dropped_after_its_linger() -> 
         protocol.connection_lost(None)
 
     asyncio.run(run())
+
+
+def test_the_protocols_refusals_are_the_error_tree_written_to_the_socket() -> None:
+    """One builder: ApiError.to_json, as every surface sends it (the protocol wrote its own JSON,
+    `error` and `code` the same word, and no Retry-After on a 503)."""
+    import json as json_module
+
+    from evidencekit.server.runtime.errors import ServiceUnavailable
+    from evidencekit.server.runtime.http_protocol import _refusal
+
+    written = _refusal(ServiceUnavailable("busy", code="too_many_connections", retry_after=1))
+    head, _, body = written.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 Service Unavailable\r\n") and b"\r\nretry-after: 1\r\n" in head
+    assert json_module.loads(body) == {"error": "unavailable", "code": "too_many_connections", "message": "busy",
+                                       "request_id": "-"}
+    assert f"content-length: {len(body)}".encode() in head
