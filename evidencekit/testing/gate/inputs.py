@@ -10,7 +10,7 @@ when it parses as JSON, else text, and must satisfy the property's schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,19 +87,25 @@ def _pinned(operation: str, schema: dict[str, Any], pins: Sequence[Pin]) -> Any:
     return aim
 
 
-def valid_inputs(contract: Contract, variant: Variant,
-                 pins: Sequence[Pin]) -> st.SearchStrategy[Any]:
+Prepare = Callable[[str, Any], Any]  # (operation, generated input) -> the input to send
+
+
+def valid_inputs(contract: Contract, variant: Variant, pins: Sequence[Pin],
+                 prepare: Prepare | None = None) -> st.SearchStrategy[Any]:
     """Inputs the variant accepts, pinned (a pin that combines badly with the rest is filtered
-    out)."""
+    out), then adapted by `prepare` (the plugin's `conformance_prepare` fixture), whose result is
+    sent as it is."""
     name, schema = contract.operation.name, variant.input_schema
     aimed = inputs(schema).map(_pinned(name, schema, pins))
-    if not any(pin.applies(name, schema) for pin in pins):
+    if any(pin.applies(name, schema) for pin in pins):
+        aimed = aimed.filter(lambda payload: not contract.validator.input_errors(payload, variant.name))
+    if prepare is None:
         return aimed
-    return aimed.filter(lambda payload: not contract.validator.input_errors(payload, variant.name))
+    return aimed.map(lambda payload: prepare(name, payload))
 
 
-def invalid_inputs(contract: Contract, variant: Variant,
-                   pins: Sequence[Pin]) -> st.SearchStrategy[Any]:
+def invalid_inputs(contract: Contract, variant: Variant, pins: Sequence[Pin],
+                   prepare: Prepare | None = None) -> st.SearchStrategy[Any]:
     """One mutation of a valid input per example, each refused by the variant's input schema."""
-    return mutated_inputs(valid_inputs(contract, variant, pins), variant.input_schema,
+    return mutated_inputs(valid_inputs(contract, variant, pins, prepare), variant.input_schema,
                           lambda bad: bool(contract.validator.input_errors(bad, variant.name)))

@@ -22,11 +22,15 @@ from evidencekit.contracts.loader import Variant
 from evidencekit.testing.answers import as_carried, shown
 from evidencekit.testing.contracts import Contract
 from evidencekit.testing.gate.checks import applied, judge
-from evidencekit.testing.gate.inputs import Pin, invalid_inputs, valid_inputs
+from evidencekit.testing.gate.inputs import Pin, Prepare, invalid_inputs, valid_inputs
 from evidencekit.testing.gate.results import CHECKS, Finding, OperationReport, SurfaceReport
 from evidencekit.testing.gate.targets import Target
 
 Progress = Callable[[str, str, str, int], None]  # surface, operation, phase, calls so far
+
+NO_SUCCESS = ("no valid input got a success answer, so no answer was checked against the output "
+              "schemas: give a credential that may call it (--header), or ids the target holds "
+              "(--set NAME=VALUE)")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class Options:
     require_success: bool = False
     operations: Sequence[str] = ()  # empty: every operation
     progress: Progress = field(default=lambda surface, operation, phase, calls: None)
+    prepare: Prepare | None = None  # adapts every generated valid input (after the pins)
+    no_success: str = NO_SUCCESS  # what to do when no valid input succeeded, in the front end's terms
 
 
 class CheckFailed(Exception):
@@ -103,9 +109,7 @@ def _operation(target: Target, contract: Contract, variant: Variant, protocol: b
                options: Options, report: OperationReport) -> None:
     gone = _phase(target, contract, variant, True, protocol, options, report)
     if not gone and not report.errors and report.successes == 0:
-        message = ("no valid input got a success answer, so no answer was checked against the output "
-                   "schemas: give a credential that may call it (--header), or ids the target holds "
-                   "(--set NAME=VALUE)")
+        message = options.no_success
         if options.require_success:
             report.found(Finding("success_seen", message, shrunk=False))
         else:
@@ -123,7 +127,7 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
     until one generates its whole budget finding nothing new: a failure of one check cannot hide
     a failure of another, met on other inputs."""
     make = valid_inputs if valid else invalid_inputs
-    strategy = make(contract, variant, options.pins)
+    strategy = make(contract, variant, options.pins, options.prepare)
     report.ran(*applied(rest=target.rest, valid=valid, protocol=protocol))
     phase = "valid" if valid else "invalid"
     gone = False
