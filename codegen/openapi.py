@@ -31,6 +31,8 @@ ERROR_SCHEMA: dict[str, Any] = {
         "code": {"type": "string", "description": "Machine code, e.g. validation_failed."},
         "request_id": {"type": "string", "description": "Also sent as X-Request-Id."},
         "fields": {"type": "array", "items": {"$ref": "#/components/schemas/FieldError"}},
+        "retry_after_seconds": {"type": "integer", "minimum": 0,
+                                "description": "Seconds to wait before trying again (also Retry-After)."},
     },
     "required": ["error", "message", "code", "request_id"],
 }

@@ -1,4 +1,7 @@
 """One error tree that maps to the wire: `{error, message, code, request_id}` plus an HTTP status.
+Every surface writes its body with `to_json` (REST answers, the HTTP error handlers, MCP isError
+results, the serving protocol's refusals): `fields` when a body does not match the contract,
+`retry_after_seconds` when the caller should wait (also the Retry-After header; MCP has no headers).
 
     ApiError (500 internal_error)
     ├── BadRequest (400 invalid_request)        fields: every failing field
@@ -29,6 +32,7 @@ class ApiError(Exception):
     status: ClassVar[int] = 500
     error: ClassVar[str] = "internal_error"
     default_code: ClassVar[str] = "internal_error"
+    retry_after: int | None = None  # seconds the caller should wait before trying again
 
     def __init__(self, message: str, *, code: str | None = None,
                  fields: Sequence[FieldError] = ()) -> None:
@@ -38,7 +42,7 @@ class ApiError(Exception):
         self.fields = list(fields)
 
     def headers(self) -> dict[str, str]:
-        return {}
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
     def to_json(self, request_id: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -49,6 +53,8 @@ class ApiError(Exception):
         }
         if self.fields:
             body["fields"] = [field.to_json() for field in self.fields]
+        if self.retry_after is not None:
+            body["retry_after_seconds"] = self.retry_after
         return body
 
 
@@ -113,9 +119,6 @@ class RateLimited(ApiError):
         super().__init__(message, code=code)
         self.retry_after = retry_after
 
-    def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(self.retry_after)}
-
 
 class ContractViolation(ApiError):
     status, error, default_code = 500, "internal_error", "contract_violation"
@@ -127,6 +130,3 @@ class ServiceUnavailable(ApiError):
     def __init__(self, message: str, *, code: str | None = None, retry_after: int | None = None) -> None:
         super().__init__(message, code=code)
         self.retry_after = retry_after
-
-    def headers(self) -> dict[str, str]:
-        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}

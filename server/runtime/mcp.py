@@ -25,7 +25,7 @@ from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.runtime.auth import UNAUTHENTICATED
 from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import ApiError, BadRequest, PayloadTooLarge, RateLimited
+from evidencekit.server.runtime.errors import ApiError, BadRequest, PayloadTooLarge
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.mcp_streams import StreamLimits
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
@@ -76,11 +76,10 @@ def listed_tools(bindings: Sequence[ToolBinding], profile: str | None, output_sc
 
 
 def error_result(error: ApiError, request_id: str) -> types.CallToolResult:
-    """The REST error body (error, message, code, request_id, fields) as an isError result."""
-    body = error.to_json(request_id)
-    if isinstance(error, RateLimited):
-        body["retry_after_seconds"] = error.retry_after
-    return types.CallToolResult(content=[types.TextContent(text=json.dumps(body))], is_error=True)
+    """The REST error body (error, message, code, request_id, fields, retry_after_seconds) as an
+    isError result."""
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(error.to_json(request_id)))],
+                                is_error=True)
 
 
 def _arguments_refused(errors: Sequence[FieldError]) -> BadRequest:

@@ -477,7 +477,7 @@ def test_the_protocols_refusals_are_the_error_tree_written_to_the_socket() -> No
     head, _, body = written.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 503 Service Unavailable\r\n") and b"\r\nretry-after: 1\r\n" in head
     assert json_module.loads(body) == {"error": "unavailable", "code": "too_many_connections", "message": "busy",
-                                       "request_id": "-"}
+                                       "request_id": "-", "retry_after_seconds": 1}
     assert f"content-length: {len(body)}".encode() in head
 
 

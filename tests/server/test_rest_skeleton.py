@@ -49,7 +49,7 @@ def base_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def bad_url() -> Iterator[str]:
-    with live_server(skeleton_app(MisbehavingHandlers())) as url:
+    with live_server(skeleton_app(MisbehavingHandlers()), lifespan="on") as url:  # on: /mcp too
         yield url
 
 
@@ -205,3 +205,26 @@ def test_an_unreachable_database_is_503_unavailable_not_a_bare_500(bad_url: str)
     body = response.json()
     assert body["code"] == "unavailable" and "retry later" in body["message"]
     assert body["request_id"] == response.headers["x-request-id"]
+
+
+def test_rest_and_mcp_send_one_error_body(bad_url: str) -> None:
+    """One builder: the body REST answers with is the text of MCP's isError result, the wait
+    included (MCP has no Retry-After header; it was added to MCP's body alone)."""
+    import anyio
+
+    from evidencekit.testing.mcp_client import call_tool_unchecked, http_session
+
+    busy = {**REQUEST, "url": "https://e.com/busy"}
+    rest = post(bad_url, RETRIEVE.rest_path, json=busy)
+
+    async def call() -> Any:
+        async with http_session(bad_url + "/mcp", {}) as session:
+            return await call_tool_unchecked(session, "sosoapi_research_evidence_retrieve", busy)
+
+    result = anyio.run(call)
+    over_mcp = json.loads(result.content[0].text)
+    assert result.is_error and rest.headers["retry-after"] == "7"
+    assert rest.json()["request_id"] != over_mcp["request_id"]
+    assert {**rest.json(), "request_id": "-"} == {**over_mcp, "request_id": "-"} == {
+        "error": "rate_limited", "message": "slow down", "code": "rate_limited", "request_id": "-",
+        "retry_after_seconds": 7}
