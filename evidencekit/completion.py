@@ -14,7 +14,8 @@ import sys
 
 import shtab
 
-from evidencekit.cli import COMMANDS, SERVICE_COMMANDS, service_missing
+from evidencekit.cli import COMMANDS
+from evidencekit.commands import available
 
 SHELLS = ("bash", "zsh", "tcsh")
 # Options and arguments that name files or folders: completed as paths.
@@ -38,19 +39,23 @@ def _mark_paths(parser: argparse.ArgumentParser) -> None:
 
 
 def command_tree() -> argparse.ArgumentParser:
-    """One parser holding every command, as completion sees them."""
-    from evidencekit.client.evidence.cli import build_parser as client
-
-    root = client()  # retrieve, status, documents, and --workspace before the command
+    """One parser holding every command, as completion sees them: the toolkit's, and those installed
+    distributions add that can run here (`serve` and `mcp` of both, merged)."""
+    root = argparse.ArgumentParser(prog="evidencekit")
     root.add_argument("-V", "--version", action="store_true", help="print the version")
-    commands = _subparsers(root)
-    without_service = bool(service_missing())
-    for name, (module, help_text) in COMMANDS.items():
-        if without_service and name in SERVICE_COMMANDS:
-            continue  # not installed: nothing to complete
-        parser = importlib.import_module(module).build_parser()
-        commands.add_parser(name, parents=[parser], add_help=False, help=help_text,
-                            description=parser.description)
+    commands = root.add_subparsers(dest="command")
+    parsers: dict[str, list[argparse.ArgumentParser]] = {}
+    helps: dict[str, str] = {}
+    for name, (help_text, module, _, parser_of) in COMMANDS.items():
+        parsers[name] = [getattr(importlib.import_module(module), parser_of)()]
+        helps[name] = help_text
+    for name, command in available().items():
+        if command.parser is not None and (name not in COMMANDS or name in ("serve", "mcp")):
+            parsers.setdefault(name, []).insert(0, command.parser())
+            helps.setdefault(name, command.help)
+    for name, found in parsers.items():
+        commands.add_parser(name, parents=found, add_help=False, help=helps[name], conflict_handler="resolve",
+                            description=found[0].description)
     _mark_paths(root)
     return root
 

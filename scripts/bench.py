@@ -118,7 +118,7 @@ async def submit_and_settle(port: int, token: str, workspace: str, urls: list[st
 
     try:
         mutations = await asyncio.gather(*(submit(url) for url in urls))
-        # Wait the way `evidencekit retrieve --from-file` does: receipts in submission order, polling
+        # Wait the way `research-evidence retrieve --from-file` does: receipts in submission order, polling
         # only the oldest unsettled one (workers claim oldest first), so the harness adds about one
         # status call per receipt instead of re-polling every pending receipt on every round.
         for mutation in mutations:
@@ -152,7 +152,7 @@ async def plain_fetch_and_parse(urls: list[str], ca_file: str, in_flight: int) -
 
 
 def service_run(folder: Path, name: str, origin_port: int, urls: list[str]) -> tuple[float, list[float]]:
-    """`evidencekit serve` on a fresh data folder: seconds until every URL's receipt settled, and
+    """`research-evidence serve` on a fresh data folder: seconds until every URL's receipt settled, and
     the peak RSS of the server and of each of its child processes."""
     data = folder / name
     data.mkdir()
@@ -236,9 +236,9 @@ METHOD = """## How each row is measured
   measured in `--rounds` interleaved rounds (each side `--seconds` in all, the order rotating each
   round); the ratio is taken within each round and shown as the median (lowest-highest), and the
   req/s columns are medians: measured one after the other, once each, a shared machine's drift went
-  into the ratio. Each setting is measured with httptools (what `evidencekit serve` uses) and with
+  into the ratio. Each setting is measured with httptools (what `research-evidence serve` uses) and with
   the pure-Python h11 parser: the faster the HTTP layer, the larger the share of the service's own
-  work, so the ratio drops while both absolute rates rise. `evidencekit serve` settles its heap
+  work, so the ratio drops while both absolute rates rise. `research-evidence serve` settles its heap
   before serving (server/runtime/heap.py: `gc.freeze()` and a higher young-generation threshold); the
   **settled peer** row compares with the same peer given the same settling. The **floor** rows run
   the status call's own steps (bearer lookup, JSON, every input variant, the typed input, role
@@ -253,9 +253,9 @@ METHOD = """## How each row is measured
 - **response validation**: one status response checked against every published output variant
   (jsonschema-rs verdict), as a share of the server time per request of the first status row.
 - **retrieve end to end**: a local HTTPS origin (trustme CA) serves distinct ~200 KB pages.
-  `evidencekit serve` runs its in-process worker (EVIDENCEKIT_WORKER_CONCURRENCY=50, which the
+  `research-evidence serve` runs its in-process worker (EVIDENCEKIT_WORKER_CONCURRENCY=50, which the
   engine caps at 8 retrievals at once) and its parse processes; the harness submits every URL (50 requests in flight) over keep-alive connections, then waits as
-  `evidencekit retrieve --from-file` does: receipts in submission order, polling only the oldest
+  `research-evidence retrieve --from-file` does: receipts in submission order, polling only the oldest
   unsettled one every 0.2 s. The peer fetches the same URLs with one httpx.AsyncClient, 50 in
   flight, and calls parse_html on each body, in one process. Both run in `--rounds` rounds,
   alternating which goes first, the service on a fresh data folder each time; the ratio is taken

@@ -4,7 +4,7 @@
 
 on 127.0.0.1 with uvicorn's own protocol for that HTTP parser, as `python -m uvicorn` runs it: no
 access log, or with --access-log uvicorn's own (log level info, on stderr); --settle first
-settles the heap as `evidencekit serve` does.
+settles the heap as `research-evidence serve` does.
 """
 
 from __future__ import annotations

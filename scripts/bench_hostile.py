@@ -1,12 +1,12 @@
 """No page, connection or tenant can stall the service: pathological bodies, hostile charsets and
 one tenant's slow-drip pages retrieved at once, while attackers hold `GET /mcp` streams and partial
 request heads open from nine loopback addresses; another tenant's calm page and /healthz are timed
-meanwhile. Then the crash drill: a separate `evidencekit worker` is SIGKILLed while `serve` runs.
+meanwhile. Then the crash drill: a separate `research-evidence worker` is SIGKILLed while `serve` runs.
 
     .venv/bin/python scripts/bench_hostile.py [--streams 250] [--heads 250] [--postgres URL]
 
 Serves a local origin (plain http on 127.0.0.1, allowed through EVIDENCEKIT_ALLOW_PRIVATE_HOSTS) and
-`evidencekit serve` on a fresh SQLite folder. Tenant A (the bootstrap workspace) submits every
+`research-evidence serve` on a fresh SQLite folder. Tenant A (the bootstrap workspace) submits every
 hostile URL and eight slow-drip pages; two seconds later tenant B (a workspace of its own) submits
 a calm page. Meanwhile `--streams` GET /mcp event streams per address (A's token) and `--heads`
 partial request heads per address (no token) are held from 127.0.0.2-10, each reopened when the
@@ -141,7 +141,7 @@ def second_tenant(url: str) -> tuple[str, str]:
 
 
 def start_serve(env: dict[str, str], port: int) -> tuple[subprocess.Popen[str], str, str]:
-    """`evidencekit serve` on `port`: the process, the bootstrap workspace and its token."""
+    """`research-evidence serve` on `port`: the process, the bootstrap workspace and its token."""
     server = subprocess.Popen([sys.executable, "-m", "evidencekit", "serve", "--port", str(port)], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     token = workspace = ""

@@ -11,7 +11,7 @@ overhead swamps coroutine-heavy code.
 This drives each ASGI app in a process of its own with ready-made request scopes, 32 requests at a
 time (as wrk's 32 connections do), and reads the process's CPU time:
 
-- the service: `evidencekit serve`'s app, no worker, heap settled as serve settles it
+- the service: `research-evidence serve`'s app, no worker, heap settled as serve settles it
 - logged: the same app at serve's default log level (INFO: one access line per request), its log
   thread writing to a file; the process's CPU time counts that thread's formatting and writes too
 - floor: the status call's own steps in a bare ASGI function (bench_floor_app.py)
@@ -190,7 +190,7 @@ def main() -> int:
     best = {side: min(values) * 1e6 for side, values in costs.items()}
     service, logged, floor = best["service"], best["logged"], best["floor"]
     print(f"CPU per status read, {CONCURRENT} at a time, SQLite, {args.load} receipts, {args.rounds} rounds (minimum; median in brackets)")
-    print(f"  service (evidencekit serve's app): {service:6.1f} us  ({statistics.median(costs['service']) * 1e6:.1f})")
+    print(f"  service (research-evidence serve's app): {service:6.1f} us  ({statistics.median(costs['service']) * 1e6:.1f})")
     print(f"  logged (the same, access log on):  {logged:6.1f} us  ({statistics.median(costs['logged']) * 1e6:.1f})")
     print(f"  floor (bench_floor_app.py):        {floor:6.1f} us  ({statistics.median(costs['floor']) * 1e6:.1f})")
     print(f"  plumbing: {service - floor:.1f} us; floor / service = {floor / service:.2f}")

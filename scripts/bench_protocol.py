@@ -11,7 +11,7 @@ process's CPU time. The kernel's share (the socket writes, the receiving side of
 what is measured is the Python and C the server runs per request. Sides, each in a process of its
 own, alternating for `--rounds` rounds, each figure the minimum (noise only ever adds time):
 
-- service: `evidencekit serve`'s app on its own protocol (server/runtime/http_protocol.py)
+- service: `research-evidence serve`'s app on its own protocol (server/runtime/http_protocol.py)
 - service, stock protocol: the same app on uvicorn's httptools protocol as it ships
 - peer: the status benchmark's bare Starlette endpoint returning the same bytes, stock protocol
 
@@ -111,7 +111,7 @@ async def cpu_per_request(side: str, data: Path, batches: int) -> tuple[float, f
 
         http = bounded_protocol()
     config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False, http=http,
-                            limit_concurrency=2048, timeout_keep_alive=5)  # as `evidencekit serve` runs it
+                            limit_concurrency=2048, timeout_keep_alive=5)  # as `research-evidence serve` runs it
     config.load()
     lifespan = LifespanOn(config)
     await lifespan.startup()

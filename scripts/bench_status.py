@@ -1,13 +1,13 @@
 """The status-read benchmark: requests/s through the full stack against a bare Starlette endpoint.
 
-`evidencekit serve` (auth, database read, contract validation of every response) and its peers
+`research-evidence serve` (auth, database read, contract validation of every response) and its peers
 are all up at once, on the same uvicorn settings, and measured in interleaved rounds by wrk with
 32 connections. The load cycles through RECEIPTS distinct receipts, so every request reads its own
 row (a poll of one receipt over and over would let the read batch answer 32 requests with one
 row). Two loads: pending receipts (every poll before the last), and receipts settled with a page
 of text (the last poll every client makes; ~TEXT_CHARS characters of text). Sides:
 
-ours          `evidencekit serve --no-worker`, access log off (EVIDENCEKIT_LOG_LEVEL=WARNING)
+ours          `research-evidence serve --no-worker`, access log off (EVIDENCEKIT_LOG_LEVEL=WARNING)
 ours_logged   the same with its default access log (INFO), written to a file
 floor         the status call's own steps in a bare ASGI function (bench_floor_app.py)
 peer          bare Starlette returning the same bytes (bench_peer_app.py), as uvicorn runs it
@@ -82,7 +82,7 @@ def wrk(url: str, script: Path, seconds: int) -> float:
 
 
 def serve(env: dict[str, str], port: int, http: str, log: Path | None) -> subprocess.Popen[bytes]:
-    """`evidencekit serve`; with `log`, at its default log level (INFO: one access line per request)
+    """`research-evidence serve`; with `log`, at its default log level (INFO: one access line per request)
     with its stderr in that file, else quiet."""
     env = {**env, "EVIDENCEKIT_LOG_LEVEL": "INFO" if log else "WARNING"}
     return subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--no-worker", "--port", str(port), "--http", http],

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_store.py [--receipts 4000] [--postgres postgresql://postgres@127.0.0.1:5432/test]
 
 Each row: a fresh database (SQLite file, or a PostgreSQL database on 127.0.0.1), RECEIPTS pending
-receipts in 20 workspaces, then N worker processes (`Worker.run`, as `evidencekit worker` runs it)
+receipts in 20 workspaces, then N worker processes (`Worker.run`, as `research-evidence worker` runs it)
 with the given concurrency, started and connected before the clock starts. The time runs from
 "go" until every receipt is completed; each settle writes a result, an evidence row and a revision.
 """

@@ -17,11 +17,12 @@ PACKAGE = ROOT / "evidencekit"
 
 # What another team installs and uses unchanged.
 TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
-           "evidencekit.client.runtime", "evidencekit.testing")
-# The research-evidence service, its generated code and the command that dispatches to both (and
-# completes it).
+           "evidencekit.client.runtime", "evidencekit.testing", "evidencekit.cli", "evidencekit.commands",
+           "evidencekit.completion", "evidencekit.__main__")
+# The research-evidence service, its generated code and its command (server.evidence.cli), which it
+# offers to `evidencekit` through entry points.
 SERVICE = ("evidencekit.server.evidence", "evidencekit.server.generated", "evidencekit.client.evidence",
-           "evidencekit.client.generated", "evidencekit.cli", "evidencekit.completion", "evidencekit.__main__")
+           "evidencekit.client.generated")
 OURS_AT_TOP = ("contracts", "codegen", "server", "client")
 # Packages that only hold the two sides (empty __init__.py files).
 CONTAINERS = ("evidencekit", "evidencekit.server", "evidencekit.client")

@@ -1,4 +1,4 @@
-"""`evidencekit retrieve | status | documents`: the service from a terminal.
+"""`research-evidence retrieve | status | documents`: the service from a terminal.
 
 Configuration: EVIDENCEKIT_URL (default http://127.0.0.1:8000), SOSOAPI_ACCESS_TOKEN,
 EVIDENCEKIT_WORKSPACE (or --workspace).
@@ -95,7 +95,7 @@ def _progress(label: str) -> Any:
 
 
 def _resume_hint(mutation: str) -> str:
-    return f"the receipt, if the server made one, is mutation {mutation}: `evidencekit status {mutation}`"
+    return f"the receipt, if the server made one, is mutation {mutation}: `research-evidence status {mutation}`"
 
 
 def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
@@ -293,7 +293,7 @@ def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
     if stopped is not None:
         message, code = stopped
         if any(line.sent for line in lines):
-            message += "; receipts already started keep running: `evidencekit status MUTATION_ID`"
+            message += "; receipts already started keep running: `research-evidence status MUTATION_ID`"
         return _fail(message, code)
     if any(line.refused is not None for line in lines):
         return USAGE
@@ -317,7 +317,7 @@ def _seconds(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evidencekit", description=__doc__,
+    parser = argparse.ArgumentParser(prog="research-evidence", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     workspace_help = "workspace id (default: EVIDENCEKIT_WORKSPACE)"
     parser.add_argument("--workspace", default=os.environ.get("EVIDENCEKIT_WORKSPACE"), help=workspace_help)
@@ -456,7 +456,7 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     token = os.environ.get("SOSOAPI_ACCESS_TOKEN", "").strip()  # a pasted token often brings a newline
     if not token:
-        return _fail("set SOSOAPI_ACCESS_TOKEN (see `evidencekit admin bootstrap`)", USAGE)
+        return _fail("set SOSOAPI_ACCESS_TOKEN (see `research-evidence admin bootstrap`)", USAGE)
     if not valid_token(token):
         return _fail("SOSOAPI_ACCESS_TOKEN is not a token: it holds spaces or characters outside printable ASCII",
                      USAGE)

@@ -1,4 +1,4 @@
-"""`evidencekit admin ...`: workspaces (and their rate), users, memberships, tokens, cancellation, bootstrap.
+"""`research-evidence admin ...`: workspaces (and their rate), users, memberships, tokens, cancellation, bootstrap.
 
 Secrets are printed once, when a token is created; the store keeps only their sha256.
 """
@@ -64,7 +64,7 @@ async def bootstrap() -> dict[str, Any]:
 async def _user(name: str) -> User:
     user = await User.get_or_none(name=name)
     if user is None:
-        raise LookupError(f"no user named {name!r} (create one with `evidencekit admin user NAME`)")
+        raise LookupError(f"no user named {name!r} (create one with `research-evidence admin user NAME`)")
     return user
 
 
@@ -101,7 +101,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 "capabilities": token.capabilities, "note": "shown once; only its hash is stored"}
     if args.command == "revoke":
         if not await Token.exists(id=args.token_id):
-            raise LookupError(f"no token {args.token_id} (`evidencekit admin tokens USER` lists them)")
+            raise LookupError(f"no token {args.token_id} (`research-evidence admin tokens USER` lists them)")
         return {"token_id": str(args.token_id), "revoked": await access.revoke_token(args.token_id)}
     if args.command == "tokens":
         await _user(args.user)
@@ -139,7 +139,7 @@ def _whole_number(minimum: int) -> Callable[[str], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evidencekit admin", description=__doc__)
+    parser = argparse.ArgumentParser(prog="research-evidence admin", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     boot = commands.add_parser("bootstrap", help="default workspace, editor user and research token")
     boot.add_argument("--json", action="store_true", help="print only the JSON")
@@ -189,11 +189,11 @@ def main(argv: list[str]) -> int:
     try:
         output = asyncio.run(_main(args))
     except (LookupError, ValueError) as exc:
-        print(f"evidencekit admin: {exc}", file=sys.stderr)
+        print(f"research-evidence admin: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - one clear line, not a traceback
         name = type(exc).__name__
-        print(f"evidencekit admin: {name}: {exc}", file=sys.stderr)
+        print(f"research-evidence admin: {name}: {exc}", file=sys.stderr)
         return 1
     if getattr(args, "json", False):  # the machine form: exactly what the quick start and tests read
         output = {"workspace_id": output["workspace_id"], "token": output["token"]}

@@ -1,4 +1,4 @@
-"""The service's MCP settings and its stdio command (`evidencekit mcp`).
+"""The service's MCP settings and its stdio command (`research-evidence mcp`).
 
 The surface itself is the toolkit's (evidencekit.server.runtime.mcp, bound in the generated app):
 what this module adds is the service's own: its tool profile and output-schema settings, the
@@ -118,7 +118,7 @@ def build_server(handlers: EvidenceHandlers | None = None, *, stdio_token: str |
 
 
 async def run_stdio() -> None:
-    """`evidencekit mcp`: MCP over stdio; nothing but protocol on stdout.
+    """`research-evidence mcp`: MCP over stdio; nothing but protocol on stdout.
 
     At the end of input the worker finishes what is in hand within the grace period. An MCP client
     that stops waiting sends SIGTERM (the SDK's after about 2 s): then the unfinished receipts are
@@ -165,7 +165,7 @@ async def run_stdio() -> None:
         if not signalled.done():
             await serving  # the end of input: a clean exit
             return
-        log.warning("evidencekit mcp: signal %d, releasing unfinished receipts", signalled.result())
+        log.warning("research-evidence mcp: signal %d, releasing unfinished receipts", signalled.result())
         working.cancel()  # releases the receipts in hand (the worker's cancellation)
         await asyncio.wait({working}, timeout=10)
         with contextlib.suppress(Exception):
@@ -176,7 +176,7 @@ async def run_stdio() -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog="evidencekit mcp", description=f"MCP over stdio: the research tools, "
+    return argparse.ArgumentParser(prog="research-evidence mcp", description=f"MCP over stdio: the research tools, "
                             f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
                             "the environment: the data folder (EVIDENCEKIT_DATA_DIR, else the user's data folder) or DATABASE_URL, "
                             "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, the worker settings; the project's README "
@@ -191,14 +191,14 @@ def main(argv: list[str] | None = None) -> int:
     build_parser().parse_args(argv or [])
     check_or_exit()
     if not os.environ.get(TOKEN_ENV, "").strip():
-        print(f"evidencekit mcp: {TOKEN_ENV} is not set; every tool call will be refused "
-              "(`evidencekit admin bootstrap --json` prints a token)", file=sys.stderr)
+        print(f"research-evidence mcp: {TOKEN_ENV} is not set; every tool call will be refused "
+              "(`research-evidence admin bootstrap --json` prints a token)", file=sys.stderr)
     configure_logging("WARNING")  # stderr
     try:
         anyio.run(run_stdio)
     except StoreNotOpened as failed:  # as `serve` does: one line, not a traceback an MCP client hides
         cause = failed.__cause__
-        print(f"evidencekit mcp: cannot open the database{failed.shown}: {type(cause).__name__}: {cause}",
+        print(f"research-evidence mcp: cannot open the database{failed.shown}: {type(cause).__name__}: {cause}",
               file=sys.stderr)
         return 1
     return 0

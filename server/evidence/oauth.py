@@ -2,7 +2,7 @@
 
 Access tokens are JWTs from an external authorization server: the signature is checked against the
 issuer's JWKS, and `exp`, `iss`, `aud` (bound to this server) and the `agent:research` scope must
-hold. The token's `sub` maps to a user (`evidencekit admin user NAME --oauth-subject SUB`). Off
+hold. The token's `sub` maps to a user (`research-evidence admin user NAME --oauth-subject SUB`). Off
 unless EVIDENCEKIT_OAUTH_ISSUER and EVIDENCEKIT_OAUTH_AUDIENCE are set.
 """
 

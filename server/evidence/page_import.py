@@ -361,7 +361,7 @@ def import_pages(pages: list[Path], contracts: Path) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evidencekit import-pages", description=(
+    parser = argparse.ArgumentParser(prog="research-evidence import-pages", description=(
         "take published contract pages (one vendor's MCP and REST pages) into the contracts folder and "
         "show what changed"))
     parser.add_argument("pages", nargs="+", type=Path, help="the published pages, as text files")
@@ -371,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`evidencekit import-pages PAGE...` (scripts/import_contract): the service's page importer."""
+    """`research-evidence import-pages PAGE...` (scripts/import_contract): the service's page importer."""
     import sys
 
     from evidencekit.codegen.config import load_config

@@ -1,4 +1,4 @@
-"""`evidencekit serve`: REST and MCP (Streamable HTTP at /mcp) on one port, the store, the in-process worker."""
+"""`research-evidence serve`: REST and MCP (Streamable HTTP at /mcp) on one port, the store, the in-process worker."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ async def _bootstrap(url: str) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evidencekit serve", description=__doc__)
+    parser = argparse.ArgumentParser(prog="research-evidence serve", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
                         "only; 0.0.0.0 for every interface)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0: any free port)")
@@ -88,7 +88,7 @@ def main(argv: list[str]) -> int:
           f"-d '{{\"workspace_id\": \"{workspace}\", \"mutation_id\": \"{mutation}\"}}'")
     token = first["token"] if first["created_token"] else "$TOKEN"
     print(f"  CLI:  export EVIDENCEKIT_URL={base} SOSOAPI_ACCESS_TOKEN={token} EVIDENCEKIT_WORKSPACE={workspace}"
-          "\n        evidencekit retrieve https://example.com/ --wait", flush=True)
+          "\n        research-evidence retrieve https://example.com/ --wait", flush=True)
     limits = serving.Limits(read_seconds=float(setting(READ_SECONDS_ENV, "10")),
                             per_client=int(setting(PER_CLIENT_ENV, "256")),
                             max_connections=int(setting(CONNECTIONS_ENV, "2048")),

@@ -1,6 +1,6 @@
 """The background worker: claim a receipt, retrieve it while renewing the lease, settle it.
 
-Runs in the server process by default and as its own process (`evidencekit worker`) to scale out.
+Runs in the server process by default and as its own process (`research-evidence worker`) to scale out.
 Stopping (SIGTERM) lets the current retrieval finish, or releases it if it cannot within the grace.
 """
 
@@ -42,7 +42,7 @@ class WorkerSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
-        """The settings `evidencekit serve` and `evidencekit worker` both read (docs/settings.md)."""
+        """The settings `research-evidence serve` and `research-evidence worker` both read (docs/settings.md)."""
         def read(name: str, default: str) -> str:
             return setting(name, default, environ)
 

@@ -1,4 +1,4 @@
-"""`evidencekit worker`: the background worker as its own process (several may share PostgreSQL)."""
+"""`research-evidence worker`: the background worker as its own process (several may share PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog="evidencekit worker", description=__doc__ + " Settings come from the "
+    return argparse.ArgumentParser(prog="research-evidence worker", description=__doc__ + " Settings come from the "
                             "environment: the database (DATABASE_URL, else EVIDENCEKIT_DATA_DIR), "
                             "EVIDENCEKIT_LEASE_SECONDS, EVIDENCEKIT_POLL_SECONDS, EVIDENCEKIT_MAX_ATTEMPTS, "
                             "EVIDENCEKIT_WORKER_CONCURRENCY, EVIDENCEKIT_WORKER_SPARE_SLOTS, EVIDENCEKIT_WORKER_GRACE_SECONDS, "

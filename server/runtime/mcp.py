@@ -173,7 +173,7 @@ STDIO_DRAIN_SECONDS = 60.0
 
 async def serve_stdio(server: Server[Any], drain_seconds: float = STDIO_DRAIN_SECONDS) -> None:
     """MCP over this process's stdin and stdout until the end of input. Requests read before the
-    end of input are answered first (`printf '...tools/call...' | evidencekit mcp` gets its result):
+    end of input are answered first (`printf '...tools/call...' | evidencekit mcp myapi.app:create_stdio` gets its result):
     the SDK's server stops, and drops calls in hand, as soon as its input ends."""
     import anyio
     from mcp.server.stdio import stdio_server

@@ -153,7 +153,7 @@ def test_wait_gives_up_after_its_timeout_with_exit_5(service: dict[str, Any], or
     mutation = "40000000-0000-4000-8000-00000000c11e"
     done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5", "--mutation-id", mutation)
     assert done.returncode == 5, done.stderr
-    assert "Traceback" not in done.stderr and f"`evidencekit status {mutation}`" in done.stderr  # how to go on
+    assert "Traceback" not in done.stderr and f"`research-evidence status {mutation}`" in done.stderr  # how to go on
     again = cli(service, "retrieve", slow, "--wait", "--mutation-id", mutation, "--json")  # resumes, no second fetch
     assert again.returncode == 0 and json.loads(again.stdout)["retrieval"]["mutation_id"] == mutation, again.stderr
 
@@ -223,7 +223,7 @@ def test_a_stopped_batch_still_prints_every_mutation_id(tmp_path: Path, capsys: 
     sent = 2 if when == "sending" else 4
     assert [line["note"] for line in lines] == ["not settled"] * sent + ["not sent"] * (4 - sent)
     assert all(line["mutation_id"] for line in lines)
-    assert message in err and "`evidencekit status MUTATION_ID`" in err
+    assert message in err and "`research-evidence status MUTATION_ID`" in err
 
 
 def test_captions_with_a_language_from_the_command_line(service: dict[str, Any], origin: Origin) -> None:

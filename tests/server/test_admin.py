@@ -78,7 +78,7 @@ def test_admin_commands_and_clear_errors(tmp_path: Path) -> None:
     assert token["token"] not in listed.stdout and token["token_id"] in listed.stdout
     assert json.loads(admin(tmp_path, "revoke", token["token_id"]).stdout)["revoked"] is True
     missing = admin(tmp_path, "member", workspace, "nobody")
-    assert missing.returncode == 1 and missing.stderr.startswith("evidencekit admin:")
+    assert missing.returncode == 1 and missing.stderr.startswith("research-evidence admin:")
     assert "Traceback" not in missing.stderr
 
 

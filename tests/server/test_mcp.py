@@ -327,7 +327,7 @@ def test_stdio_with_an_unreachable_database_says_so_in_one_line(tmp_path: Path) 
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        "evidencekit mcp: cannot open the database postgres://bob:***@127.0.0.1:1/gone: ConnectionRefusedError: "
+        "research-evidence mcp: cannot open the database postgres://bob:***@127.0.0.1:1/gone: ConnectionRefusedError: "
         "[Errno 111] Connect call failed ('127.0.0.1', 1)"]
 
 

@@ -46,7 +46,7 @@ def test_bad_fetch_settings_are_named_before_anything_starts(tmp_path: Path, com
 @pytest.mark.parametrize("command", ["worker", "mcp"])
 def test_help_does_not_start_anything(tmp_path: Path, command: str) -> None:
     done = run(tmp_path, command, "--help", timeout=20)
-    assert done.returncode == 0 and done.stdout.startswith(f"usage: evidencekit {command}")
+    assert done.returncode == 0 and done.stdout.startswith(f"usage: research-evidence {command}")
     assert not (tmp_path / "evidencekit.sqlite3").exists()
 
 
