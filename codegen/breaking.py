@@ -10,10 +10,11 @@ operation's manifest (a manifest without `version` is version 1).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from evidencekit.codegen.manifest_diff import manifest_changes
-from evidencekit.codegen.schema_diff import diff_schemas
+from evidencekit.codegen.schema_diff import POLICIES, Direction, Policy, diff_schemas
 from evidencekit.contracts.loader import Operation
 
 
@@ -31,8 +32,68 @@ def _line(breaking: bool, text: str) -> str:
     return f"{'BREAKING' if breaking else 'ok':<10}{text}"
 
 
-def operation_findings(before: Operation, after: Operation) -> list[Finding]:
-    """Every change from `before` to `after` clients could notice, classified (schemas by direction)."""
+MODES = ("backward", "forward", "full")
+_FORWARD_WHY = {"request": "breaks new clients of old servers: a request the new schema admits is refused by "
+                           "an old server",
+                "response": "breaks new clients of old servers: an old server's answer fails the new schema"}
+
+
+@dataclass(frozen=True)
+class Compatibility:
+    """What "compatible" means for a project (`[tool.evidencekit.codegen]` `compatibility` and
+    `compatibility_mode`): the policy the schema differ reads properties with (`semantic`: sound;
+    `lenient`: clients send and read only declared properties), and whose clients must keep working:
+    `backward` (old clients against the new server), `forward` (new clients against old servers),
+    `full` (both); `transitive` against every version since the last acknowledged break, not only
+    the locked one."""
+
+    policy: Policy = "semantic"
+    mode: str = "backward"
+    transitive: bool = False
+
+    @classmethod
+    def parse(cls, policy: str, mode: str) -> Compatibility:
+        """From the config's two strings; ValueError naming what is accepted."""
+        if policy not in POLICIES:
+            raise ValueError(f"compatibility must be one of {', '.join(POLICIES)}, not {policy!r}")
+        base, transitive = mode.removesuffix("_transitive"), mode.endswith("_transitive")
+        if base not in MODES:
+            raise ValueError(f"compatibility_mode must be one of {', '.join(MODES)}, each optionally with "
+                             f"_transitive, not {mode!r}")
+        return cls(policy, base, transitive)  # type: ignore[arg-type]
+
+    @property
+    def mode_name(self) -> str:
+        return f"{self.mode}{'_transitive' if self.transitive else ''}"
+
+    def __str__(self) -> str:
+        return f"{self.policy}, {self.mode_name}"
+
+
+def schema_findings(label: str, old: Any, new: Any, direction: Direction,
+                    compatibility: Compatibility = Compatibility()) -> list[Finding]:
+    """One schema's findings under the mode: backward reads `direction` as is; forward turns it
+    around (what new clients send must reach old servers, what old servers answer must satisfy new
+    clients); full does both."""
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    if compatibility.mode in ("backward", "full"):
+        for change in diff_schemas(old, new, direction, compatibility.policy):
+            findings.append(Finding(f"{label} ({direction})", change.line(), change.breaking))
+            seen.add(change.line())
+    if compatibility.mode in ("forward", "full"):
+        turned: Direction = "response" if direction == "request" else "request"
+        for change in diff_schemas(old, new, turned, compatibility.policy):
+            line = change.line() if not change.breaking else replace(change, why=_FORWARD_WHY[direction]).line()
+            if change.breaking or compatibility.mode == "forward":
+                findings.append(Finding(f"{label} ({direction}, forward)", line, change.breaking))
+    return findings
+
+
+def operation_findings(before: Operation, after: Operation,
+                       compatibility: Compatibility = Compatibility()) -> list[Finding]:
+    """Every change from `before` to `after` clients could notice, classified (schemas by direction,
+    under the project's compatibility)."""
     findings: list[Finding] = []
     if before.name != after.name:
         findings.append(Finding("operation", _line(True, f"renamed {before.name!r} -> {after.name!r}; "
@@ -48,11 +109,9 @@ def operation_findings(before: Operation, after: Operation) -> list[Finding]:
             findings.append(Finding(f"variant {name}", _line(False, "added"), False))
             continue
         was, now = before.variants[name], after.variants[name]
-        for label, old, new, direction in ((f"{name} input (request)", was.input_schema, now.input_schema, "request"),
-                                           (f"{name} output (response)", was.output_schema, now.output_schema,
-                                            "response")):
-            for change in diff_schemas(old, new, direction):  # type: ignore[arg-type]
-                findings.append(Finding(label, change.line(), change.breaking))
+        findings += schema_findings(f"{name} input", was.input_schema, now.input_schema, "request", compatibility)
+        findings += schema_findings(f"{name} output", was.output_schema, now.output_schema, "response",
+                                    compatibility)
     return findings
 
 

@@ -6,6 +6,7 @@ Run from the adopting project's root (or below it): the configuration is its pyp
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import sys
 import time
@@ -13,10 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from evidencekit.codegen.breaking import Compatibility
 from evidencekit.codegen.config import TABLE, CodegenConfig, load_config
 from evidencekit.codegen.gate import ACCEPT_HINT, LockDecision, against, decide
 from evidencekit.codegen.lock import lock_problems, write_lock
 from evidencekit.codegen.locked import merge_base
+from evidencekit.codegen.schema_diff import POLICIES
 from evidencekit.contracts.examples import example_problems
 from evidencekit.contracts.loader import (
     ContractError,
@@ -38,6 +41,18 @@ def _config(args: argparse.Namespace) -> CodegenConfig:
 def _contracts(args: argparse.Namespace) -> Path:
     """The contracts folder: --contracts, else the configured one."""
     return args.contracts.resolve() if args.contracts is not None else load_config(args.project).contracts
+
+
+def _compatibility(args: argparse.Namespace) -> Compatibility:
+    """The flags, else the project's `compatibility` and `compatibility_mode`, else the defaults."""
+    configured = Compatibility()
+    with contextlib.suppress(ContractError):  # no project here (diff of two folders, say): the defaults
+        configured = load_config(getattr(args, "project", None)).compatibility
+    try:
+        return Compatibility.parse(args.compatibility or configured.policy,
+                                   args.compatibility_mode or configured.mode_name)
+    except ValueError as exc:
+        raise ContractError(Path("--compatibility-mode"), str(exc)) from None
 
 
 def _load(contracts: Path) -> list[Operation]:
@@ -77,10 +92,11 @@ def _report(decision: LockDecision) -> list[str]:
             f"{breaking} breaking change{'' if breaking == 1 else 's'} in all"]
 
 
-def _changes_since_lock(operations: list[Operation], root: Path) -> list[str]:
+def _changes_since_lock(operations: list[Operation], root: Path,
+                        compatibility: Compatibility | None = None) -> list[str]:
     """What changed since the lock, and the step that accepts it: a breaking change needs its
     version raised and `lock --accept-breaking` (a plain `lock` refuses it)."""
-    decision = decide(operations, root, None)
+    decision = decide(operations, root, None, compatibility)
     report = _report(decision)
     if decision.breaking or decision.refused:
         step = f"after review, {ACCEPT_HINT}"
@@ -98,7 +114,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     problems = lock_problems(operations, config.contracts)
     if problems:
         _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
-             *_changes_since_lock(operations, config.contracts))
+             *_changes_since_lock(operations, config.contracts, config.compatibility))
         return 1
     result = plan(config)
     changed = write(result, args.out or config.root)
@@ -121,11 +137,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     for diff in diffs:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     if problems:
-        _err("lock out of date:", *(f"  {p}" for p in problems), *_changes_since_lock(operations, config.contracts),
+        _err("lock out of date:", *(f"  {p}" for p in problems),
+             *_changes_since_lock(operations, config.contracts, _compatibility(args)),
              "then run `evidencekit codegen generate` and commit the result")
     elif diffs:
         _err(f"{len(diffs)} generated files are stale: run `evidencekit codegen generate` and commit the result")
-    breaks = _check_against(args.against, operations, config.contracts) if args.against is not None else 0
+    breaks = (_check_against(args.against, operations, config.contracts, _compatibility(args))
+              if args.against is not None else 0)
     if problems or diffs or breaks:
         return 1
     _say(f"ok: {len(operations)} contracts match the lock, generated code is current "
@@ -133,14 +151,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_against(ref: str, operations: list[Operation], contracts: Path) -> int:
+def _check_against(ref: str, operations: list[Operation], contracts: Path, compatibility: Compatibility) -> int:
     """Print every break since `ref` ("" for the merge base with main); the count not acknowledged."""
     if not ref:
         base = merge_base(contracts)
         if base is None:
             raise ContractError(contracts, "no main branch to compare with: pass --against REF")
         ref = base
-    verdict = against(operations, contracts, ref)
+    verdict = against(operations, contracts, ref, compatibility)
     if verdict is None:
         raise ContractError(contracts, f"--against {ref!r} is not a commit of this repository")
     if verdict.lines:
@@ -164,7 +182,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
         return 2
     contracts = _contracts(args)
     operations = _load(contracts)
-    decision = decide(operations, contracts, args.reason.strip() if args.reason else None)
+    compatibility = _compatibility(args)
+    _say(f"compatibility: {compatibility}")
+    decision = decide(operations, contracts, args.reason.strip() if args.reason else None, compatibility)
     _say(*_report(decision))
     if decision.refused:
         _err("refusing to lock:", *(f"  {why}" for why in decision.refused),
@@ -188,15 +208,15 @@ def _direction_of(path: Path, given: str | None) -> str:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from evidencekit.codegen.breaking import operation_findings
-    from evidencekit.codegen.schema_diff import diff_schemas, format_changes
+    from evidencekit.codegen.breaking import operation_findings, schema_findings
 
     old, new = Path(args.old), Path(args.new)
+    compatibility = _compatibility(args)
     pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
     if old.is_dir() and new.is_dir():
         # compared by the operation they hold, whatever their folders are called
         before, after = load_operation(old, named_by_folder=False), load_operation(new, named_by_folder=False)
-        findings = operation_findings(before, after)
+        findings = operation_findings(before, after, compatibility)
         for where in dict.fromkeys(finding.where for finding in findings):
             _say(f"== {where}", *(finding.line for finding in findings if finding.where == where))
         breaking = sum(finding.breaking for finding in findings)
@@ -210,9 +230,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return 2
     breaking = 0
     for label, old_schema, new_schema, direction in pairs:
-        changes = diff_schemas(old_schema, new_schema, direction)  # type: ignore[arg-type]
-        breaking += sum(change.breaking for change in changes)
-        _say(f"== {label} ({direction})", format_changes(changes))
+        findings = schema_findings(label, old_schema, new_schema, direction, compatibility)  # type: ignore[arg-type]
+        breaking += sum(finding.breaking for finding in findings)
+        for where in dict.fromkeys(finding.where for finding in findings):
+            _say(f"== {where}", *(finding.line for finding in findings if finding.where == where))
+        _say(f"{len(findings)} change{'' if len(findings) == 1 else 's'}, "
+             f"{sum(f.breaking for f in findings)} breaking" if findings else "no changes")
     return 1 if breaking else 0
 
 
@@ -232,6 +255,16 @@ def build_parser(prog: str = "evidencekit codegen") -> argparse.ArgumentParser:
                              help="root the generated tree is written under (default: the project's root)")
         return sub
 
+    def compatibility_flags(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--compatibility", choices=POLICIES, default=None,
+                         help="semantic (sound: judged by every possible instance) or lenient (clients send "
+                              "and read only declared properties); default: the project's "
+                              "`compatibility`, else semantic")
+        sub.add_argument("--compatibility-mode", default=None, metavar="MODE",
+                         help="backward (old clients, new server), forward (new clients, old servers) or "
+                              "full, each optionally _transitive; default: the project's "
+                              "`compatibility_mode`, else backward")
+
     add("generate", "write models, server skeleton, client, MCP descriptors, OpenAPI and docs", out=True)
     check = add("check", "fail with a diff when generated files are stale or the lock is out of date", out=True)
     check.add_argument("--against", nargs="?", const="", default=None, metavar="REF",
@@ -242,11 +275,14 @@ def build_parser(prog: str = "evidencekit codegen") -> argparse.ArgumentParser:
     lock.add_argument("--accept-breaking", action="store_true",
                       help="accept breaking changes (needs --reason and a higher major `version` in the manifest)")
     lock.add_argument("--reason", default=None, help="why clients must move; recorded in the lock")
+    compatibility_flags(check)
+    compatibility_flags(lock)
     diff = add("diff", "list changes between two versions of a contract, breaking or not; exit 1 if any is breaking",
                project=False)
     diff.add_argument("old")
     diff.add_argument("new")
     diff.add_argument("--direction", choices=("request", "response"), help="for two schema files")
+    compatibility_flags(diff)
     return parser
 
 

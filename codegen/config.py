@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evidencekit.codegen.breaking import Compatibility
 from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
-         "max_request_bytes", "allowed_hosts"}
+         "max_request_bytes", "allowed_hosts", "compatibility", "compatibility_mode"}
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
@@ -91,6 +92,7 @@ class CodegenConfig:
     errors: Mapping[str, ErrorResponse] = field(default_factory=lambda: dict(RUNTIME_ERRORS))
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     allowed_hosts: tuple[str, ...] = ()
+    compatibility: Compatibility = Compatibility()
 
     def package_dir(self, package: str) -> Path:
         return self.source_root / package.replace(".", "/")
@@ -224,6 +226,11 @@ def load_config(project: Path | None = None) -> CodegenConfig:
                                               for host in hosts):
         raise ConfigError(pyproject, f"{TABLE} allowed_hosts must be a list of hostnames (no scheme, no port: "
                                      "every port is allowed), such as [\"api.example.com\"]")
+    try:
+        compatibility = Compatibility.parse(str(table.get("compatibility", "semantic")),
+                                            str(table.get("compatibility_mode", "backward")))
+    except ValueError as exc:
+        raise ConfigError(pyproject, f"{TABLE} {exc}") from None
     config = CodegenConfig(
         root=root,
         contracts=root / _text(table, "contracts", pyproject, "contracts"),
@@ -236,6 +243,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         errors=_errors(table.get("errors"), pyproject),
         max_request_bytes=max_request_bytes,
         allowed_hosts=tuple(hosts),
+        compatibility=compatibility,
     )
     _check_places(config, pyproject)
     return config

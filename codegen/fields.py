@@ -28,7 +28,9 @@ class FieldRow:
     constraints: tuple[str, ...]
 
 
-def _type_of(schema: dict[str, Any]) -> str:
+def _type_of(schema: Any) -> str:
+    if isinstance(schema, bool):  # true admits anything, false nothing
+        return "any" if schema else "never"
     for key in ("anyOf", "oneOf"):
         if key in schema:
             return " | ".join(_type_of(branch) for branch in schema[key])
@@ -42,7 +44,9 @@ def _type_of(schema: dict[str, Any]) -> str:
     return "any"
 
 
-def _constraints(schema: dict[str, Any]) -> tuple[str, ...]:
+def _constraints(schema: Any) -> tuple[str, ...]:
+    if not isinstance(schema, dict):
+        return ()
     rendered = []
     for key in CONSTRAINT_ORDER:
         if key in schema and not isinstance(schema[key], dict):
@@ -54,8 +58,10 @@ def _child(path: str, name: str) -> str:
     return name if path == "$" else f"{path}.{name}"
 
 
-def _walk(schema: dict[str, Any], path: str, branch: str, required: bool) -> Iterator[FieldRow]:
+def _walk(schema: Any, path: str, branch: str, required: bool) -> Iterator[FieldRow]:
     yield FieldRow(path, branch, _type_of(schema), required, _constraints(schema))
+    if not isinstance(schema, dict):
+        return
     for key in ("anyOf", "oneOf"):
         for index, sub in enumerate(schema.get(key, []), start=1):
             label = f"{key} {index}" if not branch else f"{branch} / {key} {index}"
@@ -64,7 +70,7 @@ def _walk(schema: dict[str, Any], path: str, branch: str, required: bool) -> Ite
     for name, sub in schema.get("properties", {}).items():
         yield from _walk(sub, _child(path, name), branch, name in required_names)
     items = schema.get("items")
-    if isinstance(items, dict):
+    if isinstance(items, (dict, bool)):
         yield from _walk(items, f"{path}[]", branch, False)
 
 

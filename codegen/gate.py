@@ -16,9 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidencekit.codegen.breaking import Finding, declared_version, major, operation_findings
+from evidencekit.codegen.breaking import (
+    Compatibility,
+    Finding,
+    declared_version,
+    major,
+    operation_findings,
+)
 from evidencekit.codegen.lock import History, history_of, read_lock
-from evidencekit.codegen.locked import contracts_at, locked_operation
+from evidencekit.codegen.locked import contracts_at, earlier_versions, locked_operation
 from evidencekit.contracts.loader import Operation
 
 ACCEPT_HINT = ("to accept it: raise the major `version` in the operation's manifest.json, then run "
@@ -38,7 +44,8 @@ def _unique(hashes: list[str]) -> list[str]:
     return list(dict.fromkeys(hashes))
 
 
-def decide(operations: list[Operation], root: Path, reason: str | None) -> LockDecision:
+def decide(operations: list[Operation], root: Path, reason: str | None,
+           compatibility: Compatibility | None = None) -> LockDecision:
     """What `lock` may record for `operations`, given the lock now under `root`."""
     document = read_lock(root)
     locked: dict[str, Any] = document["operations"]
@@ -60,18 +67,21 @@ def decide(operations: list[Operation], root: Path, reason: str | None) -> LockD
             decision.history[op.name] = {"compatible_with": [], "breaking_changes": []}
             decision.retired.pop(op.name, None)
         elif entry.get("sha256") != op.sha256:
-            _decide_change(op, entry, reason, decision)
+            _decide_change(op, entry, reason, decision, compatibility or Compatibility())
     return decision
 
 
-def _decide_change(op: Operation, entry: dict[str, Any], reason: str | None, decision: LockDecision) -> None:
+def _decide_change(op: Operation, entry: dict[str, Any], reason: str | None, decision: LockDecision,
+                   compatibility: Compatibility) -> None:
     before = locked_operation(op, entry.get("files", {}))
     label = f"contracts/{op.name}"
     if before is None:
         findings = [Finding("lock", "BREAKING  its locked version is not in git history, so nobody can tell "
                                     "what changed (compare with `evidencekit codegen diff OLD NEW`)", True)]
     else:
-        findings = operation_findings(before, op)
+        findings = operation_findings(before, op, compatibility)
+        if compatibility.transitive:
+            findings += transitive_findings(op, before, decision.history.get(op.name, {}), compatibility)
     breaks = [finding for finding in findings if finding.breaking]
     decision.lines += [f"{label}: {finding}" for finding in findings] or [f"{label}: changed, nothing clients use"]
     decision.breaking += len(breaks)
@@ -93,6 +103,22 @@ def _decide_change(op: Operation, entry: dict[str, Any], reason: str | None, dec
         }]
 
 
+def transitive_findings(op: Operation, compared: Operation, history: dict[str, Any],
+                        compatibility: Compatibility) -> list[Finding]:
+    """`_transitive` modes: the operation against every committed version since the last
+    acknowledged break (besides `compared`, already judged), each finding naming the version."""
+    breaks = history.get("breaking_changes") or []
+    until = str(breaks[-1].get("to")) if breaks else None
+    found: list[Finding] = []
+    for earlier in earlier_versions(op, until):
+        if earlier.contract_hash in (op.contract_hash, compared.contract_hash):
+            continue
+        for finding in operation_findings(earlier, op, compatibility):
+            if finding.breaking:
+                found.append(Finding(f"{finding.where} against {earlier.contract_hash}", finding.line, True))
+    return found
+
+
 @dataclass
 class Verdict:
     lines: list[str] = field(default_factory=list)  # one per break: acknowledged or not
@@ -101,7 +127,8 @@ class Verdict:
     compared: int = 0  # operations changed since the ref
 
 
-def against(operations: list[Operation], root: Path, ref: str) -> Verdict | None:
+def against(operations: list[Operation], root: Path, ref: str,
+            compatibility: Compatibility | None = None) -> Verdict | None:
     """Every break between the contracts at `ref` and now, each acknowledged by the lock or not;
     None when `ref` is not a commit here."""
     found = contracts_at(ref, root)
@@ -122,7 +149,10 @@ def against(operations: list[Operation], root: Path, ref: str) -> Verdict | None
         if now.sha256 == old.sha256:
             continue
         verdict.compared += 1
-        breaks = [finding for finding in operation_findings(old, now) if finding.breaking]
+        chosen = compatibility or Compatibility()
+        breaks = [finding for finding in operation_findings(old, now, chosen) if finding.breaking]
+        if chosen.transitive:
+            breaks += transitive_findings(now, old, new_history.get(now.name, {}), chosen)
         if not breaks:
             continue
         recorded = [entry for entry in new_history.get(now.name, {}).get("breaking_changes", [])

@@ -116,3 +116,34 @@ def contracts_at(ref: str, contracts: Path) -> tuple[list[Operation], dict[str, 
         return [], lock
     operations: list[Operation] = _materialised(files, load_operations)
     return operations, lock
+
+
+def earlier_versions(operation: Operation, until: str | None = None) -> list[Operation]:
+    """Every committed version of the operation's folder, newest first, one per contract hash, back
+    to (and with) the version whose hash is `until` (the last acknowledged break's), or as far as
+    git history goes."""
+    folder = operation.folder
+    listed = git(folder, "log", f"-n{_HISTORY}", "--format=%H", "--", ".")
+    versions: list[Operation] = []
+    seen: set[str] = set()
+    for commit in (listed or b"").decode().split():
+        names = git(folder, "ls-tree", "-r", "--name-only", commit, "--", ".")
+        files: dict[str, Any] = {}
+        for rel in (names or b"").decode().splitlines():
+            content = git(folder, "show", f"{commit}:./{rel}") if rel.endswith(".json") else None
+            try:
+                files[rel] = json.loads(content or b"")
+            except ValueError:
+                continue
+        if MANIFEST_NAME not in files:
+            continue
+        try:
+            version: Operation = _materialised(files, lambda path: load_operation(path, named_by_folder=False))
+        except ContractError:
+            continue
+        if version.contract_hash not in seen:
+            seen.add(version.contract_hash)
+            versions.append(version)
+        if version.contract_hash == until:
+            break
+    return versions

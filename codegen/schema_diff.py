@@ -18,18 +18,36 @@ anyOf/oneOf/allOf); keywords this module does not model are compared with their 
 
 Every breaking change says why, for the side it breaks (``Change.why``): old clients' requests
 the server now refuses, or answers the old clients' schema refuses.
+
+A property one side declares and the other does not is compared with what the other side admits
+under that name (its matching ``patternProperties``, else ``additionalProperties``, else
+``unevaluatedProperties``, else anything). Two policies (``Policy``) read that differently:
+
+* ``semantic`` (the default) is sound: a change is compatible only if every request valid before
+  stays valid, and every answer valid now was valid before. A typed property added to an open
+  request object is breaking (``{"bar": null}`` was valid), a property dropped from an answer is
+  compatible when what the new schema admits there was admitted before.
+* ``lenient`` assumes clients send only the properties their schema declares and read the ones it
+  declares: a property added to a request is compatible, and one dropped from an answer is
+  breaking. Every verdict the assumption decides says so.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+import jsonschema_rs
+
+from evidencekit.contracts.ecma_regex import compile_ecma
 from evidencekit.contracts.loader import resolve_pointer
 
 Direction = Literal["request", "response"]
+Policy = Literal["semantic", "lenient"]
+POLICIES: tuple[str, ...] = ("semantic", "lenient")
 Schema = dict[str, Any]
 Types = frozenset[str] | None  # None: any type
 Seen = frozenset[tuple[tuple[str, ...], tuple[str, ...]]]  # $ref targets being compared
@@ -67,12 +85,12 @@ _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties
 _PRESENCE = ("pattern", "format", "const")  # added: tighter; removed: looser; changed: unknown
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
 # one subschema each, where absent means the same as {} (no constraint)
-_OPTIONAL_SUBSCHEMAS = ("propertyNames", "then", "else", "unevaluatedItems")
-_SCHEMA_MAPS = ("patternProperties", "dependentSchemas")
+_OPTIONAL_SUBSCHEMAS = ("propertyNames", "then", "else")
 _HANDLED = frozenset({"type", "enum", "multipleOf", "uniqueItems", "properties", "required",
                       "additionalProperties", "unevaluatedProperties", "items", "prefixItems",
+                      "unevaluatedItems", "minContains", "maxContains",
                       "additionalItems", "contains", "not", "if", "dependentRequired", "dependencies",
-                      *_OPTIONAL_SUBSCHEMAS, *_SCHEMA_MAPS, *_UPPER, *_LOWER, *_COMBINATORS})
+                      *_OPTIONAL_SUBSCHEMAS, "patternProperties", "dependentSchemas", *_UPPER, *_LOWER, *_COMBINATORS})
 _EXPAND_DEPTH = 16  # $ref levels expanded when comparing keywords not modelled here
 
 
@@ -93,8 +111,8 @@ class Change:
 _REQUEST_WHY = "breaks old clients: a request valid under the old schema may now be refused"
 _RESPONSE_WHY = "breaks old clients: an answer may now hold what the old schema refuses"
 _RESPONSE_GONE_WHY = "breaks old clients: answers may no longer carry what they read"
-_CLOSED_WHY = ("breaks old clients: their schema rejects unknown properties (additionalProperties: false), "
-               "so an answer carrying it fails their validation")
+_ADDED_WHY = ("breaks old clients: their schema refuses some values of it (unknown properties rejected, or "
+              "held to additionalProperties or patternProperties), so an answer carrying one fails their validation")
 
 
 def _why(kind: str, request: bool) -> str:
@@ -103,15 +121,21 @@ def _why(kind: str, request: bool) -> str:
     if kind in ("property_removed", "required_removed"):
         return _RESPONSE_GONE_WHY
     if kind in ("property_added", "required_added"):
-        return _CLOSED_WHY
+        return _ADDED_WHY
     return _RESPONSE_WHY
 
 
-def diff_schemas(old: Schema, new: Schema, direction: Direction) -> list[Change]:
+_LENIENT_SENT = "lenient: assumes old clients send only the properties their schema declares"
+_LENIENT_READ = "lenient: assumes old clients read the properties their schema declares"
+
+
+def diff_schemas(old: Schema, new: Schema, direction: Direction, policy: Policy = "semantic") -> list[Change]:
     """List every change from ``old`` to ``new``, classified for the given data direction."""
     if direction not in ("request", "response"):
         raise ValueError(f"direction must be 'request' or 'response', not {direction!r}")
-    differ = _Differ(old, new, direction)
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    differ = _Differ(old, new, direction, policy)
     differ.compare(old, new, "$", frozenset())
     return differ.changes
 
@@ -151,13 +175,68 @@ def _is_null_schema(schema: Any) -> bool:
                                          or ("const" in schema and schema["const"] is None))
 
 
+_APPLIES_TO = {
+    "string": ("minLength", "maxLength", "pattern", "format", "contentMediaType", "contentEncoding"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+    "array": ("items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "minItems",
+              "maxItems", "uniqueItems", "unevaluatedItems"),
+    "object": ("properties", "patternProperties", "additionalProperties", "required", "minProperties",
+               "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "propertyNames",
+               "unevaluatedProperties"),
+}
+
+
+def _applicable(schema: Schema) -> Schema:
+    """`schema` without the keywords that only apply to instances its "type" excludes (maxLength
+    beside "type": "integer" says nothing)."""
+    declared = schema.get("type")
+    if not isinstance(declared, (str, list)):
+        return schema
+    types = {declared} if isinstance(declared, str) else set(declared)
+    if "integer" in types:
+        types.add("number")
+    idle = {key for kind, keys in _APPLIES_TO.items() if kind not in types for key in keys}
+    if not idle & set(schema):
+        return schema
+    return {key: value for key, value in schema.items() if key not in idle}
+
+
+def _only_null(schema: Any) -> bool:
+    """A schema that admits null and nothing else."""
+    if not isinstance(schema, dict):
+        return False
+    meaning = set(schema) - _ANNOTATIONS - {"$schema"}
+    return _is_null_schema(schema) and meaning <= {"type", "enum", "const"}
+
+
+# Keywords that read one another within a schema object: a group's keywords may only come from one
+# side of a merge (additionalProperties in one allOf branch does not see another's properties).
+_GROUPS = (frozenset({"properties", "patternProperties", "additionalProperties"}),
+           frozenset({"prefixItems", "items", "additionalItems"}),
+           frozenset({"contains", "minContains", "maxContains"}), frozenset({"if", "then", "else"}))
+_UNMERGEABLE = frozenset({"unevaluatedProperties", "unevaluatedItems", "$ref", "$dynamicRef", "$id",
+                          "$defs", "definitions", "$anchor", "$dynamicAnchor"})
+
+
+def _mergeable(into: Schema, branch: Schema) -> bool:
+    """Whether `{**into, **branch}` means what `into` with `allOf: [branch]` means."""
+    meaning = set(branch) - _ANNOTATIONS - {"$schema"}
+    if meaning & set(into) or (meaning | set(into)) & _UNMERGEABLE:
+        return False
+    return all(not (group & meaning and group & set(into)) for group in _GROUPS)
+
+
 def _is_trivial(schema: Any) -> bool:
     """A branch that says nothing but its type (a type comparison covers it)."""
     return isinstance(schema, dict) and "type" in schema and set(schema) - _ANNOTATIONS == {"type"}
 
 
 def _closed(schema: Schema) -> bool:
-    return False in (schema.get("additionalProperties"), schema.get("unevaluatedProperties"))
+    """Unknown properties refused (unevaluatedProperties only counts where additionalProperties,
+    which evaluates every other property, is absent)."""
+    if "additionalProperties" in schema:
+        return schema["additionalProperties"] is False
+    return schema.get("unevaluatedProperties") is False
 
 
 def _within(inner: Types, outer: Types) -> bool:
@@ -168,23 +247,35 @@ def _within(inner: Types, outer: Types) -> bool:
 
 
 def _array_parts(schema: Schema) -> tuple[list[Any], Any]:
-    """(positional item schemas, schema of the remaining items), in either dialect."""
+    """(positional item schemas, schema of the remaining items), in either dialect. Past
+    `prefixItems`, without `items`, `unevaluatedItems` governs the items (an item `contains`
+    matches is evaluated, so exempt from it)."""
     items = schema.get("items")
     if isinstance(items, list):
         return items, schema.get("additionalItems", {})
-    return list(schema.get("prefixItems", [])), {} if items is None else items
+    prefix = list(schema.get("prefixItems", []))
+    if items is not None:
+        return prefix, items
+    if "unevaluatedItems" not in schema:
+        return prefix, {}
+    rest = schema["unevaluatedItems"]
+    if "contains" in schema and rest is not True and rest != {}:
+        rest = {"anyOf": [rest, schema["contains"]]}
+    return prefix, rest
 
 
 class _Differ:
-    def __init__(self, old_root: Schema, new_root: Schema, direction: Direction) -> None:
+    def __init__(self, old_root: Schema, new_root: Schema, direction: Direction,
+                 policy: Policy = "semantic") -> None:
         self.roots = (old_root, new_root)
         self.request = direction == "request"
+        self.policy = policy
         self.changes: list[Change] = []
 
-    def emit(self, path: str, kind: str, detail: str, breaking: bool | None = None) -> None:
+    def emit(self, path: str, kind: str, detail: str, breaking: bool | None = None, why: str = "") -> None:
         if breaking is None:
             breaking = _RULES[kind][0 if self.request else 1]
-        self.changes.append(Change(path, kind, breaking, detail, _why(kind, self.request) if breaking else ""))
+        self.changes.append(Change(path, kind, breaking, detail, (why or _why(kind, self.request)) if breaking else ""))
 
     def emit_constraint(self, path: str, tighter: bool, detail: str) -> None:
         self.emit(path, "constraint_tightened" if tighter else "constraint_loosened", detail)
@@ -207,7 +298,7 @@ class _Differ:
             schema = {**resolve_pointer(self.roots[side], ref), **siblings}
         return schema, refs
 
-    def split_null(self, schema: Schema, side: int) -> tuple[bool, Schema]:
+    def split_null(self, schema: Schema, side: int) -> tuple[bool, Any]:
         """(null allowed?, the schema with null taken out) for the three ways of saying null."""
         nullable, core = False, dict(schema)
         types, enum = core.get("type"), core.get("enum")
@@ -220,16 +311,23 @@ class _Differ:
             branches = core.get(key)
             if not isinstance(branches, list):
                 continue
-            rest = [b for b in branches if not _is_null_schema(self.resolve(b, side)[0])]
+            rest = [b for b in branches if not _only_null(self.simplify(self.resolve(b, side)[0], side))]
+            if key == "oneOf" and (len(branches) - len(rest) != 1 or any(
+                    self.admits(self.resolve(b, side)[0], side, None) for b in rest)):
+                continue  # null matches no branch, or two: it is refused (oneOf wants exactly one)
             if rest and len(rest) < len(branches):
                 nullable, core[key] = True, rest
-                if len(rest) == 1 and isinstance(rest[0], dict):
-                    del core[key]
-                    core = {**core, **rest[0]}  # may hold a $ref: normalise() follows it
+                beside = {k: v for k, v in core.items() if k != key}
+                if len(rest) == 1 and not set(beside) - _ANNOTATIONS - {"$schema"}:
+                    return nullable, rest[0]  # may hold a $ref: normalise() follows it
+                if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0] \
+                        and _mergeable(beside, rest[0]):
+                    core = {**beside, **rest[0]}
         return nullable, core
 
     def normalise(self, schema: Any, side: int) -> tuple[bool, Any, tuple[str, ...]]:
-        """(null allowed?, schema without null and local $refs, the $refs followed)."""
+        """(null allowed?, schema without null and local $refs, the $refs followed). A schema that
+        admits null alone is (True, False)."""
         nullable: bool = False
         refs: tuple[str, ...] = ()
         for _ in range(32):  # bounded, for a nullable anyOf that refers to itself
@@ -237,11 +335,75 @@ class _Differ:
             refs += more
             if not isinstance(schema, dict):
                 break
-            found, schema = self.split_null(schema, side)
+            simpler = self.simplify(schema, side)
+            if not isinstance(simpler, dict):
+                schema = simpler
+                break
+            found, core = self.split_null(simpler, side)
             nullable |= found
-            if not found:
+            if _only_null(core):
+                return True, False, refs
+            settled = not found and not more and simpler is schema
+            schema = core
+            if settled:
                 break
         return nullable, schema, refs
+
+    def admits(self, schema: Any, side: int, value: Any) -> bool:
+        """Whether `schema` (of that side, its local $refs read against its root) admits `value`;
+        False when that cannot be told."""
+        if not isinstance(schema, dict):
+            return bool(schema)
+        root = self.roots[side]
+        scoped = {**{key: root[key] for key in ("$defs", "definitions") if isinstance(root, dict) and key in root},
+                  **schema}
+        try:
+            return bool(jsonschema_rs.validator_for(scoped).is_valid(value))
+        except Exception:  # noqa: BLE001 - a $ref to the root, or what the engine does not take
+            return False
+
+    def simplify(self, schema: Any, side: int, depth: int = 0) -> Any:
+        """The same schema with its combinators read where that is exact: a single-branch anyOf,
+        oneOf or allOf, and allOf branches whose keywords do not meet the schema's, merged into it;
+        a repeated allOf or anyOf branch dropped; keywords the declared type makes inapplicable
+        dropped."""
+        if not isinstance(schema, dict) or depth > 16:  # a recursive schema is read so far, no further
+            return schema
+        schema = _applicable(schema)
+        for key in _COMBINATORS:
+            branches = schema.get(key)
+            if not isinstance(branches, list) or not branches:
+                continue
+            if key != "oneOf":
+                unique = list({_key(branch): branch for branch in branches}.values())
+                if len(unique) < len(branches):
+                    schema = {**schema, key: unique}
+                    branches = unique
+            rest = {k: v for k, v in schema.items() if k != key}
+            resolved_branches = [self.resolve(branch, side)[0] for branch in branches]
+            if key == "allOf" and any(branch is False for branch in resolved_branches):
+                return False
+            if key != "oneOf" and all(branch is False for branch in resolved_branches):
+                return False
+            if len(branches) == 1 and not set(rest) - _ANNOTATIONS - {"$schema"}:
+                only = branches[0]  # a $ref in it is followed by normalise(), which records it
+                return self.simplify(only, side, depth + 1) if isinstance(only, dict) else only
+            if len(branches) != 1 and key != "allOf":
+                continue
+            kept: list[Any] = []
+            for branch, resolved in zip(branches, resolved_branches, strict=True):
+                if resolved is True or resolved == {}:
+                    continue
+                said = {k: v for k, v in branch.items() if k not in _ANNOTATIONS} if isinstance(branch, dict) else {}
+                if said and all(k in rest and _key(rest[k]) == _key(v) for k, v in said.items()):
+                    continue  # it says nothing the schema does not say already
+                if isinstance(branch, dict) and "$ref" not in branch and _mergeable(rest, branch):
+                    rest = {**rest, **branch}
+                else:
+                    kept.append(branch)
+            if len(kept) < len(branches):
+                return self.simplify({**rest, key: kept} if kept else rest, side, depth + 1)
+        return schema
 
     def types(self, schema: Schema, side: int, depth: int = 0) -> Types:
         """Types the schema admits, looking into anyOf/oneOf branches when it has no "type"."""
@@ -264,14 +426,15 @@ class _Differ:
             if targets in seen:
                 return  # recursive schema: this pair is already being compared further up
             seen = seen | {targets}
-        if old is False or new is False:
-            if old is not new:
-                self.emit_constraint(path, new is False, f"schema {_show(old)} -> {_show(new)}")
-            return
-        old, new = (s if isinstance(s, dict) else {} for s in (old, new))
-        if old_null != new_null:
+        if old_null != new_null and not self.admits((new, old)[new_null], 1 - new_null, None):
             kind = "nullable_added" if new_null else "nullable_removed"
             self.emit(path, kind, "null is now allowed" if new_null else "null no longer allowed")
+        if old is False or new is False:
+            if old is not new:
+                self.emit_constraint(path, new is False, f"schema {_show(old)} -> {_show(new)}"
+                                     + (" (null aside)" if old_null or new_null else ""))
+            return
+        old, new = (s if isinstance(s, dict) else {} for s in (old, new))
         self.compare_keywords(old, new, path)
         self.compare_types(old, new, path)
         self.compare_enum(old, new, path)
@@ -325,13 +488,21 @@ class _Differ:
             self.emit(path, "enum_value_removed", f"enum values removed: {_show(removed)[1:-1]}")
 
     def compare_bounds(self, old: Schema, new: Schema, path: str) -> None:
-        for key in (*_UPPER, *_LOWER, "multipleOf", "uniqueItems"):
+        for key in (*_UPPER, *_LOWER, "multipleOf", "uniqueItems", "minContains", "maxContains"):
             o, n = old.get(key), new.get(key)
             if key == "uniqueItems":
                 o, n = o or None, n or None  # false says the same as absent
+            if key == "minContains":  # with contains, absent means 1; without, nothing
+                o, n = (s.get(key, 1) if "contains" in s else None for s in (old, new))
+                if o is None or n is None:
+                    continue  # contains itself came or went: compared with it
+            if key == "maxContains" and not ("contains" in old and "contains" in new):
+                if o != n and (o is not None or n is not None):
+                    self.emit_undecidable(path, _describe(key, old, new))
+                continue
             if o == n:
                 continue
-            detail = _describe(key, old, new)
+            detail = _describe(key, old, new) if key in old or key in new else f"{key} {o} -> {n}"
             if o is None or n is None:
                 self.emit_constraint(path, o is None, detail)
             elif not all(type(v) in (int, float) for v in (o, n)):  # bool is no number here
@@ -343,7 +514,7 @@ class _Differ:
                 else:
                     self.emit_undecidable(path, detail)
             else:
-                self.emit_constraint(path, n < o if key in _UPPER else n > o, detail)
+                self.emit_constraint(path, n < o if key in (*_UPPER, "maxContains") else n > o, detail)
 
     def compare_objects(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
         old_props, new_props = old.get("properties") or {}, new.get("properties") or {}
@@ -354,18 +525,12 @@ class _Differ:
             self.emit(path, kind, "unknown properties " + ("rejected" if is_closed else "allowed"))
         for name in old_props:
             if name not in new_props:
-                detail = "property removed" + (" (was required)" if name in old_req else "")
-                breaking = was_closed or not self.request
-                self.emit(_child(path, name), "property_removed", detail, breaking)
+                self.property_removed(old, new, name, old_props[name], path, seen)
         for name in new_props:
             if name in old_props:
                 self.compare(old_props[name], new_props[name], _child(path, name), seen)
-            elif name in new_req - old_req:  # a response now always carries it: news to a closed schema
-                breaking = self.request or was_closed
-                self.emit(_child(path, name), "required_added", "new required property", breaking)
             else:
-                breaking = was_closed and not self.request
-                self.emit(_child(path, name), "property_added", "optional property added", breaking)
+                self.property_added(old, name, new_props[name], name in new_req - old_req, path, seen)
         for name in sorted(new_req - old_req):
             if name in old_props or name not in new_props:  # new properties were reported above
                 self.emit(_child(path, name), "required_added", "property became required")
@@ -376,6 +541,74 @@ class _Differ:
         if False not in extra and any(isinstance(e, dict) for e in extra):
             old_extra, new_extra = (e if isinstance(e, dict) else {} for e in extra)
             self.compare(old_extra, new_extra, f"{path}.*", seen)
+
+    def admitted(self, schema: Schema, name: str, side: int) -> Any:
+        """What `schema` admits as the value of property `name` when it does not declare it: its
+        matching patternProperties (all of them), else additionalProperties, else
+        unevaluatedProperties, else anything (True). None when a pattern cannot be read."""
+        matching = []
+        for pattern, subschema in (schema.get("patternProperties") or {}).items():
+            try:
+                if compile_ecma(pattern).search(name):
+                    matching.append(subschema)
+            except (re.error, ValueError):
+                return None
+        if matching:
+            return matching[0] if len(matching) == 1 else {"allOf": matching}
+        for key in ("additionalProperties", "unevaluatedProperties"):
+            if key in schema:
+                return schema[key]
+        return True
+
+    def beside(self, old: Any, new: Any, path: str, seen: Seen) -> list[Change]:
+        """The breaking changes from `old` to `new` (a property and what the other side admits in
+        its place), found by a differ of their own."""
+        if old is None or new is None:
+            return [Change(path, "constraint_tightened", True, "a patternProperties pattern cannot be read")]
+        inner = _Differ(*self.roots, "request" if self.request else "response", self.policy)
+        inner.compare(old, new, path, seen)
+        return [change for change in inner.changes if change.breaking]
+
+    def equivalent(self, old: Any, new: Any, path: str, seen: Seen) -> bool:
+        """Whether the two schemas admit the same instances, as far as the differ tells: no breaking
+        change either way."""
+        for direction in ("request", "response"):
+            inner = _Differ(*self.roots, direction, self.policy)
+            inner.compare(old, new, path, seen)
+            if any(change.breaking for change in inner.changes):
+                return False
+        return True
+
+    def property_removed(self, old: Schema, new: Schema, name: str, schema: Any, path: str, seen: Seen) -> None:
+        where = _child(path, name)
+        required = name in (old.get("required") or []) and name not in (new.get("required") or [])
+        admitted = self.admitted(new, name, 1)
+        breaks = self.beside(schema, admitted, where, seen)
+        detail = "property removed" + (" (was required)" if name in (old.get("required") or []) else "")
+        breaking = bool(breaks) or (required and not self.request)
+        if breaks:
+            if admitted is not True and admitted != {}:
+                detail += f"; the new schema admits {_show(admitted)} under its name"
+            detail += f" ({breaks[0].kind}: {breaks[0].detail})"
+        why = _REQUEST_WHY if self.request else _RESPONSE_WHY if breaks else _RESPONSE_GONE_WHY
+        if not self.request and self.policy == "lenient":
+            breaking, detail, why = True, f"{detail} ({_LENIENT_READ})", _RESPONSE_GONE_WHY
+        self.emit(where, "property_removed", detail, breaking, why)
+
+    def property_added(self, old: Schema, name: str, schema: Any, required: bool, path: str, seen: Seen) -> None:
+        where = _child(path, name)
+        admitted = self.admitted(old, name, 0)
+        breaks = self.beside(admitted, schema, where, seen)
+        kind = "required_added" if required else "property_added"
+        detail = "new required property" if required else "optional property added"
+        breaking = bool(breaks) or (required and self.request)
+        if breaks and not (required and self.request):  # a new required property breaks requests anyway
+            if admitted is not True and admitted != {}:
+                detail += f"; the old schema admitted {_show(admitted)} under its name"
+            detail += f" ({breaks[0].kind}: {breaks[0].detail})"
+        if self.request and breaking and not required and self.policy == "lenient":
+            breaking, detail = False, f"{detail} ({_LENIENT_SENT})"
+        self.emit(where, kind, detail, breaking)
 
     def compare_arrays(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
         (old_tuple, old_rest), (new_tuple, new_rest) = _array_parts(old), _array_parts(new)
@@ -417,7 +650,12 @@ class _Differ:
                          f"{path}<unevaluatedProperties>", seen)
         if ("if" in old or "if" in new) and not self.same(old.get("if"), new.get("if")):
             self.emit_undecidable(f"{path}<if>", _describe("if", old, new))
-        if "contains" in old and "contains" in new:
+        counted = "maxContains" in old or "maxContains" in new
+        if counted and "contains" in old and "contains" in new and not self.equivalent(
+                old["contains"], new["contains"], f"{path}<contains>", seen):
+            # under maxContains, an item schema that admits more can refuse more arrays: either way
+            self.emit_undecidable(f"{path}<contains>", _describe("contains", old, new) + " under maxContains")
+        elif "contains" in old and "contains" in new:
             self.compare(old["contains"], new["contains"], f"{path}<contains>", seen)
         elif "contains" in old or "contains" in new:
             self.emit_constraint(path, "contains" in new, _describe("contains", old, new))
@@ -425,16 +663,42 @@ class _Differ:
             self.compare_negated(old["not"], new["not"], f"{path}<not>", seen)
         elif "not" in old or "not" in new:
             self.emit_constraint(path, "not" in new, _describe("not", old, new))
-        closed = _closed(old) and _closed(new)
-        for key in _SCHEMA_MAPS:
-            self.compare_schema_map(old.get(key) or {}, new.get(key) or {}, key, path, seen,
-                                    loosens_when_added=closed and key == "patternProperties")
+        self.compare_patterns(old, new, path, seen)
+        self.compare_schema_map(old.get("dependentSchemas") or {}, new.get("dependentSchemas") or {},
+                                "dependentSchemas", path, seen, loosens_when_added=False)
         self.compare_dependencies(old, new, path, seen)
+
+    def compare_patterns(self, old: Schema, new: Schema, path: str, seen: Seen) -> None:
+        """patternProperties, by pattern. A pattern on one side only moves the names it matches from
+        what the other side admits for undeclared names (additionalProperties, ...) to its schema,
+        and holds the declared properties it matches to it too."""
+        old_map, new_map = old.get("patternProperties") or {}, new.get("patternProperties") or {}
+        for pattern in sorted(set(old_map) | set(new_map)):
+            where = f"{path}<patternProperties {json.dumps(pattern, ensure_ascii=False)}>"
+            if pattern in old_map and pattern in new_map:
+                self.compare(old_map[pattern], new_map[pattern], where, seen)
+                continue
+            added = pattern in new_map
+            other, other_map = (old, old_map) if added else (new, new_map)
+            rest: Any = None if other_map else self.admitted(other, "", 0 if added else 1)
+            before, after = (rest, new_map[pattern]) if added else (old_map[pattern], rest)
+            breaks = self.beside(before, after, where, seen)
+            detail = f"patternProperties entry {'added' if added else 'removed'}"
+            if other_map:
+                detail += " beside other patterns (relation undecidable: breaking)"
+            elif breaks:
+                detail += f" ({breaks[0].kind}: {breaks[0].detail})"
+            self.emit_constraint(where, self.request == bool(breaks), detail)
+            declared = [name for name in (new if added else old).get("properties") or {}
+                        if self.admitted({"patternProperties": {pattern: {}}}, name, 0) is not True]
+            if declared:
+                self.emit_constraint(where, added, f"declared properties {', '.join(declared)} "
+                                                   f"{'now' if added else 'no longer'} held to it too")
 
     def compare_negated(self, old: Any, new: Any, path: str, seen: Seen) -> None:
         """`not`: what the inner schema now accepts more, the schema accepts less, so the inner
         schema is compared for the other direction and each change is reported turned around."""
-        inner = _Differ(*self.roots, "response" if self.request else "request")
+        inner = _Differ(*self.roots, "response" if self.request else "request", self.policy)
         inner.compare(old, new, path, seen)
         for change in inner.changes:
             kind = _INVERSE.get(change.kind, change.kind)

@@ -46,8 +46,14 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], set[tuple[str, bool]
      obj({"v": {"anyOf": [obj({"x": STR}), INT, STR]}}), set()),
     ("anyOf-reordered-and-one-changed", REQ, {"anyOf": [obj({"x": STR}), {"type": "string", "maxLength": 9}]},
      {"anyOf": [{"type": "string", "maxLength": 5}, obj({"x": STR})]}, {("constraint_tightened", True)}),
+    # {"b": "x"} was a valid request: an open object admitted any value under an undeclared name
     ("new-optional-request-prop", REQ, obj({"a": STR}), obj({"a": STR, "b": INT}),
-     {("property_added", False)}),
+     {("property_added", True)}),
+    ("new-optional-request-prop-as-open-values-were", REQ, obj({"a": STR}, additionalProperties=INT),
+     obj({"a": STR, "b": {"type": "integer", "minimum": 0}}, additionalProperties=INT),
+     {("property_added", True)}),
+    ("new-optional-request-prop-wider", REQ, obj({"a": STR}, additionalProperties=INT),
+     obj({"a": STR, "b": {"type": "number"}}, additionalProperties=INT), {("property_added", False)}),
     ("new-optional-response-prop-open", RESP, obj({"a": STR}), obj({"a": STR, "b": INT}),
      {("property_added", False)}),
     ("new-optional-response-prop-closed", RESP, obj({"a": STR}, additionalProperties=False),
@@ -216,12 +222,16 @@ def test_every_breaking_change_says_why_for_its_side() -> None:
     closed = obj({"a": STR}, additionalProperties=False)
     (added,) = diff_schemas(closed, {**closed, "properties": {"a": STR, "b": STR}}, "response")
     assert added.line() == (
-        "BREAKING  property_added  $.b: optional property added; breaks old clients: their schema rejects "
-        "unknown properties (additionalProperties: false), so an answer carrying it fails their validation")
+        "BREAKING  property_added  $.b: optional property added; the old schema admitted false under its name "
+        '(constraint_loosened: schema false -> {"type": "string"}); breaks old clients: their schema refuses some '
+        "values of it (unknown properties rejected, or held to additionalProperties or patternProperties), so an "
+        "answer carrying one fails their validation")
     (tightened,) = diff_schemas(STR, {"type": "string", "maxLength": 3}, "request")
     assert tightened.why == "breaks old clients: a request valid under the old schema may now be refused"
     (removed,) = diff_schemas(obj({"a": STR, "b": STR}), obj({"a": STR}), "response")
-    assert removed.why == "breaks old clients: answers may no longer carry what they read"
+    assert removed.why == "breaks old clients: an answer may now hold what the old schema refuses"  # {"b": 1}
+    (dropped,) = diff_schemas(obj({"a": STR, "b": STR}), obj({"a": STR}), "response", "lenient")
+    assert dropped.why == "breaks old clients: answers may no longer carry what they read"
     assert all(not c.why for c in diff_schemas(STR, {"type": "string", "maxLength": 3}, "response"))
 
 
@@ -355,3 +365,68 @@ def test_a_change_called_compatible_keeps_old_payloads_valid(old: Any, data: st.
             continue
         instance = data.draw(from_schema(source), label=f"{direction} payload")
         assert Draft202012Validator(target).is_valid(instance), (direction, source, target, instance)
+
+
+S2020 = {"$schema": DRAFT2020}
+NUM = {"type": "number"}
+# (id, old, new, breaking for requests, breaking for responses) under the default, semantic policy:
+# the classes an independent corpus found called wrongly (unsound, or over-strict)
+CLASSES: list[tuple[str, dict[str, Any], dict[str, Any], bool, bool]] = [
+    # a typed property added to an open object: {"bar": null} was a valid request
+    ("typed-property-added-open", {"properties": {"foo": {}}}, {"properties": {"foo": {}, "bar": NUM}}, True, False),
+    # where additionalProperties constrained the name already: {"bar": ""} was valid, {"bar": 0} was not
+    ("property-added-under-additionalProperties", {"additionalProperties": STR},
+     {"properties": {"bar": NUM}, "additionalProperties": STR}, True, True),
+    ("property-added-under-unevaluatedProperties", {**S2020, "unevaluatedProperties": STR},
+     {**S2020, "properties": {"bar": NUM}, "unevaluatedProperties": STR}, True, True),
+    # the third position falls to unevaluatedItems: ["a", 1, 1] is refused now
+    ("prefixItems-dropped-under-unevaluatedItems",
+     {**S2020, "prefixItems": [STR, INT, INT], "unevaluatedItems": STR},
+     {**S2020, "prefixItems": [STR, INT], "unevaluatedItems": STR}, True, True),
+    # rewrites that change nothing
+    ("singleton-oneOf-to-allOf", {"oneOf": [STR]}, {"allOf": [STR]}, False, False),
+    ("allOf-branch-duplicated", {"allOf": [STR, {"maxLength": 3}]},
+     {"allOf": [STR, {"maxLength": 3}, {"maxLength": 3}]}, False, False),
+    ("allOf-to-anyOf-of-equal-branches", {"allOf": [STR, STR]}, {"anyOf": [STR, STR]}, False, False),
+    ("type-wrapped-in-allOf", STR, {"allOf": [STR]}, False, False),
+    ("removed-property-still-admitted-by-a-pattern",
+     {"properties": {"x-a": STR}, "patternProperties": {"^x-": STR}, "additionalProperties": False},
+     {"patternProperties": {"^x-": STR}, "additionalProperties": False}, False, False),
+    ("removed-property-whose-schema-was-false", {"properties": {"a": False}, "additionalProperties": False},
+     {"additionalProperties": False}, False, False),
+    ("null-to-nullable-number", NULL, {"oneOf": [NUM, NULL]}, False, True),
+    ("minContains-lowered", {"type": "array", "contains": INT, "minContains": 2},
+     {"type": "array", "contains": INT, "minContains": 1}, False, True),
+    ("maxContains-lowered", {"type": "array", "contains": INT, "maxContains": 3},
+     {"type": "array", "contains": INT, "maxContains": 2}, True, False),
+    # oneOf [X, null] is not "X or null" when X admits null too
+    ("oneOf-null-beside-a-branch-admitting-null", {"oneOf": [NUM, NULL]}, {"oneOf": [{}, NULL]}, True, True),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "breaks_requests", "breaks_responses"),
+                         [pytest.param(*case[1:], id=case[0]) for case in CLASSES])
+def test_the_verdict_on_each_class_is_sound_and_no_stricter(old: dict[str, Any], new: dict[str, Any],
+                                                             breaks_requests: bool, breaks_responses: bool) -> None:
+    for direction, expected in (("request", breaks_requests), ("response", breaks_responses)):
+        changes = diff_schemas(old, new, direction)  # type: ignore[arg-type]
+        assert any(c.breaking for c in changes) == expected, (direction, [c.line() for c in changes])
+
+
+def test_lenient_differs_exactly_in_its_stated_assumption() -> None:
+    """lenient: old clients send only declared properties (an added one breaks no request) and read
+    the ones declared (a dropped one breaks answers); every verdict it changes says so."""
+    open_old, open_new = {"properties": {"foo": {}}}, {"properties": {"foo": {}, "bar": NUM}}
+    (added,) = diff_schemas(open_old, open_new, "request", "lenient")
+    assert not added.breaking and "lenient: assumes old clients send only the properties" in added.detail
+    closed_old = {"properties": {"a": STR, "b": STR}, "additionalProperties": False}
+    closed_new = {"properties": {"a": STR}, "additionalProperties": False}
+    assert not any(c.breaking for c in diff_schemas(closed_old, closed_new, "response"))
+    (dropped,) = diff_schemas(closed_old, closed_new, "response", "lenient")
+    assert dropped.breaking and "lenient: assumes old clients read" in dropped.detail
+    for name, old, new, *_ in CLASSES:  # elsewhere the two policies agree
+        for direction in ("request", "response"):
+            semantic, lenient = (diff_schemas(old, new, direction, policy)  # type: ignore[arg-type]
+                                 for policy in ("semantic", "lenient"))
+            if not any("lenient:" in c.detail for c in lenient):
+                assert [c.line() for c in semantic] == [c.line() for c in lenient], name

@@ -86,7 +86,7 @@ def test_a_peer_mcp_server_over_http_conforms(peer_contracts: Path, capsys: pyte
 def test_a_contract_it_does_not_list_is_found(peer_tools: list[dict[str, Any]], tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """Contracts that say more than the server lists (a tighter limit, another annotation): real
-    differences, each named, and nothing else."""
+    differences, each named, and the calls the server wrongly accepts; nothing else."""
     changed = copy.deepcopy(peer_tools)
     shout = next(tool for tool in changed if tool["name"] == "shout")
     shout["inputSchema"]["properties"]["text"]["maxLength"] = 50
@@ -94,9 +94,11 @@ def test_a_contract_it_does_not_list_is_found(peer_tools: list[dict[str, Any]], 
     contracts = publish(changed, tmp_path / "project")
     code, out = gate(capsys, "--contracts", str(contracts), "--mcp-stdio", f"{sys.executable} {PEER}")
     assert code == 1, out
-    assert "2 violations (mcp-stdio 2)" in out
+    assert "3 violations (mcp-stdio 3)" in out
     assert "mcp-stdio shout: input_schema" in out and "$.properties.text.maxLength: listed 100, the contract 50" in out
     assert "mcp-stdio shout: annotations" in out and "readOnlyHint: listed nothing, the manifest declares true" in out
+    # and the server takes the text the contract forbids, shrunk to the shortest: 51 characters
+    assert "mcp-stdio shout: invalid_refused" in out and '"arguments": {"text": "' + "x" * 51 + '"}' in out
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +128,17 @@ def test_its_bug_is_found_with_a_minimal_input(library_contracts: Path, capsys: 
     assert "1 violation (rest 1)" in out and "rest search_books: no_server_error" in out
     shrunk = next(line for line in out.splitlines() if "input (shrunk)" in line)
     assert len(json.loads(shrunk.split(": ", 1)[1])["query"]) == 9, shrunk  # the shortest query that crashes it
+
+
+@pytest.mark.parametrize(("lax", "forbidden"), [("enum", "format"), ("maximum", "limit"), ("maxLength", "query")])
+def test_a_server_accepting_a_forbidden_value_is_found(library_contracts: Path, capsys: pytest.CaptureFixture[str],
+                                                       lax: str, forbidden: str) -> None:
+    """Invalid inputs break one constraint at a time: a server that takes an out-of-enum format, a
+    limit past its maximum or a query past its maxLength fails `invalid_refused`, shrunk."""
+    with serve_app(independent_library(lax=lax)) as base:
+        code, out = gate(capsys, "--contracts", str(library_contracts), "--url", base, "--operation", "search_books",
+                         "--max-examples", "50")
+    assert code == 1, out
+    assert "1 violation (rest 1)" in out and "rest search_books: invalid_refused" in out, out
+    refused = next(line for line in out.splitlines() if "an invalid input (" in line)
+    assert f"$.{forbidden}" in refused, refused

@@ -142,6 +142,8 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
         if not valid and not contract.validator.input_errors(as_carried(method, payload, variant.input_schema),
                                                              variant.name):
             return  # invalid as generated, valid as a GET's query carries it: no refusal to expect
+        if not valid and not target.rest and not isinstance(payload, dict):
+            return  # MCP arguments are an object by the protocol: not a contract's refusal to check
         answer = target.call(contract, payload)
         report.calls += 1
         options.progress(target.surface, contract.operation.name, phase, report.calls)
