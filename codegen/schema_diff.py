@@ -239,6 +239,24 @@ def _closed(schema: Schema) -> bool:
     return schema.get("unevaluatedProperties") is False
 
 
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _meet(one: Types, other: Types) -> Types:
+    """The types both admit (None: any)."""
+    if one is None or other is None:
+        return other if one is None else one
+    return frozenset({t for t in one if t in other or (t == "integer" and "number" in other)}
+                     | {t for t in other if t == "integer" and "number" in one})
+
+
 def _within(inner: Types, outer: Types) -> bool:
     """True when every value of a type in ``inner`` also has a type in ``outer``."""
     if outer is None or inner is None:
@@ -381,6 +399,8 @@ class _Differ:
                     branches = unique
             rest = {k: v for k, v in schema.items() if k != key}
             resolved_branches = [self.resolve(branch, side)[0] for branch in branches]
+            if key == "anyOf" and any(branch is True or branch == {} for branch in resolved_branches):
+                return self.simplify(rest, side, depth + 1)  # one branch admits anything: so does anyOf
             if key == "allOf" and any(branch is False for branch in resolved_branches):
                 return False
             if key != "oneOf" and all(branch is False for branch in resolved_branches):
@@ -406,17 +426,31 @@ class _Differ:
         return schema
 
     def types(self, schema: Schema, side: int, depth: int = 0) -> Types:
-        """Types the schema admits, looking into anyOf/oneOf branches when it has no "type"."""
+        """Types the schema admits: its "type", narrowed by what its anyOf/oneOf branches (any of
+        them) and allOf branches (each of them) admit."""
         declared = schema.get("type")
+        found: Types = None
         if isinstance(declared, (str, list)):
-            return frozenset([declared] if isinstance(declared, str) else declared)
-        for key in ("anyOf", "oneOf"):
+            found = frozenset([declared] if isinstance(declared, str) else declared)
+        listed = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(listed, list):
+            found = _meet(found, frozenset(_json_type(value) for value in listed))
+        if depth >= 8:
+            return found
+        for key in ("anyOf", "oneOf", "allOf"):
             branches = [self.resolve(b, side)[0] for b in schema.get(key) or []]
-            if branches and depth < 8 and all(isinstance(b, dict) for b in branches):
-                found = [self.types(b, side, depth + 1) for b in branches]
-                if all(t is not None for t in found):
-                    return frozenset(t for types in found if types for t in types)
-        return None
+            if not branches:
+                continue
+            if any(b is False for b in branches) and key == "allOf":
+                return frozenset()
+            kinds = [self.types(b, side, depth + 1) if isinstance(b, dict) else (None if b else frozenset())
+                     for b in branches]
+            if key == "allOf":
+                for kind in kinds:
+                    found = _meet(found, kind)
+            elif all(kind is not None for kind in kinds):
+                found = _meet(found, frozenset(t for kind in kinds if kind for t in kind))
+        return found
 
     def compare(self, old: Any, new: Any, path: str, seen: Seen) -> None:
         old_null, old, old_refs = self.normalise(old, 0)

@@ -238,7 +238,7 @@ def candidates(*schemas_: Any) -> list[Any]:
         _constants(schema, found)
     values = list({json.dumps(v, sort_keys=True): v for v in [*found, *PLAIN]}.values())
     few = values[:12]
-    names = [*NAMES, "zz"]
+    names = [*NAMES, "bb", "zz"]
     objects_ = [{name: value} for name in names for value in values]
     objects_ += [dict(zip(chosen, combo, strict=True)) for chosen in itertools.combinations(names, 2)
                  for combo in itertools.product(few, repeat=2)]

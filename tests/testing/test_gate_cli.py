@@ -34,8 +34,11 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     (["--url", CLOSED, "--set", "workspace_id=not-a-uuid"], "refuses it: 'not-a-uuid' is not a 'uuid'"),
     (["--url", CLOSED, "--set", "=1"], "expected [OPERATION:]NAME=VALUE"),
     (["--url", CLOSED, "--max-examples", "0"], "--max-examples must be at least 1"),
+    (["--url", CLOSED, "--operation", "get_documents", "--set", "sosoapi_research_evidence_status:workspace_id=x"],
+     "sosoapi_research_evidence_status is not among the operations chosen"),
+    (["--url", CLOSED, "--set", "no_such_operation:workspace_id=x"], "no operation 'no_such_operation'"),
 ], ids=["no-target", "no-contracts", "unknown-operation", "bad-header", "unset-variable", "pin-names-nothing",
-        "pin-refused", "bad-pin", "no-examples"])
+        "pin-refused", "bad-pin", "no-examples", "pin-of-an-operation-not-chosen", "pin-of-no-operation"])
 def test_bad_usage_is_exit_2_naming_the_problem(capsys: pytest.CaptureFixture[str], args: list[str],
                                                 says: str) -> None:
     if "--contracts" not in args:

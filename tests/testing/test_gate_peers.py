@@ -142,3 +142,30 @@ def test_a_server_accepting_a_forbidden_value_is_found(library_contracts: Path, 
     assert "1 violation (rest 1)" in out and "rest search_books: invalid_refused" in out, out
     refused = next(line for line in out.splitlines() if "an invalid input (" in line)
     assert f"$.{forbidden}" in refused, refused
+
+
+def test_a_server_refusing_every_valid_input_as_invalid_is_told_so(library_contracts: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """No success because every valid input was refused as not matching (a server validating against
+    another schema) is said as such, not blamed on credentials; with --require-success,
+    `success_seen` is a JUnit case whether it fails or passes."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def refuse(request: Any) -> JSONResponse:
+        return JSONResponse({"detail": "unexpected field"}, status_code=422)
+
+    strict = Starlette(routes=[Route("/books/search", refuse, methods=["POST"])])
+    with serve_app(strict) as base:
+        code, out = gate(capsys, "--contracts", str(library_contracts), "--url", base, "--operation", "search_books")
+    assert code == 0, out
+    assert "note: every valid input was refused as invalid (HTTP 422)" in out
+    assert "credential" not in out
+
+    junit = tmp_path / "passing.xml"
+    with serve_app(independent_library()) as base:
+        code, out = gate(capsys, "--contracts", str(library_contracts), "--url", base, "--operation", "search_books",
+                         "--require-success", "--junit", str(junit))
+    assert code == 0, out
+    assert 'name="success_seen"' in junit.read_text()

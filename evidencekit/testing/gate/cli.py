@@ -215,7 +215,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         pins = [Pin.parse(text) for text in args.pins]
         check_pins(pins, [(contract, variant) for target in targets
-                          for contract, variant, _ in chosen(target, contracts, options) if variant])
+                          for contract, variant, _ in chosen(target, contracts, options) if variant],
+                   known=list(contracts))
     except PinError as exc:
         raise Usage(str(exc)) from None
     return _gate(targets, contracts, options, pins, folder, args.junit)

@@ -48,9 +48,17 @@ class Pin:
         return self.operation in (None, operation) and self.name in schema.get("properties", {})
 
 
-def check_pins(pins: Sequence[Pin], chosen: Sequence[tuple[Contract, Variant]]) -> None:
-    """PinError naming a pin no chosen operation's input has, or whose value a schema refuses."""
+def check_pins(pins: Sequence[Pin], chosen: Sequence[tuple[Contract, Variant]],
+               known: Sequence[str] = ()) -> None:
+    """PinError naming a pin no chosen operation's input has, or whose value a schema refuses
+    (`known`: every operation of the contracts, to tell one not chosen from one that is not there)."""
+    names = {contract.operation.name for contract, _ in chosen}
     for pin in pins:
+        if pin.operation is not None and pin.operation not in names:
+            if pin.operation in known:
+                raise PinError(f"--set {pin.operation}:{pin.name}: {pin.operation} is not among the operations "
+                               "chosen (--operation, --read-only, or not published on the surfaces named)")
+            raise PinError(f"--set {pin.operation}:{pin.name}: no operation {pin.operation!r} in the contracts")
         used = False
         for contract, variant in chosen:
             schema = variant.input_schema

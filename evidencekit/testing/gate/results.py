@@ -55,6 +55,8 @@ class OperationReport:
     skipped: str | None = None  # why the operation was not called at all
     calls: int = 0
     successes: int = 0
+    invalid_refusals: int = 0  # valid inputs refused as not matching the input schema
+    refused_as: str = ""  # how the first of them was refused ("HTTP 400")
     seconds: float = 0.0
 
     def note(self, text: str) -> None:

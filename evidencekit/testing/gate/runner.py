@@ -105,11 +105,19 @@ def run_surface(target: Target, contracts: dict[str, Contract], options: Options
     return surface
 
 
+INVALID_ALL = ("every valid input was refused as invalid ({said}), so no answer was checked against the "
+               "output schemas: the server validates against something else than the published input schema")
+
+
 def _operation(target: Target, contract: Contract, variant: Variant, protocol: bool,
                options: Options, report: OperationReport) -> None:
+    if options.require_success:
+        report.ran("success_seen")  # a check of every run, failed or not (a JUnit case either way)
     gone = _phase(target, contract, variant, True, protocol, options, report)
     if not gone and not report.errors and report.successes == 0:
         message = options.no_success
+        if report.calls and report.invalid_refusals == report.calls:
+            message = INVALID_ALL.format(said=report.refused_as or "refused")
         if options.require_success:
             report.found(Finding("success_seen", message, shrunk=False))
         else:
@@ -162,6 +170,9 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
             report.note(note)
         if valid and answer.outcome == "success":
             report.successes += 1
+        if valid and _refused_as_invalid(answer):
+            report.invalid_refusals += 1
+            report.refused_as = report.refused_as or answer.said
         new = sorted((check, message) for check, message in verdict.failures.items()
                      if check not in found)
         if new:
@@ -194,6 +205,17 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
         if gone or report.errors or set(report.findings) == before:
             break
     return gone
+
+
+def _refused_as_invalid(answer: Any) -> bool:
+    """A refusal that says the input does not match (REST 400/422, MCP validation_failed or -32602)."""
+    if answer.outcome != "refused":
+        return False
+    if answer.rest:
+        return answer.status in (400, 422)
+    if answer.rpc_error:
+        return "-32602" in answer.said
+    return isinstance(answer.data, dict) and answer.data.get("code") == "validation_failed"
 
 
 def _failures(exc: BaseException, flaky: bool = False) -> list[tuple[BaseException, bool]]:
