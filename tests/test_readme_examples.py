@@ -41,6 +41,20 @@ def test_the_python_client_example_runs_as_printed(tmp_path: Path) -> None:
     assert lines[2].startswith(f"{page} # Research notes")
 
 
+def test_the_python_client_example_says_when_nothing_was_retrieved(tmp_path: Path) -> None:
+    """A page that is not there (or a machine offline) settles without success: the example says so
+    and exits 1, instead of asking for a document that was never stored (NotFound, a traceback)."""
+    [example] = blocks("python")
+    with serve_origin() as origin, running_service(tmp_path, allow=allow_origin(origin.url)) as service:
+        gone = origin.reply("/research-notes", Reply(b"gone", 404, "text/plain"))
+        program = example.replace("https://example.com/research-notes", gone)
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
+               "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
+        done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True,
+                              timeout=120, check=False, cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (1, "not retrieved: completed not_found"), done.stderr
+
+
 def test_the_mcp_client_config_is_json_naming_both_transports() -> None:
     [config] = blocks("json")
     servers = json.loads(config)["mcpServers"]

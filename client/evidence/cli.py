@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from evidencekit.client.evidence import SETTLED, EvidenceClient, WaitTimeout
 from evidencekit.client.runtime import errors
+from evidencekit.client.runtime.retry import RetryPolicy
 from evidencekit.client.runtime.transport import valid_token
 
 OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
@@ -45,7 +46,8 @@ def _fail(message: str, code: int) -> int:
 def _receipt_lines(retrieval: dict[str, Any] | None) -> list[str]:
     if retrieval is None:
         return ["no receipt for this mutation_id in this workspace"]
-    lines = [f"receipt   {retrieval['id']}  (mutation {retrieval['mutation_id']})", f"state     {retrieval['state']}"]
+    # the mutation_id first: it is what `status` takes
+    lines = [f"mutation  {retrieval['mutation_id']}  (receipt {retrieval['id']})", f"state     {retrieval['state']}"]
     result = retrieval.get("result")
     if result:
         reason = result["reason"] or "—"
@@ -64,7 +66,15 @@ def _receipt_lines(retrieval: dict[str, Any] | None) -> list[str]:
             lines.append(f"text      {text[:300]}{'…' if len(text) > 300 else ''}  (untrusted)")
     if retrieval.get("evidence"):
         lines.append(f"evidence  {retrieval['evidence']['evidence_id']} revision {retrieval['evidence']['revision']}")
+    source = (result or {}).get("provenance", {}).get("source_url")
+    if _succeeded(retrieval) and (result or {}).get("kind") == "url_text" and source:
+        lines.append(f"document  {document_name(source)}  (`research-evidence documents` reads it)")
     return lines
+
+
+def document_name(url: str) -> str:
+    """The `documents/...` name a page is stored under: its URL without the scheme."""
+    return "documents/" + url.split("://", 1)[1] if "://" in url else url
 
 
 def _succeeded(retrieval: dict[str, Any] | None) -> bool:
@@ -238,17 +248,28 @@ def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_L
         progress.close()
 
 
-def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line]) -> None:
-    started = [line for line in lines if line.sent]
-    progress = _Progress(len(started), "settled")
+def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_Line],
+                sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+    """Poll every unsettled receipt, round after round, until all have settled or --timeout (for the
+    whole batch) runs out. Each line keeps the last state read, so a batch stopped early (Ctrl-C)
+    reports what had settled by then, whatever its place in the file."""
+    waiting = [line for line in lines if line.sent]
+    progress = _Progress(len(waiting), "settled")
+    deadline, pause = clock() + args.timeout, 0.25
     try:
-        for line in started:
-            try:
-                line.retrieval = client.wait(line.mutation, timeout=args.timeout).model_dump(mode="json")["retrieval"]
-            except WaitTimeout as timeout:
-                line.note = "timed out"
-                line.retrieval = timeout.last.model_dump(mode="json")["retrieval"] if timeout.last else None
-            progress.advance()
+        while waiting:
+            for line in list(waiting):
+                line.retrieval = client.status(line.mutation).model_dump(mode="json")["retrieval"]
+                if line.retrieval is None or line.retrieval["state"] in SETTLED:
+                    waiting.remove(line)
+                    progress.advance()
+            if waiting and clock() >= deadline:
+                for line in waiting:
+                    line.note = "timed out"
+                break
+            if waiting:
+                sleep(min(pause, max(deadline - clock(), 0.0)))
+                pause = min(pause * 1.5, 2.0)
     finally:
         progress.close()
 
@@ -283,11 +304,12 @@ def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,
     stopped: tuple[str, int] | None = None
     try:
         _submit_all(client, args, lines, sleep)
-        _settle_all(client, args, lines)
+        _settle_all(client, args, lines, sleep)
     except (errors.ClientError, KeyboardInterrupt) as exc:
         stopped = _failure(exc)
         for line in lines:
-            if line.refused is None and line.note is None and line.retrieval is None:
+            unsettled = line.retrieval is None or line.retrieval["state"] not in SETTLED
+            if line.refused is None and line.note is None and unsettled:
                 line.note = "not settled" if line.sent else "not sent"
     _print_summary(lines, args.json)
     if stopped is not None:
@@ -343,13 +365,15 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the receipt's mutation_id (default: a new one); repeating a retrieve with the "
                                "same one is safe and never fetches twice")
     retrieve.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
-                          help="how long to wait for one receipt to settle (default 120)")
+                          help="how long to wait for the receipt, or with --from-file for all of the batch's "
+                               "receipts, to settle (default 120)")
     status = commands.add_parser("status", parents=[common], help="show a receipt")
-    status.add_argument("mutation_id", help="the mutation_id the retrieval was started with")
+    status.add_argument("mutation_id", help="the mutation_id the retrieval was started with (the first "
+                                            "line of retrieve's output)")
     documents = commands.add_parser("documents", parents=[as_json], help="read stored documents as markdown "
                                     "(documents are not per workspace)")
-    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme}, up to 20; the ones found "
-                                                    "are printed even when others are not")
+    documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme} (or the page's URL), up to "
+                                                    "20; the ones found are printed even when others are not")
     return parser
 
 
@@ -370,7 +394,8 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
         retrieval = data["retrieval"]
         unsettled = retrieval is not None and retrieval["state"] in ("pending", "running")
         return OK if unsettled or _succeeded(retrieval) else UNSUCCESSFUL
-    found, missing = _documents(client, args.names)
+    names = [document_name(name) if name.startswith(("https://", "http://")) else name for name in args.names]
+    found, missing = _documents(client, names)
     if args.json:
         print(json.dumps({"documents": found, "missing": missing}, ensure_ascii=False))
     else:
@@ -426,6 +451,12 @@ def _failure(exc: BaseException, server: str = "the server") -> tuple[str, int]:
     """The one line, and the exit code, for an error that ends a command."""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", INTERRUPTED
+    if isinstance(exc, errors.ConnectFailed) and exc.tls:
+        return (f"cannot reach {server}: the TLS handshake failed ({str(exc).split(': ', 1)[-1]}); is it "
+                "served over plain http (EVIDENCEKIT_URL=http://...)?"), UNREACHABLE
+    if isinstance(exc, errors.ConnectFailed):
+        return (f"cannot reach {server}: the connection was refused; is the server running "
+                "(`research-evidence serve`) at that address?"), UNREACHABLE
     if isinstance(exc, errors.TransportError):
         return f"cannot reach {server}: {exc}", UNREACHABLE
     if isinstance(exc, errors.RequestNotSent):
@@ -465,7 +496,8 @@ def main(argv: list[str]) -> int:
     base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
     try:
         _check_server_url(base)
-        with EvidenceClient(base, token, args.workspace, retry_sleep=_sleep_saying_why) as client:
+        with EvidenceClient(base, token, args.workspace, retry_sleep=_sleep_saying_why,
+                            retry=RetryPolicy(retry_refused=False)) as client:
             return run(args, client)
     except (errors.ClientError, KeyboardInterrupt) as exc:
         return _fail(*_failure(exc, base))

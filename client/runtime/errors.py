@@ -24,6 +24,15 @@ class TransportError(ClientError):
     pass
 
 
+class ConnectFailed(TransportError):
+    """No connection: refused (nothing listens there), or a TLS handshake that failed (`tls`: an
+    https:// URL pointed at a plain-http port, say)."""
+
+    def __init__(self, message: str, *, tls: bool = False) -> None:
+        super().__init__(message)
+        self.tls = tls
+
+
 class RequestNotSent(ClientError):
     """Nothing was sent, and sending it again cannot help; the message never repeats a header value."""
 

@@ -1,7 +1,9 @@
 """Retries for the client: exponential backoff with full jitter, bounded in attempts and total time.
 
 Retried: connection errors, 429 (waiting at least its Retry-After) and 5xx. Never retried: other
-4xx, and contract mismatches. Retry only calls that are safe to repeat (idempotent by contract).
+4xx, contract mismatches, and a TLS handshake that failed (the same URL fails the same way); a
+refused connection only while `retry_refused` (a command line wants to say at once that nothing
+listens). Retry only calls that are safe to repeat (idempotent by contract).
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from evidencekit.client.runtime.errors import ClientError, RateLimited, ServerError, TransportError
+from evidencekit.client.runtime.errors import (
+    ClientError,
+    ConnectFailed,
+    RateLimited,
+    ServerError,
+    TransportError,
+)
 
 T = TypeVar("T")
 
@@ -24,6 +32,7 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 8.0
     total_time: float = 60.0
+    retry_refused: bool = True  # a connection refused (or reset before any answer) is tried again
 
     def delay(self, attempt: int, error: ClientError) -> float:
         backoff = random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
@@ -39,6 +48,8 @@ def retryable(error: ClientError) -> bool:
 def pause_before_retry(error: ClientError, attempt: int, elapsed: float, policy: RetryPolicy) -> float | None:
     """Seconds to wait before attempt `attempt + 1`, or None when `error` should be raised now."""
     if not retryable(error) or attempt >= policy.max_attempts:
+        return None
+    if isinstance(error, ConnectFailed) and (error.tls or not policy.retry_refused):
         return None
     pause = policy.delay(attempt - 1, error)
     return None if elapsed + pause > policy.total_time else pause

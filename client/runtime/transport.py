@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from evidencekit.client.runtime.errors import (
     ClientError,
+    ConnectFailed,
     ContractMismatch,
     ContractMismatchWarning,
     MalformedAnswer,
@@ -80,6 +81,9 @@ def _transport_error(operation: OperationRef, exc: httpx.TransportError) -> Requ
         return RequestNotSent(f"{operation.name}: the request could not be formed (a malformed header)")
     if isinstance(exc, httpx.UnsupportedProtocol):
         return RequestNotSent(f"{operation.name}: {exc}")
+    if isinstance(exc, httpx.ConnectError):
+        text = str(exc)
+        return ConnectFailed(f"{operation.name}: {text}", tls="SSL" in text or "TLS" in text)
     return TransportError(f"{operation.name}: {exc}")
 
 

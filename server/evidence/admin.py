@@ -17,7 +17,14 @@ from typing import Any
 
 from evidencekit.server.evidence.retrieval.engine import cancelled_result
 from evidencekit.server.evidence.store import access, receipts
-from evidencekit.server.evidence.store.db import data_dir, open_store
+from evidencekit.server.evidence.store.db import (
+    data_dir,
+    database_url,
+    is_postgres,
+    open_store,
+    shown_url,
+    sqlite_path,
+)
 from evidencekit.server.evidence.store.models import (
     ROLES,
     TOKEN_KINDS,
@@ -195,6 +202,10 @@ def main(argv: list[str]) -> int:
         name = type(exc).__name__
         print(f"research-evidence admin: {name}: {exc}", file=sys.stderr)
         return 1
+    if args.command == "bootstrap":  # which store it acted on (the data folder in effect), on stderr
+        url = database_url()
+        where = f"PostgreSQL {shown_url(url)}" if is_postgres(url) else sqlite_path(url)
+        print(f"research-evidence admin: bootstrap in {where}", file=sys.stderr)
     if getattr(args, "json", False):  # the machine form: exactly what the quick start and tests read
         output = {"workspace_id": output["workspace_id"], "token": output["token"]}
     print(json.dumps(output, indent=None if getattr(args, "json", False) else 2))

@@ -179,8 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog="research-evidence mcp", description=f"MCP over stdio: the research tools, "
                             f"authenticated by {TOKEN_ENV}; nothing but protocol on stdout. Settings come from "
                             "the environment: the data folder (EVIDENCEKIT_DATA_DIR, else the user's data folder) or DATABASE_URL, "
-                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, the worker settings; the project's README "
-                            "lists them all.")
+                            "EVIDENCEKIT_MCP_PROFILE, SOSOAPI_OUTPUT_SCHEMAS, the worker settings; docs/settings.md in the "
+                            "source repository lists them all.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -374,11 +374,16 @@ def main(argv: list[str] | None = None) -> int:
     """`research-evidence import-pages PAGE...` (scripts/import_contract): the service's page importer."""
     import sys
 
-    from evidencekit.codegen.config import load_config
+    from evidencekit.codegen.config import ConfigError, load_config
 
     args = build_parser().parse_args(argv)
     try:
         contracts = args.contracts or load_config().contracts
+    except ConfigError:  # this command has no --project: say what it takes
+        print("error: no pyproject.toml with [tool.evidencekit.codegen] here or above: run from the project's "
+              "root, or pass --contracts DIR", file=sys.stderr)
+        return 2
+    try:
         return import_pages(args.pages, contracts)
     except (ContractError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

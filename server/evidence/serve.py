@@ -52,16 +52,18 @@ def main(argv: list[str]) -> int:
     from evidencekit.server.evidence.app import create_app
 
     url = database_url()
-    try:
-        first = asyncio.run(_bootstrap(url))
-    except Exception as exc:  # noqa: BLE001 - one clear line, not a traceback
-        print(f"evidencekit: cannot open the database {shown_url(url)}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return 1
-    try:  # bind first: the banner below names a port that is really ours
+    try:  # bind first: the banner names a port that is really ours, and a first run whose port is
+        # taken creates nothing (its token would be shown once, to a start that did not serve)
         listening = serving.listen(args.host, args.port)
     except serving.UsageError as exc:
         print(f"evidencekit: {exc}", file=sys.stderr)
+        return 1
+    try:
+        first = asyncio.run(_bootstrap(url))
+    except Exception as exc:  # noqa: BLE001 - one clear line, not a traceback
+        listening.close()
+        print(f"evidencekit: cannot open the database {shown_url(url)}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
         return 1
     port = listening.getsockname()[1]
     base = f"http://{args.host if ':' not in args.host else f'[{args.host}]'}:{port}"

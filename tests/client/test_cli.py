@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -130,7 +131,7 @@ class RateLimitedClient:
             raise errors.RateLimited(429, {"code": "rate_limited", "message": "too many"}, {"Retry-After": "7"})
         self.started.append(url)
 
-    def wait(self, mutation_id: str, *, timeout: float) -> Any:
+    def status(self, mutation_id: str) -> Any:
         retrieval = {"state": "completed", "evidence": {"evidence_id": mutation_id, "revision": 1},
                      "result": {"status": "ready", "reason": None}}
         return SimpleNamespace(model_dump=lambda mode: {"retrieval": retrieval})
@@ -199,10 +200,10 @@ class StoppingClient(RateLimitedClient):
             raise self.stop
         self.started.append(url)
 
-    def wait(self, mutation_id: str, *, timeout: float) -> Any:
+    def status(self, mutation_id: str) -> Any:
         if self.when == "waiting":
             raise self.stop
-        return super().wait(mutation_id, timeout=timeout)
+        return super().status(mutation_id)
 
 
 @pytest.mark.parametrize(("stop", "when", "code", "message"), [
@@ -334,3 +335,59 @@ def test_a_document_whose_headline_is_its_title_shows_it_once(service: dict[str,
     assert cli(service, "retrieve", url, "--wait").returncode == 0
     shown = cli(service, "documents", "documents/" + url.split("://")[1]).stdout
     assert shown.count("# Spring flood") == 1 and "The river rose." in shown
+
+
+def test_the_ids_lead_somewhere(service: dict[str, Any], origin: Origin) -> None:
+    """The first line is the mutation_id `status` takes, a stored page's `documents/...` name is
+    printed, and `documents` takes the page's URL too."""
+    url = origin.reply("/ids-lead", Reply(PAGE))
+    done = cli(service, "retrieve", url, "--wait")
+    first, *rest = done.stdout.splitlines()
+    mutation = first.split()[1]
+    assert first.startswith(f"mutation  {mutation}  (receipt ") and cli(service, "status", mutation).returncode == 0
+    name = "documents/" + url.split("://", 1)[1]
+    assert f"document  {name}  (`research-evidence documents` reads it)" in rest, done.stdout
+    by_url = cli(service, "documents", url)
+    assert by_url.returncode == 0 and by_url.stdout.startswith("# Notes"), by_url.stderr
+
+
+def test_an_unreachable_server_is_said_at_once_and_why(service: dict[str, Any]) -> None:
+    """A refused connection and an https:// URL at a plain-http port are each one line, at once:
+    not retried (they were, for seconds, as "the server asked to wait or did not answer")."""
+    receipt = "40000000-0000-4000-8000-0000000000aa"
+    refused = cli(service, "status", receipt, EVIDENCEKIT_URL="http://127.0.0.1:9")
+    assert refused.returncode == 4 and "trying again" not in refused.stderr, refused.stderr
+    assert refused.stderr.strip() == ("evidencekit: cannot reach http://127.0.0.1:9: the connection was refused; "
+                                      "is the server running (`research-evidence serve`) at that address?")
+    plain = service["base"].replace("http://", "https://")
+    tls = cli(service, "status", receipt, EVIDENCEKIT_URL=plain)
+    assert tls.returncode == 4 and "trying again" not in tls.stderr, tls.stderr
+    assert "the TLS handshake failed" in tls.stderr and "EVIDENCEKIT_URL=http://" in tls.stderr
+
+
+def test_a_batch_stopped_while_waiting_reports_what_had_settled(service: dict[str, Any], origin: Origin,
+                                                                tmp_path: Path) -> None:
+    """The receipts are polled together: Ctrl-C while the first line's page is still loading shows
+    the lines after it that had settled as settled (they were `not settled`, waited for in turn)."""
+    slow = origin.reply("/batch-slow", Reply(PAGE, delay=30))
+    fast = [origin.reply(f"/batch-fast-{n}", Reply(PAGE)) for n in range(2)]
+    urls = tmp_path / "interrupted.txt"
+    urls.write_text("\n".join([slow, *fast]) + "\n")
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
+                   "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
+    with subprocess.Popen([sys.executable, "-m", "evidencekit", "retrieve", "--from-file", str(urls), "--json"],
+                          env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
+        assert batch.stderr is not None
+        settled_lines = 0
+        for line in batch.stderr:  # plain progress lines on a pipe: "2/3 settled" once both fast ones are in
+            if line.strip().endswith("settled"):
+                settled_lines = int(line.split("/")[0])
+                if settled_lines == 2:
+                    break
+        batch.send_signal(signal.SIGINT)
+        out, err = batch.communicate(timeout=30)
+    assert settled_lines == 2 and batch.returncode == 130, err
+    first, second, third = json.loads(out)
+    assert first["note"] == "not settled"
+    assert [line["retrieval"]["result"]["status"] for line in (second, third)] == ["ready", "ready"]
+    assert second["note"] is None and third["note"] is None

@@ -236,3 +236,29 @@ def test_debug_logging_shows_no_query_string_fetched_text_or_token(tmp_path: Pat
     assert "DEBUG httpcore" in logged  # DEBUG does show the HTTP client's trace
     for leak in (secret, words, token):
         assert leak not in logged, [line for line in logged.splitlines() if leak in line][:3]
+
+
+def test_a_first_start_whose_port_is_taken_creates_nothing(tmp_path: Path) -> None:
+    """The workspace and its token come with the first start that serves: a token shown once to a
+    start that could not listen was as good as lost (the next start said `not shown again`)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run(tmp_path, "serve", "--port", str(port), "--no-worker")
+    assert done.returncode == 1 and "cannot listen on 127.0.0.1:" in done.stderr, done.stderr
+    assert "token" not in done.stdout and not (tmp_path / "bootstrap-token").exists()
+    boot = run(tmp_path, "admin", "bootstrap")
+    assert json.loads(boot.stdout)["created_token"] is True  # nothing was made before
+    assert boot.stderr.strip() == f"research-evidence admin: bootstrap in {tmp_path / 'evidencekit.sqlite3'}"
+
+
+def test_help_and_errors_point_at_what_is_there(tmp_path: Path) -> None:
+    """`mcp --help` names docs/settings.md (README lists no settings); `import-pages` outside a
+    project names its own --contracts (it has no --project, which the message suggested)."""
+    helped = run(tmp_path, "mcp", "--help")
+    assert "docs/settings.md" in " ".join(helped.stdout.split()) and "README" not in helped.stdout
+    page = tmp_path / "page.txt"
+    page.write_text("a page")
+    outside = run(tmp_path, "import-pages", str(page))
+    assert outside.returncode == 2 and "--contracts DIR" in outside.stderr and "--project" not in outside.stderr
