@@ -52,7 +52,7 @@ def create_app(
     protected_prefixes: Sequence[str] = (),
     middleware: Sequence[Middleware] = (),
 ) -> DirectDispatch:
-    """REST, /mcp and /openapi.json; `hooks` plug in authentication (default: none); `middleware`
+    """REST, /mcp, /openapi.json and /docs (interactive); `hooks` plug in authentication (default: none); `middleware`
     (outermost first) wraps every route, the operations' included; `mcp_security` replaces the
     hosts /mcp answers to (default: loopback and ALLOWED_HOSTS)."""
     return build_app(
@@ -66,6 +66,7 @@ def create_app(
         mcp_security=mcp_security or loopback_security(*ALLOWED_HOSTS),
         protected_prefixes=protected_prefixes,
         middleware=middleware,
+        docs_title=TITLE,
     )
 
 

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.runtime.access_log import AccessLog
+from evidencekit.server.runtime.api_docs import docs_routes
 from evidencekit.server.runtime.bearer import BearerAuth, BearerCheck, Protected
 from evidencekit.server.runtime.body_limit import BodyLimit
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
@@ -77,11 +78,13 @@ def mcp_body_limit(tools: Sequence[ToolBinding]) -> int:
 def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
               mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
               lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
-              protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = ()) -> DirectDispatch:
+              protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = (),
+              docs_title: str | None = "API") -> DirectDispatch:
     """The service's ASGI app. `protected_prefixes`: more paths (beneath each) that need a bearer
     token besides the operations that declare `auth` and /mcp. `middleware` (outermost first) wraps
     every route, the operations' included: with any, the operations are served through it rather
-    than straight (DirectDispatch), as is a middleware added later (`add_middleware`)."""
+    than straight (DirectDispatch), as is a middleware added later (`add_middleware`). `docs_title`:
+    the title of the interactive documentation at /docs (api_docs); None serves none."""
     specs = [binding.spec for binding in operations]
     hashes = hashes_by_path(specs)
     check = BearerCheck(hooks, hashes)
@@ -121,6 +124,7 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     all_routes: list[BaseRoute] = [
         *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
         Route("/openapi.json", openapi_json),
+        *(docs_routes(docs_title) if docs_title is not None else []),
         # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended
         Route(MCP_PATH, McpStreams(McpHosts(BodyLimit(StreamableHTTPASGIApp(sessions), mcp_body_limit(tools)),
                                             mcp_security or loopback_security()),
