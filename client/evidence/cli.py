@@ -84,9 +84,14 @@ def _succeeded(retrieval: dict[str, Any] | None) -> bool:
     return result.get("status") in ("ready", "partial") and retrieval.get("evidence") is not None
 
 
+def _json(data: Any) -> str:
+    """JSON of an answer: indented for a person at a terminal, one line for a pipe or a file."""
+    return json.dumps(data, ensure_ascii=False, indent=2 if sys.stdout.isatty() else None)
+
+
 def _show(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        print(json.dumps(data, ensure_ascii=False))
+        print(_json(data))
     elif data["retrieval"] is None:  # an answer, but no result to print: said on stderr, exit 1
         print(f"evidencekit: {_receipt_lines(None)[0]}", file=sys.stderr)
     else:
@@ -276,7 +281,7 @@ def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_L
 
 def _print_summary(lines: list[_Line], as_json: bool) -> None:
     if as_json:
-        print(json.dumps([{"line": line.number, "url": line.url, "mutation_id": line.mutation,
+        print(_json([{"line": line.number, "url": line.url, "mutation_id": line.mutation,
                            "retrieval": line.retrieval, "refused": line.refused, "note": line.note}
                           for line in lines]))
         return
@@ -343,8 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     workspace_help = "workspace id (default: EVIDENCEKIT_WORKSPACE)"
     parser.add_argument("--workspace", default=os.environ.get("EVIDENCEKIT_WORKSPACE"), help=workspace_help)
+    url_help = "the server (default: EVIDENCEKIT_URL, else http://127.0.0.1:8000)"
+    token_help = ("the bearer token (default: SOSOAPI_ACCESS_TOKEN; the environment keeps it out of the "
+                  "process list, which other users of the machine can read)")
+    parser.add_argument("--url", dest="server", default=None, help=url_help)
+    parser.add_argument("--token", default=None, help=token_help)
     as_json = argparse.ArgumentParser(add_help=False)
-    as_json.add_argument("--json", action="store_true", help="print the answer as JSON")
+    as_json.add_argument("--json", action="store_true", help="print the answer as JSON (indented on a terminal)")
+    as_json.add_argument("--url", dest="server", default=argparse.SUPPRESS, help=url_help)  # also after the command
+    as_json.add_argument("--token", default=argparse.SUPPRESS, help=token_help)
     common = argparse.ArgumentParser(add_help=False, parents=[as_json])  # --workspace also after the command
     common.add_argument("--workspace", default=argparse.SUPPRESS, help=workspace_help)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -397,7 +409,7 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
     names = [document_name(name) if name.startswith(("https://", "http://")) else name for name in args.names]
     found, missing = _documents(client, names)
     if args.json:
-        print(json.dumps({"documents": found, "missing": missing}, ensure_ascii=False))
+        print(_json({"documents": found, "missing": missing}))
     else:
         for document in found:
             heading = f"# {document['title'] or document['name']}"
@@ -485,15 +497,16 @@ def main(argv: list[str]) -> int:
     if "documents" in argv and any(arg.partition("=")[0] == "--workspace" for arg in argv):
         return _fail("documents are not per workspace: --workspace does not apply to them", USAGE)
     args = build_parser().parse_args(argv)
-    token = os.environ.get("SOSOAPI_ACCESS_TOKEN", "").strip()  # a pasted token often brings a newline
+    # a pasted token often brings a newline
+    token = (args.token if args.token is not None else os.environ.get("SOSOAPI_ACCESS_TOKEN", "")).strip()
+    named = "--token" if args.token is not None else "SOSOAPI_ACCESS_TOKEN"
     if not token:
-        return _fail("set SOSOAPI_ACCESS_TOKEN (see `research-evidence admin bootstrap`)", USAGE)
+        return _fail("set SOSOAPI_ACCESS_TOKEN or pass --token (see `research-evidence admin bootstrap`)", USAGE)
     if not valid_token(token):
-        return _fail("SOSOAPI_ACCESS_TOKEN is not a token: it holds spaces or characters outside printable ASCII",
-                     USAGE)
+        return _fail(f"{named} is not a token: it holds spaces or characters outside printable ASCII", USAGE)
     if args.command in ("retrieve", "status") and not args.workspace:
         return _fail("set EVIDENCEKIT_WORKSPACE or pass --workspace", USAGE)
-    base = os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
+    base = args.server or os.environ.get("EVIDENCEKIT_URL", "http://127.0.0.1:8000")
     try:
         _check_server_url(base)
         with EvidenceClient(base, token, args.workspace, retry_sleep=_sleep_saying_why,

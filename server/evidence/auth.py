@@ -17,6 +17,8 @@ from evidencekit.server.evidence.store.access import (
     cached_role,
     role_in,
     role_refusal,
+    workspaces_of,
+    workspaces_text,
 )
 from evidencekit.server.evidence.store.outage import is_store_outage
 from evidencekit.server.generated.models import GetDocumentsInput
@@ -39,6 +41,9 @@ class EvidenceAuth:
                             code="no_workspace")  # fails closed: a contract change must not open it
         role = cached_role(principal, workspace_id) or await role_in(principal, workspace_id)
         denied = role_refusal(role, minimum_role)
+        if denied is not None and denied.code == "not_a_member":  # say which ones to use instead
+            mine = workspaces_text(await workspaces_of(principal.user_id))
+            raise Forbidden(f"{denied.message}; {mine}", code=denied.code)
         if denied is not None:
             raise Forbidden(denied.message, code=denied.code)
 

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -391,3 +392,26 @@ def test_a_batch_stopped_while_waiting_reports_what_had_settled(service: dict[st
     assert first["note"] == "not settled"
     assert [line["retrieval"]["result"]["status"] for line in (second, third)] == ["ready", "ready"]
     assert second["note"] is None and third["note"] is None
+
+
+def test_url_and_token_flags_beside_the_environment(service: dict[str, Any], origin: Origin) -> None:
+    """--url and --token (before or after the command) stand in for EVIDENCEKIT_URL and
+    SOSOAPI_ACCESS_TOKEN; --json is one line for a pipe."""
+    receipt = str(uuid.uuid4())
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
+    for args in (["--url", service["base"], "--token", service["token"], "status", receipt, "--json"],
+                 ["status", receipt, "--json", "--url", service["base"], "--token", service["token"]]):
+        done = subprocess.run([sys.executable, "-m", "evidencekit", *args], env=environment, capture_output=True,
+                              text=True, timeout=60, check=False)
+        assert done.returncode == 1 and json.loads(done.stdout) == {"retrieval": None}, done.stderr
+        assert done.stdout.count("\n") == 1  # not indented: stdout is a pipe
+    bad = subprocess.run([sys.executable, "-m", "evidencekit", "status", receipt, "--url", service["base"],
+                          "--token", "has space"], env=environment, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--token is not a token" in bad.stderr and "has space" not in bad.stderr
+
+
+def test_json_is_indented_for_a_person_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evidencekit.client.evidence import cli as client_cli
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert client_cli._json({"retrieval": None}) == '{\n  "retrieval": null\n}'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -316,7 +317,9 @@ def send_and_read(port: int, request: bytes, piece: int | None = None) -> bytes:
                 connection.sendall(request[start:start + (piece or len(request))])
         except (BrokenPipeError, ConnectionResetError):
             pass
-        connection.shutdown(socket.SHUT_WR)
+        # the server may have answered and closed already (a refused head): read what it sent
+        with contextlib.suppress(OSError):
+            connection.shutdown(socket.SHUT_WR)
         return read_all(connection)
 
 

@@ -351,3 +351,20 @@ def test_a_call_followed_at_once_by_the_end_of_input_is_answered(stdio_params: S
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines()) if "id" in a}
     assert set(answers) == {1, 2}, done.stdout
     assert answers[2]["result"]["structuredContent"]["retrieval"]["mutation_id"] == mutation
+
+
+async def test_an_agent_learns_its_workspace_without_being_told(stdio_params: StdioServerParameters) -> None:
+    """Over stdio the instructions name the token's workspaces; a call naming another workspace is
+    refused with a message that lists them (HTTP and REST alike)."""
+    assert stdio_params.env is not None
+    workspace = stdio_params.env["WORKSPACE"]
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            started = await session.initialize()
+            assert started.instructions is not None
+            assert f"This server acts for one token: your workspace_id: {workspace} (" in started.instructions
+            refused = await call(session, "sosoapi_research_evidence_status",
+                                 {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())})
+    assert refused.is_error
+    body = json.loads(refused.content[0].text)  # type: ignore[union-attr]
+    assert body["code"] == "not_a_member" and f"your workspace_id: {workspace} (" in body["message"]

@@ -157,6 +157,20 @@ def role_refusal(role: str | None, minimum_role: str) -> AccessDenied | None:
     return None
 
 
+async def workspaces_of(user_id: uuid.UUID) -> list[tuple[str, str, str]]:
+    """(workspace_id, name, role) of every workspace the user is a member of, by name."""
+    memberships = await Membership.filter(user_id=user_id).prefetch_related("workspace")
+    return sorted(((str(m.workspace.id), m.workspace.name, m.role) for m in memberships), key=lambda w: (w[1], w[0]))
+
+
+def workspaces_text(workspaces: list[tuple[str, str, str]]) -> str:
+    """How the refusal and the MCP instructions name them: `<id> (<name>, <role>)`, ..."""
+    if not workspaces:
+        return "you are a member of no workspace (an admin adds you: research-evidence admin member ...)"
+    return "your workspace_id" + ("s" if len(workspaces) > 1 else "") + ": " + ", ".join(
+        f"{workspace_id} ({name}, {role})" for workspace_id, name, role in workspaces)
+
+
 async def _role_of(user_id: uuid.UUID, workspace_id: uuid.UUID) -> str | None:
     membership = await Membership.get_or_none(workspace_id=workspace_id, user_id=user_id)
     return None if membership is None else membership.role

@@ -59,7 +59,10 @@ async def test_retrieve_and_status_follow_the_roles(store: str) -> None:
         with pytest.raises(Forbidden) as caught:
             await allowed(STATUS, outsider, {"workspace_id": lab.id, "mutation_id": probe})
         refusals.append((caught.value.code, caught.value.message))
-    assert refusals[0] == refusals[1] == ("not_a_member", "you are not a member of this workspace")
+    assert refusals[0] == refusals[1] and refusals[0][0] == "not_a_member"
+    # ... and is told which workspaces are its own (not the one it named)
+    assert refusals[0][1].startswith("you are not a member of this workspace; your workspace_id: ")
+    assert str(lab.id) not in refusals[0][1]
     with pytest.raises(MutationConflict):
         await service.retrieve(lab.id, mutation, "https://example.com/b", "url_text", None)
     assert await Receipt.all().count() == 1
