@@ -239,6 +239,14 @@ def _closed(schema: Schema) -> bool:
     return schema.get("unevaluatedProperties") is False
 
 
+def _matches(pattern: str, name: str) -> bool | None:
+    """Whether an ECMA-262 `pattern` matches a property name; None when it cannot be read."""
+    try:
+        return compile_ecma(pattern).search(name) is not None
+    except (re.error, ValueError):
+        return None
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -331,7 +339,7 @@ class _Differ:
                 continue
             rest = [b for b in branches if not _only_null(self.simplify(self.resolve(b, side)[0], side))]
             if key == "oneOf" and (len(branches) - len(rest) != 1 or any(
-                    self.admits(self.resolve(b, side)[0], side, None) for b in rest)):
+                    self.admits(self.resolve(b, side)[0], side, None) is not False for b in rest)):
                 continue  # null matches no branch, or two: it is refused (oneOf wants exactly one)
             if rest and len(rest) < len(branches):
                 nullable, core[key] = True, rest
@@ -367,18 +375,18 @@ class _Differ:
                 break
         return nullable, schema, refs
 
-    def admits(self, schema: Any, side: int, value: Any) -> bool:
-        """Whether `schema` (of that side, its local $refs read against its root) admits `value`;
-        False when that cannot be told."""
+    def admits(self, schema: Any, side: int, value: Any) -> bool | None:
+        """Whether `schema` (of that side, read in its root's dialect, its local $refs against its
+        root's definitions) admits `value`; None when that cannot be told (a $ref to the root, say)."""
         if not isinstance(schema, dict):
             return bool(schema)
         root = self.roots[side]
-        scoped = {**{key: root[key] for key in ("$defs", "definitions") if isinstance(root, dict) and key in root},
-                  **schema}
+        scoped = {**{key: root[key] for key in ("$schema", "$defs", "definitions")
+                     if isinstance(root, dict) and key in root}, **schema}
         try:
             return bool(jsonschema_rs.validator_for(scoped).is_valid(value))
-        except Exception:  # noqa: BLE001 - a $ref to the root, or what the engine does not take
-            return False
+        except Exception:  # noqa: BLE001 - a $ref the scoped copy cannot follow, or what the engine does not take
+            return None
 
     def simplify(self, schema: Any, side: int, depth: int = 0) -> Any:
         """The same schema with its combinators read where that is exact: a single-branch anyOf,
@@ -460,7 +468,8 @@ class _Differ:
             if targets in seen:
                 return  # recursive schema: this pair is already being compared further up
             seen = seen | {targets}
-        if old_null != new_null and not self.admits((new, old)[new_null], 1 - new_null, None):
+        # a side without the null branch may admit null all the same (a `not`, an open schema): no change
+        if old_null != new_null and self.admits((new, old)[new_null], 1 - new_null, None) is not True:
             kind = "nullable_added" if new_null else "nullable_removed"
             self.emit(path, kind, "null is now allowed" if new_null else "null no longer allowed")
         if old is False or new is False:
@@ -576,17 +585,17 @@ class _Differ:
             old_extra, new_extra = (e if isinstance(e, dict) else {} for e in extra)
             self.compare(old_extra, new_extra, f"{path}.*", seen)
 
-    def admitted(self, schema: Schema, name: str, side: int) -> Any:
+    def admitted(self, schema: Schema, name: str) -> Any:
         """What `schema` admits as the value of property `name` when it does not declare it: its
         matching patternProperties (all of them), else additionalProperties, else
         unevaluatedProperties, else anything (True). None when a pattern cannot be read."""
         matching = []
         for pattern, subschema in (schema.get("patternProperties") or {}).items():
-            try:
-                if compile_ecma(pattern).search(name):
-                    matching.append(subschema)
-            except (re.error, ValueError):
+            matches = _matches(pattern, name)
+            if matches is None:
                 return None
+            if matches:
+                matching.append(subschema)
         if matching:
             return matching[0] if len(matching) == 1 else {"allOf": matching}
         for key in ("additionalProperties", "unevaluatedProperties"):
@@ -616,7 +625,7 @@ class _Differ:
     def property_removed(self, old: Schema, new: Schema, name: str, schema: Any, path: str, seen: Seen) -> None:
         where = _child(path, name)
         required = name in (old.get("required") or []) and name not in (new.get("required") or [])
-        admitted = self.admitted(new, name, 1)
+        admitted = self.admitted(new, name)
         breaks = self.beside(schema, admitted, where, seen)
         detail = "property removed" + (" (was required)" if name in (old.get("required") or []) else "")
         breaking = bool(breaks) or (required and not self.request)
@@ -631,7 +640,7 @@ class _Differ:
 
     def property_added(self, old: Schema, name: str, schema: Any, required: bool, path: str, seen: Seen) -> None:
         where = _child(path, name)
-        admitted = self.admitted(old, name, 0)
+        admitted = self.admitted(old, name)
         breaks = self.beside(admitted, schema, where, seen)
         kind = "required_added" if required else "property_added"
         detail = "new required property" if required else "optional property added"
@@ -714,7 +723,7 @@ class _Differ:
                 continue
             added = pattern in new_map
             other, other_map = (old, old_map) if added else (new, new_map)
-            rest: Any = None if other_map else self.admitted(other, "", 0 if added else 1)
+            rest: Any = None if other_map else self.admitted(other, "")
             before, after = (rest, new_map[pattern]) if added else (old_map[pattern], rest)
             breaks = self.beside(before, after, where, seen)
             detail = f"patternProperties entry {'added' if added else 'removed'}"
@@ -724,7 +733,7 @@ class _Differ:
                 detail += f" ({breaks[0].kind}: {breaks[0].detail})"
             self.emit_constraint(where, self.request == bool(breaks), detail)
             declared = [name for name in (new if added else old).get("properties") or {}
-                        if self.admitted({"patternProperties": {pattern: {}}}, name, 0) is not True]
+                        if _matches(pattern, name) is not False]  # unreadable: counted, to be safe
             if declared:
                 self.emit_constraint(where, added, f"declared properties {', '.join(declared)} "
                                                    f"{'now' if added else 'no longer'} held to it too")
