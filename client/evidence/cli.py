@@ -466,7 +466,7 @@ def _failure(exc: BaseException, server: str = "the server") -> tuple[str, int]:
     if isinstance(exc, errors.ConnectFailed) and exc.tls:
         return (f"cannot reach {server}: the TLS handshake failed ({str(exc).split(': ', 1)[-1]}); is it "
                 "served over plain http (EVIDENCEKIT_URL=http://...)?"), UNREACHABLE
-    if isinstance(exc, errors.ConnectFailed):
+    if isinstance(exc, errors.ConnectFailed) and exc.refused:
         return (f"cannot reach {server}: the connection was refused; is the server running "
                 "(`research-evidence serve`) at that address?"), UNREACHABLE
     if isinstance(exc, errors.TransportError):

@@ -25,12 +25,13 @@ class TransportError(ClientError):
 
 
 class ConnectFailed(TransportError):
-    """No connection: refused (nothing listens there), or a TLS handshake that failed (`tls`: an
-    https:// URL pointed at a plain-http port, say)."""
+    """No connection: `refused` (nothing listens there), `tls` (a handshake that failed: an https://
+    URL pointed at a plain-http port, say), or neither (a name that does not resolve, a network
+    that cannot be reached)."""
 
-    def __init__(self, message: str, *, tls: bool = False) -> None:
+    def __init__(self, message: str, *, tls: bool = False, refused: bool = False) -> None:
         super().__init__(message)
-        self.tls = tls
+        self.tls, self.refused = tls, refused
 
 
 class RequestNotSent(ClientError):

@@ -32,7 +32,7 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 8.0
     total_time: float = 60.0
-    retry_refused: bool = True  # a connection refused (or reset before any answer) is tried again
+    retry_refused: bool = True  # a connection refused is tried again
 
     def delay(self, attempt: int, error: ClientError) -> float:
         backoff = random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
@@ -49,7 +49,7 @@ def pause_before_retry(error: ClientError, attempt: int, elapsed: float, policy:
     """Seconds to wait before attempt `attempt + 1`, or None when `error` should be raised now."""
     if not retryable(error) or attempt >= policy.max_attempts:
         return None
-    if isinstance(error, ConnectFailed) and (error.tls or not policy.retry_refused):
+    if isinstance(error, ConnectFailed) and (error.tls or (error.refused and not policy.retry_refused)):
         return None
     pause = policy.delay(attempt - 1, error)
     return None if elapsed + pause > policy.total_time else pause

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,9 +83,20 @@ def _transport_error(operation: OperationRef, exc: httpx.TransportError) -> Requ
     if isinstance(exc, httpx.UnsupportedProtocol):
         return RequestNotSent(f"{operation.name}: {exc}")
     if isinstance(exc, httpx.ConnectError):
-        text = str(exc)
-        return ConnectFailed(f"{operation.name}: {text}", tls="SSL" in text or "TLS" in text)
+        causes = _causes(exc)
+        return ConnectFailed(f"{operation.name}: {exc}", tls=any(isinstance(c, ssl.SSLError) for c in causes),
+                             refused=any(isinstance(c, ConnectionRefusedError) for c in causes))
     return TransportError(f"{operation.name}: {exc}")
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The exception and what caused it, through httpx's and httpcore's wrappers."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in found:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
 
 
 M = TypeVar("M", bound=BaseModel)

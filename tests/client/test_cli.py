@@ -13,9 +13,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 
-from evidencekit.client.evidence.cli import _retrieve_batch, build_parser
+from evidencekit.client.evidence.cli import _failure, _retrieve_batch, build_parser
 from evidencekit.client.runtime import errors
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import allow_origin, running_service
@@ -415,3 +416,35 @@ def test_json_is_indented_for_a_person_at_a_terminal(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert client_cli._json({"retrieval": None}) == '{\n  "retrieval": null\n}'
+
+
+def test_only_a_refused_connection_is_called_refused() -> None:
+    """The kind of failure comes from what caused httpx's ConnectError, not from its text: a name
+    that does not resolve is neither refused nor a TLS failure (and stays retried)."""
+    import socket
+    import ssl
+
+    from evidencekit.client.runtime.retry import RetryPolicy, pause_before_retry
+    from evidencekit.client.runtime.transport import OperationRef, _transport_error
+
+    def failure(cause: BaseException) -> errors.ConnectFailed:
+        try:
+            try:
+                raise cause
+            except BaseException as inner:
+                raise httpx.ConnectError(str(inner)) from inner
+        except httpx.ConnectError as exc:
+            made = _transport_error(OperationRef("status", "POST", "/s", "sha256:0"), exc)
+        assert isinstance(made, errors.ConnectFailed)
+        return made
+
+    refused = failure(ConnectionRefusedError(111, "Connection refused"))
+    tls = failure(ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number"))
+    unresolved = failure(socket.gaierror(-2, "Name or service not known"))
+    assert (refused.refused, refused.tls) == (True, False) and (tls.refused, tls.tls) == (False, True)
+    assert (unresolved.refused, unresolved.tls) == (False, False)
+    cli_policy = RetryPolicy(retry_refused=False)
+    assert pause_before_retry(refused, 1, 0.0, cli_policy) is None
+    assert pause_before_retry(tls, 1, 0.0, RetryPolicy()) is None
+    assert pause_before_retry(unresolved, 1, 0.0, cli_policy) is not None
+    assert "connection was refused" not in _failure(unresolved, "http://x")[0]
