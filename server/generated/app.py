@@ -51,10 +51,12 @@ def create_app(
     mcp_security: TransportSecuritySettings | None = None,
     protected_prefixes: Sequence[str] = (),
     middleware: Sequence[Middleware] = (),
+    docs: bool = True,
 ) -> DirectDispatch:
-    """REST, /mcp, /openapi.json and /docs (interactive); `hooks` plug in authentication (default: none); `middleware`
-    (outermost first) wraps every route, the operations' included; `mcp_security` replaces the
-    hosts /mcp answers to (default: loopback and ALLOWED_HOSTS)."""
+    """REST, /mcp, /openapi.json and /docs (interactive; `docs=False` serves none); `hooks` plug in
+    authentication (default: none); `middleware` (outermost first) wraps every route, the
+    operations' included; `mcp_security` replaces the hosts /mcp answers to (default: loopback and
+    ALLOWED_HOSTS)."""
     return build_app(
         rest_bindings(handlers),
         tool_bindings(handlers),
@@ -66,7 +68,7 @@ def create_app(
         mcp_security=mcp_security or loopback_security(*ALLOWED_HOSTS),
         protected_prefixes=protected_prefixes,
         middleware=middleware,
-        docs_title=TITLE,
+        docs_title=TITLE if docs else None,
     )
 
 

@@ -95,5 +95,8 @@ def test_a_teams_generated_app_gets_the_same_page(tmp_path: Path) -> None:
         with serve_app(create_app(Catalogue(SAMPLE_BOOKS))) as base:
             page = httpx.get(base + "/docs")
             script = httpx.get(base + "/docs/swagger-ui-bundle.js")
+        with serve_app(create_app(Catalogue(SAMPLE_BOOKS), docs=False)) as base:  # a team may serve none
+            none = httpx.get(base + "/docs")
     assert page.status_code == 200 and "<title>Library catalogue API — API docs</title>" in page.text
     assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert none.status_code == 404
