@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from importlib import metadata
 
-from evidencekit.commands import NotInstalled, available, installed
+from evidencekit.commands import NotInstalled, available, help_line, installed
 from evidencekit.commands import run as run_installed
 
 HEAD = """usage: evidencekit COMMAND [ARGS]   (evidencekit COMMAND --help for each; --version)
@@ -51,11 +51,8 @@ def usage() -> str:
     for name, command in available().items():
         if name in COMMANDS and name not in ("serve", "mcp"):
             continue  # the toolkit's own wins
-        shown = f"  {name} {command.usage}".rstrip()
-        if name in ("serve", "mcp"):
-            shown = f"  {name} (no MODULE:NAME) {command.usage}".rstrip()
-        line = f"{shown:<46}{command.help}" if len(shown) < 46 else f"{shown}\n{'':46}{command.help}"
-        sections.setdefault(command.section or "installed commands", []).append(line)
+        usage = f"(no MODULE:NAME) {command.usage}" if name in ("serve", "mcp") else None
+        sections.setdefault(command.section or "installed commands", []).append(help_line(name, command, usage))
     for section, entries in sections.items():
         lines += ["", f"{section}:", *entries]
     return "\n".join(lines)

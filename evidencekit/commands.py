@@ -32,6 +32,12 @@ class Command:
     section: str = ""  # the heading it is listed under in `evidencekit --help`
 
 
+def help_line(name: str, command: Command, usage: str | None = None) -> str:
+    """`  name usage   help`, the help in a column of its own (on the next line when the usage is long)."""
+    shown = f"  {name} {command.usage if usage is None else usage}".rstrip()
+    return f"{shown:<46}{command.help}" if len(shown) < 46 else f"{shown}\n{'':46}{command.help}"
+
+
 class NotInstalled(Exception):
     """The command's distribution is there, what it needs is not: the message says what to install."""
 

@@ -14,38 +14,35 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
-from evidencekit.commands import Command
+from evidencekit.commands import Command, help_line
 
 PROG = "research-evidence"
 INSTALL = "pip install 'evidencekit[service]'"
 # What the service needs beyond the toolkit: the `service` extra.
 SERVICE_MODULES = ("tortoise", "lxml", "parsel", "pysrt", "charset_normalizer", "uuid_utils")
 
-USAGE = f"""usage: {PROG} COMMAND [ARGS]   ({PROG} COMMAND --help for each)
-
-The research-evidence service, built with the evidencekit toolkit (`evidencekit --help`).
-
-client (EVIDENCEKIT_URL, SOSOAPI_ACCESS_TOKEN, EVIDENCEKIT_WORKSPACE):
-  retrieve URL [--wait] | --from-file FILE   retrieve public pages or captions as evidence
-  status MUTATION_ID                          show a receipt
-  documents documents/HOST/PATH ...           read stored documents as markdown
-
-server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*: docs/settings.md):
-  serve [--host H] [--port P] [--no-worker] [--http auto|httptools|h11]
-                                              REST and MCP (Streamable HTTP) with an in-process worker
-  mcp                                         MCP over stdio (SOSOAPI_ACCESS_TOKEN)
-  worker                                      a worker process (several may share PostgreSQL)
-  admin ...                                   workspaces, users, members, tokens
-  import-pages PAGE...                        take the vendor's published pages into contracts/
-
-client exit codes: 0 success, 1 settled without success, 2 bad usage or input, 3 refused by the
-server, 4 server unreachable, 5 --wait timed out.
-
-The same commands answer as `evidencekit COMMAND` where the service is installed."""
+CLIENT = ("retrieve", "status", "documents")  # the rest serve
 
 
+def usage() -> str:
+    """The service's commands, written from their Command entries (the lines `evidencekit --help`
+    shows of them too)."""
+    client = [help_line(name, command) for name, command in COMMANDS.items() if name in CLIENT]
+    server = [help_line(name, command) for name, command in COMMANDS.items() if name not in CLIENT]
+    return "\n".join([
+        f"usage: {PROG} COMMAND [ARGS]   ({PROG} COMMAND --help for each)", "",
+        "The research-evidence service, built with the evidencekit toolkit (`evidencekit --help`).", "",
+        "client (EVIDENCEKIT_URL, SOSOAPI_ACCESS_TOKEN, EVIDENCEKIT_WORKSPACE):", *client, "",
+        "server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*: docs/settings.md):", *server, "",
+        "client exit codes: 0 success, 1 settled without success, 2 bad usage or input, 3 refused by the",
+        "server, 4 server unreachable, 5 --wait timed out.", "",
+        "The same commands answer as `evidencekit COMMAND` where the service is installed."])
+
+
+@cache
 def missing() -> list[str]:
     """The service extra's modules this install lacks (empty: the service can run)."""
     return [name for name in SERVICE_MODULES if importlib.util.find_spec(name) is None]
@@ -100,7 +97,7 @@ retrieve = _command("retrieve public pages or captions as evidence", "URL [--wai
 status = _command("show a receipt", "MUTATION_ID", client="status")
 documents = _command("read stored documents as markdown", "documents/HOST/PATH ...", client="documents")
 serve = _command("REST and MCP (Streamable HTTP) with an in-process worker",
-                 "[--host H] [--port P] [--no-worker]", module="serve")
+                 "[--host H] [--port P] [--no-worker] [--http auto|httptools|h11]", module="serve")
 mcp = _command("MCP over stdio (SOSOAPI_ACCESS_TOKEN)", "", module="mcp_server")
 worker = _command("a worker process (several may share PostgreSQL)", "", module="worker_process")
 admin = _command("workspaces, users, members, tokens", "...", module="admin")
@@ -124,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help"):
-        print(USAGE, file=sys.stdout if args else sys.stderr)
+        print(usage(), file=sys.stdout if args else sys.stderr)
         return 0 if args else 2
     if args[0] in ("-V", "--version"):
         from evidencekit.cli import version
