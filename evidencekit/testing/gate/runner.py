@@ -21,7 +21,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from evidencekit.contracts.loader import Variant
 from evidencekit.testing.answers import as_carried, shown
 from evidencekit.testing.contracts import Contract
-from evidencekit.testing.gate.checks import applied, judge
+from evidencekit.testing.gate.checks import Answer, applied, judge
 from evidencekit.testing.gate.inputs import Pin, Prepare, invalid_inputs, valid_inputs
 from evidencekit.testing.gate.results import CHECKS, Finding, OperationReport, SurfaceReport
 from evidencekit.testing.gate.targets import Target
@@ -207,7 +207,7 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
     return gone
 
 
-def _refused_as_invalid(answer: Any) -> bool:
+def _refused_as_invalid(answer: Answer) -> bool:
     """A refusal that says the input does not match (REST 400/422, MCP validation_failed or -32602)."""
     if answer.outcome != "refused":
         return False
