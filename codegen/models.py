@@ -58,6 +58,8 @@ def _datamodel_options(class_name: str, header: str) -> dict[str, Any]:
         "use_field_description": True,
         # An optional property that is not nullable must reject an explicit null, as the schema does.
         "use_missing_sentinel": True,
+        # A property with a default takes no null unless its schema does (else `int | None = 10`).
+        "strict_nullable": True,
         "import_overrides": {"MISSING": "pydantic"},
         # A URI stays the string the client sent: pydantic's AnyUrl would normalize it.
         "type_mappings": ["string+uri=string"],

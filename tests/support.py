@@ -22,6 +22,8 @@ from evidencekit.server.generated.models import (
     GetDocumentsOutput,
     RetrieveInput,
     RetrieveOutput,
+    SearchDocumentsInput,
+    SearchDocumentsOutput,
     StatusInput,
     StatusOutput,
 )
@@ -134,6 +136,10 @@ class ExampleHandlers:
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
         await asyncio.sleep(0)
         return GetDocumentsOutput.model_validate(example_output("get_documents"))
+
+    async def search_documents(self, payload: SearchDocumentsInput, context: RequestContext) -> SearchDocumentsOutput:
+        self.calls.append(("search_documents", payload, context))
+        return SearchDocumentsOutput.model_validate(example_output("search_documents"))
 
 
 @contextmanager

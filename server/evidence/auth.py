@@ -3,7 +3,8 @@ workspace membership decides roles.
 
 The runtime checks each operation's declared credential kinds and capability itself; a role is
 the service's to check, in the workspace the payload names (`workspace_id`). An operation without
-a workspace (get_documents) reads only what the caller's memberships reach, in its own query.
+a workspace (get_documents, search_documents) reads only what the caller's memberships reach, in its own
+query.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from evidencekit.server.evidence.store.access import (
     workspaces_text,
 )
 from evidencekit.server.evidence.store.outage import is_store_outage
-from evidencekit.server.generated.models import GetDocumentsInput
+from evidencekit.server.generated.models import GetDocumentsInput, SearchDocumentsInput
 from evidencekit.server.runtime.errors import Forbidden
 from evidencekit.server.runtime.hooks import ServiceHooks
 
@@ -35,7 +36,8 @@ class EvidenceAuth:
     async def check_role(self, principal: Any, minimum_role: str, payload: Any) -> None:
         workspace_id = getattr(payload, "workspace_id", None)
         if not isinstance(workspace_id, uuid.UUID):
-            if isinstance(payload, GetDocumentsInput):  # reads only what the caller's memberships reach
+            if isinstance(payload, GetDocumentsInput | SearchDocumentsInput):  # each reads only what the
+                # caller's memberships reach, in its own query
                 return
             raise Forbidden(f"this operation names no workspace to hold the {minimum_role} role in",
                             code="no_workspace")  # fails closed: a contract change must not open it

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
+from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
 from evidencekit.server.evidence.store.access import Principal
@@ -23,6 +24,8 @@ from evidencekit.server.generated.models import (
     GetDocumentsOutputData,
     RetrieveInput,
     RetrieveOutputData,
+    SearchDocumentsInput,
+    SearchDocumentsOutputData,
     StatusInput,
     StatusOutputData,
 )
@@ -86,3 +89,14 @@ class EvidenceHandlers:
                 raise BadRequest(str(unknown), code="invalid_document_name", fields=fields) from None
             raise NotFound(str(unknown), code="unknown_document", fields=fields) from None
         return cast(GetDocumentsOutputData, data)
+
+    async def search_documents(self, payload: SearchDocumentsInput,
+                               context: RequestContext) -> SearchDocumentsOutputData:
+        try:
+            token = payload.page_token if isinstance(payload.page_token, str) else None  # MISSING: absent
+            data = await search_documents(principal_of(context), payload.query, payload.page_size, token)
+        except BadPageToken as bad:
+            # a well-formed value that names no page this service issued: not found, as a name would be
+            raise NotFound(str(bad), code="unknown_page_token",
+                           fields=[FieldError("$.page_token", str(bad), "not_found")]) from None
+        return cast(SearchDocumentsOutputData, data)

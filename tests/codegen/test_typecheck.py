@@ -11,7 +11,7 @@ from tests.support import REPO as PROJECT_ROOT
 USAGE = '''
 from __future__ import annotations
 
-from evidencekit.server.generated.models import GetDocumentsInput, GetDocumentsOutput, RetrieveInput, RetrieveOutput, StatusInput, StatusOutput
+from evidencekit.server.generated.models import GetDocumentsInput, GetDocumentsOutput, RetrieveInput, RetrieveOutput, SearchDocumentsInput, SearchDocumentsOutputData, StatusInput, StatusOutput
 from evidencekit.client.generated.client import AsyncClient, Client
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.generated.handlers import Handlers
@@ -27,6 +27,12 @@ class Implementation:
 
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutput:
         raise NotImplementedError
+
+    async def search_documents(self, payload: SearchDocumentsInput,
+                               context: RequestContext) -> SearchDocumentsOutputData:
+        size: int = payload.page_size  # a default, never None
+        return {"results": [{"parent": "documents/e.com/x", "title": "", "uri": "https://e.com/x",
+                             "snippet": payload.query[:size]}]}
 
 
 handlers: Handlers = Implementation()

@@ -31,13 +31,16 @@ def conformance_target(server: dict[str, Any]) -> Target:
 @pytest.fixture
 def conformance_prepare(server: dict[str, Any]) -> Prepare:
     """Generated ids aimed at the caller's workspace, so answers are receipts and not only refusals;
-    a fresh mutation per retrieve (a reused one with another input is, rightly, a conflict)."""
+    a fresh mutation per retrieve (a reused one with another input is, rightly, a conflict); no
+    generated page_token (one this service did not issue is, rightly, refused)."""
 
     def prepare(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
         if isinstance(payload, dict) and "workspace_id" in payload:
             payload = {**payload, "workspace_id": server["workspace_id"]}
         if isinstance(payload, dict) and "url" in payload:
             payload = {**payload, "url": NOWHERE + uuid.uuid4().hex, "mutation_id": str(uuid.uuid4())}
+        if operation == "search_documents" and isinstance(payload, dict):
+            payload = {key: value for key, value in payload.items() if key != "page_token"}
         return payload
 
     return prepare

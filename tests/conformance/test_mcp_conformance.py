@@ -71,6 +71,9 @@ async def conformance(session: ClientSession, workspace: str) -> None:
             if name == "get_documents":  # nothing is stored under generated names: a clear error
                 assert result.is_error and "documents/" in result.content[0].text
                 continue
+            if "page_token" in arguments:  # a generated token names no page this service issued
+                assert result.is_error and "unknown_page_token" in result.content[0].text
+                continue
             assert not result.is_error, result.content
             assert VALIDATORS[name].output_errors(result.structured_content) == []
         for arguments in await generated(name, workspace, 4):

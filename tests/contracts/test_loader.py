@@ -14,7 +14,8 @@ from evidencekit.contracts.loader import (
 )
 from tests.support import CONTRACTS_DIR
 
-EXPECTED = {"get_documents", "sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
+EXPECTED = {"get_documents", "search_documents", "sosoapi_research_evidence_retrieve",
+            "sosoapi_research_evidence_status"}
 
 
 def test_every_published_operation_is_a_contract() -> None:

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.anyio
 def test_tools_list_is_the_published_descriptors(profile: str, with_output: bool) -> None:
     tools = {tool.name: tool.model_dump(mode="json", by_alias=True, exclude_none=True)
              for tool in listed_tools(profile, with_output)}
-    expected = {"get_documents"} | ({"sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
+    expected = {"get_documents", "search_documents"} | ({"sosoapi_research_evidence_retrieve", "sosoapi_research_evidence_status"}
                                     if profile == "full" else set())
     assert set(tools) == expected
     for name, tool in tools.items():

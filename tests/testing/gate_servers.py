@@ -13,7 +13,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evidencekit.server.generated.app import OPENAPI
 from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput
-from evidencekit.server.generated.operations import GET_DOCUMENTS, RETRIEVE, STATUS
+from evidencekit.server.generated.operations import (
+    GET_DOCUMENTS,
+    RETRIEVE,
+    SEARCH_DOCUMENTS,
+    STATUS,
+)
 from evidencekit.server.runtime.app import Binding, build_app
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.hooks import ServiceHooks
@@ -106,10 +111,11 @@ def broken_app() -> Recorder:
     documents = copy.deepcopy(TOOLS_BY_NAME["get_documents"])
     documents["inputSchema"]["properties"]["names"]["maxItems"] = 50
     operations = [Binding(GET_DOCUMENTS, handlers.get_documents), Binding(retrieve, handlers.retrieve),
-                  Binding(STATUS, handlers.status)]
+                  Binding(STATUS, handlers.status), Binding(SEARCH_DOCUMENTS, handlers.search_documents)]
     tools = [ToolBinding(documents, GET_DOCUMENTS, handlers.get_documents),
              ToolBinding(TOOLS_BY_NAME["sosoapi_research_evidence_retrieve"], retrieve, handlers.retrieve),
-             ToolBinding(TOOLS_BY_NAME["sosoapi_research_evidence_status"], STATUS, handlers.status)]
+             ToolBinding(TOOLS_BY_NAME["sosoapi_research_evidence_status"], STATUS, handlers.status),
+             ToolBinding(TOOLS_BY_NAME["search_documents"], SEARCH_DOCUMENTS, handlers.search_documents)]
     app = build_app(operations, tools, ServiceHooks(auth=AllowAll()), mcp=McpSettings(name="broken"),
                     openapi=OPENAPI)
     return Recorder(WithoutFields(app))

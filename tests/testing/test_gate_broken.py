@@ -35,6 +35,7 @@ PLANTED = {
     ("rest", "get_documents", "validation_fields"),
     ("rest", "sosoapi_research_evidence_retrieve", "validation_fields"),
     ("rest", "sosoapi_research_evidence_status", "validation_fields"),
+    ("rest", "search_documents", "validation_fields"),
 }
 HEADING = re.compile(r"^\d+\) (\S+) (\S+): (\S+)$", re.MULTILINE)
 
@@ -83,7 +84,7 @@ def test_every_planted_violation_is_reported_with_its_reproduction(
     rpc = found[("mcp-http", "sosoapi_research_evidence_retrieve", "valid_answers")][2]
     call = json.loads(rpc.removeprefix("reproduce: "))
     assert call["method"] == "tools/call" and call["params"]["name"] == "sosoapi_research_evidence_retrieve"
-    assert out.rstrip().endswith("(seed 3)") and "6 violations (rest 4, mcp-http 2)" in out
+    assert out.rstrip().endswith("(seed 3)") and "7 violations (rest 5, mcp-http 2)" in out
 
     # the JUnit file: valid, one suite per surface and operation, one failure per violation
     tree = etree.parse(str(report))
@@ -94,7 +95,7 @@ def test_every_planted_violation_is_reported_with_its_reproduction(
     failed = {(case.getparent().get("name"), case.get("name")) for case in tree.iter("testcase")
               if case.find("failure") is not None}
     assert failed == {(f"{surface} {operation}", check) for surface, operation, check in PLANTED}
-    assert tree.getroot().get("failures") == "6"
+    assert tree.getroot().get("failures") == "7"
     failure = suites["rest sosoapi_research_evidence_retrieve"].find("testcase[@name='valid_answers']/failure")
     assert failure is not None and "reproduce: curl -s -X POST" in (failure.text or "")
 
@@ -129,6 +130,6 @@ def test_a_server_of_another_contract_version_fails(capsys: pytest.CaptureFixtur
     with live_server(OtherContractHash(skeleton_app(ExampleHandlers()))) as base:
         code, out, _ = gate(capsys, "--url", base, "--max-examples", "3")
     assert code == 1
-    assert {key[2] for key in failures(out)} == {"contract_hash"} and len(failures(out)) == 3
+    assert {key[2] for key in failures(out)} == {"contract_hash"} and len(failures(out)) == 4  # every operation
     assert "X-Contract-Hash sha256:0000000000000000, the lock pins sha256:" in out
     assert "the server serves another version of the contract" in out

@@ -41,7 +41,7 @@ def test_rest_and_mcp_over_http_conform(service: dict[str, Any], capsys: pytest.
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "conforms: 0 violations (rest 0, mcp-http 0)" in out
-    assert out.count("  ok    ") == 6 and "FAIL" not in out
+    assert out.count("  ok    ") == 8 and "FAIL" not in out  # 4 operations, 2 surfaces
     assert "successes" in out and ", 0 successes" in out  # get_documents: no stored document has a generated name
     assert "no valid input got a success answer" in out
     tree = etree.parse(str(report))

@@ -31,7 +31,7 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence.store import evidence as evidence_store
-from evidencekit.server.evidence.store import status_answer
+from evidencekit.server.evidence.store import search_index, status_answer
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.sql import (
@@ -236,6 +236,11 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime) 
                                   item.receipt.language, item.content)
             for item in with_content if item.content is not None])
         evidence = {str(item.receipt.id): found for item, found in zip(with_content, recorded, strict=True)}
+        await search_index.keep(connection, [
+            search_index.Entry(found[0], found[1], item.receipt.workspace_id, evidence_store.source_key(item.receipt.url),
+                               item.receipt.valid_until, item.content.title, item.content.text)
+            for item, found in zip(with_content, recorded, strict=True)
+            if item.receipt.kind == "url_text" and item.content is not None])
         rows = [_settled_row(item, evidence.get(str(item.receipt.id), (None, None)), now) for item in settles]
         table, values = rows_table("k", _SETTLED, rows, postgres, 3)
         result = "k.result::json" if postgres else "k.result"

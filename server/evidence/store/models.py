@@ -191,3 +191,24 @@ class WorkerBeat(Model):
 
     class Meta:
         table = "worker_beat"
+
+
+class DocumentSearch(Model):
+    # search_documents' index (store/search_index.py): one row per url_text evidence, holding the
+    # words (search_text.words) of its current revision while a receipt not yet expired refers to
+    # it. SQLite indexes the words in the FTS5 table document_search_fts (kept by triggers),
+    # PostgreSQL in a generated tsvector column with a GIN index (migration 0011), neither declared
+    # here: tortoise knows neither.
+
+    id = fields.BigIntField(primary_key=True)  # FTS5's rowid
+    evidence_id = fields.UUIDField(unique=True)
+    workspace_id = fields.UUIDField()
+    revision = fields.IntField()
+    name_key = fields.CharField(max_length=2100)  # the source URL without its scheme: the document's name
+    valid_until = fields.DatetimeField()  # the latest valid_until of the receipts referring to the revision
+    title_words = fields.TextField()
+    body_words = fields.TextField()
+
+    class Meta:
+        table = "document_search"
+        indexes = (("valid_until",),)  # the purge: rows whose receipts have all expired

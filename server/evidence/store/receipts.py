@@ -22,6 +22,7 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence.env_check import setting
+from evidencekit.server.evidence.store import search_index
 from evidencekit.server.evidence.store.ids import new_id
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView, find_view
@@ -227,6 +228,8 @@ async def purge_expired(*, now: datetime | None = None, batch: int = PURGE_BATCH
             expired, _ = await transaction.execute_query(dialect_params(expire, postgres),
                                                          [sql_time(now, postgres), *ids])
             await transaction.execute_query(dialect_params(_BLANK.replace("{ids}", listed), postgres),
+                                            [sql_time(now, postgres), *ids])
+            await transaction.execute_query(dialect_params(search_index.DROP_EXPIRED.replace("{ids}", listed), postgres),
                                             [sql_time(now, postgres), *ids])
         purged += int(expired)
         if len(ids) < batch:

@@ -116,8 +116,12 @@ async def test_the_migrated_schema_has_the_indexes_and_constraints_the_models_de
     else:
         async with pg_database() as other:
             expected = await generated(other)
-    assert migrated == expected
+    # search_documents' full-text index, which tortoise cannot declare (store/search_index.py)
+    full_text = {("document_search", ("search",), False), ("document_search_fts_config", ("k",), True),
+                 ("document_search_fts_idx", ("segid", "term"), True)}
+    assert migrated - full_text == expected
     assert ("receipt", ("workspace_id", "mutation_id"), True) in migrated
+    assert migrated & full_text  # the dialect's own
 
 
 @pytest.mark.anyio

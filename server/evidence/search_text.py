@@ -1,0 +1,134 @@
+"""The words search_documents indexes and looks for, the same on SQLite and PostgreSQL.
+
+Both databases index the text as this module writes it: folded (case, accents, Hebrew points and
+compatibility forms do not matter) and split into words, each Chinese, Japanese or Korean run cut
+into overlapping character pairs. Those scripts write no spaces between words, and a word-level
+tokenizer (FTS5's unicode61, PostgreSQL's parser) would index a whole sentence as one word; pairs
+let a query of two or more characters match as a phrase of its pairs anywhere in a run, and the
+run's last character is indexed alone too, so that every character begins some word and a
+one-character query matches as a prefix. Pairs rather than FTS5's trigram tokenizer: trigrams
+match nothing shorter than three characters, and most Chinese words are two; and one folding
+written here serves both databases, where PostgreSQL has no trigram full-text configuration.
+No stemming and no stop words: one index holds German, Hebrew, French and Chinese pages, and a
+stemmer is per language.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Han (with extensions and compatibility ideographs), kana, Hangul, bopomofo: scripts without spaces
+_CJK = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"
+        "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff"
+        "\U00020000-\U0003134f")
+_WORD = re.compile(r"[^\W_]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
+MAX_TERMS = 32  # a query's words past these are ignored: each is a term the index must intersect
+
+
+def fold(text: str) -> str:
+    """Case, accents and compatibility forms folded away: "Straße" -> "strasse", "Été" -> "ete",
+    Hebrew with points as without, full-width Latin as Latin."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+@dataclass(frozen=True)
+class Term:
+    """One word of a query: its indexed words in order (a phrase when several), and whether the
+    last is matched as a prefix (a lone CJK character)."""
+
+    words: tuple[str, ...]
+    prefix: bool = False
+
+
+def _pairs(run: str) -> list[str]:
+    return [run[i:i + 2] for i in range(len(run) - 1)] + [run[-1]]
+
+
+def words(text: str) -> str:
+    """The text as the index holds it: its folded words, separated by spaces."""
+    out: list[str] = []
+    for word in _WORD.findall(fold(text)):
+        for cjk, other in _RUNS.findall(word):
+            if cjk:
+                out.extend(_pairs(cjk))
+            else:
+                out.append(other)
+    return " ".join(out)
+
+
+def terms(query: str) -> list[Term]:
+    """The query's terms, in order, each once."""
+    found: dict[Term, None] = {}
+    for word in _WORD.findall(fold(query)):
+        for cjk, other in _RUNS.findall(word):
+            if other:
+                found[Term((other,))] = None
+            elif len(cjk) == 1:
+                found[Term((cjk,), prefix=True)] = None
+            else:
+                found[Term(tuple(cjk[i:i + 2] for i in range(len(cjk) - 1)))] = None
+    return list(found)[:MAX_TERMS]
+
+
+def fts5_query(found: list[Term], *, every: bool) -> str:
+    """An FTS5 MATCH expression: every term (or any, `every=False`), each a quoted phrase."""
+    parts = ['"' + " ".join(term.words) + '"' + ("*" if term.prefix else "") for term in found]
+    return (" AND " if every else " OR ").join(parts)
+
+
+def tsquery(found: list[Term], *, every: bool) -> str:
+    """The same as a PostgreSQL tsquery text (for to_tsquery with the 'simple' configuration)."""
+    parts = []
+    for term in found:
+        lexemes = [f"'{word}'" for word in term.words]
+        if term.prefix:
+            lexemes[-1] += ":*"
+        parts.append("(" + " <-> ".join(lexemes) + ")")
+    return (" & " if every else " | ").join(parts)
+
+
+SNIPPET_CHARS = 300
+
+
+def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS) -> str:
+    """About `size` characters of `text` (whitespace collapsed) around the first place a term
+    occurs, cut at spaces, with "…" where text was left out; the start of the text when no term
+    is found (a match in the title only)."""
+    flat = " ".join(text.split())
+    if len(flat) <= size:
+        return flat
+    at = _first_match(flat, found)
+    start = max(0, at - size // 3)
+    if start:
+        space = flat.find(" ", start, at) if at > start else -1
+        start = space + 1 if space >= 0 else start
+    end = min(len(flat), start + size)
+    if end < len(flat):
+        space = flat.rfind(" ", start + size // 2, end)
+        end = space if space > 0 else end
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+def _first_match(flat: str, found: list[Term]) -> int:
+    """Where in `flat` the first term occurs, as a position in `flat` (0 when none does): each
+    character is folded alone, so a position in the folded text maps back to the original."""
+    folded: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(flat):
+        piece = fold(char)
+        folded.append(piece)
+        origin.extend([index] * len(piece))
+    haystack = "".join(folded)
+    best = len(haystack)
+    for term in found:
+        needle = term.words[0] + "".join(word[-1] for word in term.words[1:])
+        boundary = "" if _CJK_CHAR.match(needle) else r"(?<![^\W_])"  # a Latin word starts at a word's start
+        match = re.search(boundary + re.escape(needle), haystack)
+        if match and match.start() < best:
+            best = match.start()
+    return origin[best] if best < len(haystack) else 0

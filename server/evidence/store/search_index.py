@@ -1,0 +1,222 @@
+"""search_documents' index: kept in the settle's transaction, purged with the receipts, queried ranked.
+
+A row per url_text evidence (models.DocumentSearch) holds the words (search_text.words) of its
+current revision and the latest valid_until of the receipts that settled with it: a document is
+found exactly while get_documents would serve it (an unexpired receipt refers to its current
+revision). SQLite matches with FTS5 (bm25, the title weighted 4 to 1), PostgreSQL with a GIN index
+over a generated tsvector (ts_rank_cd, the title weight A); both are created by migration 0011.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tortoise.backends.base.client import BaseDBAsyncClient
+
+from evidencekit.server.evidence import search_text
+from evidencekit.server.evidence.store.sql import (
+    dialect_params,
+    is_postgres_connection,
+    param,
+    rows_table,
+    sql_time,
+    sql_uuid,
+)
+from evidencekit.server.evidence.store.timestamps import as_datetime
+
+SQLITE_DDL = """
+CREATE VIRTUAL TABLE document_search_fts USING fts5(
+    title_words, body_words, content='document_search', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 0');
+CREATE TRIGGER document_search_added AFTER INSERT ON document_search BEGIN
+    INSERT INTO document_search_fts(rowid, title_words, body_words) VALUES (new.id, new.title_words, new.body_words);
+END;
+CREATE TRIGGER document_search_removed AFTER DELETE ON document_search BEGIN
+    INSERT INTO document_search_fts(document_search_fts, rowid, title_words, body_words)
+    VALUES ('delete', old.id, old.title_words, old.body_words);
+END;
+CREATE TRIGGER document_search_changed AFTER UPDATE OF title_words, body_words ON document_search BEGIN
+    INSERT INTO document_search_fts(document_search_fts, rowid, title_words, body_words)
+    VALUES ('delete', old.id, old.title_words, old.body_words);
+    INSERT INTO document_search_fts(rowid, title_words, body_words) VALUES (new.id, new.title_words, new.body_words);
+END;
+"""
+POSTGRES_DDL = """
+ALTER TABLE document_search ADD COLUMN search tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('simple'::regconfig, title_words), 'A')
+    || setweight(to_tsvector('simple'::regconfig, body_words), 'B')) STORED;
+CREATE INDEX document_search_words ON document_search USING gin (search);
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A settled url_text receipt's document: its evidence's revision and the content it holds."""
+
+    evidence_id: uuid.UUID | str
+    revision: int
+    workspace_id: uuid.UUID | str
+    source_key: str
+    valid_until: datetime | str
+    title: str | None
+    text: str
+
+
+def name_key(source_key: str) -> str:
+    """The document's name without `documents/`: its source URL without the scheme."""
+    return source_key.split("://", 1)[-1]
+
+
+_COLUMNS = (("evidence_id", "uuid"), ("workspace_id", "uuid"), ("revision", "int"), ("name_key", "text"),
+            ("valid_until", "timestamptz"), ("title_words", "text"), ("body_words", "text"))
+_LONGER = (("evidence_id", "uuid"), ("valid_until", "timestamptz"))
+
+
+async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
+    """Index `entries` (inside the transaction that settles them): a revision new to the index
+    replaces the row's words, one already indexed only extends its valid_until. Words are
+    computed only for the former."""
+    if not entries:
+        return
+    postgres = is_postgres_connection(connection)
+    latest: dict[str, Entry] = {}
+    for entry in entries:
+        key = str(entry.evidence_id)
+        held = latest.get(key)
+        if held is None or (entry.revision, as_datetime(entry.valid_until)) > (held.revision,
+                                                                              as_datetime(held.valid_until)):
+            latest[key] = entry
+    listed = ", ".join(param(1 + n, postgres) for n in range(len(latest)))
+    rows = await connection.execute_query_dict(
+        f"SELECT evidence_id, revision FROM document_search WHERE evidence_id IN ({listed})",
+        [sql_uuid(key, postgres) for key in latest])
+    indexed = {str(row["evidence_id"]): int(row["revision"]) for row in rows}
+    fresh = [entry for key, entry in latest.items() if indexed.get(key) != entry.revision]
+    longer = [entry for key, entry in latest.items() if indexed.get(key) == entry.revision]
+    if fresh:
+        table, values = rows_table("k", _COLUMNS, [
+            (sql_uuid(e.evidence_id, postgres), sql_uuid(e.workspace_id, postgres), e.revision,
+             name_key(e.source_key), sql_time(as_datetime(e.valid_until), postgres),
+             search_text.words(e.title or ""), search_text.words(e.text)) for e in fresh], postgres, 1)
+        await connection.execute_query(
+            "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
+            f"body_words) SELECT k.evidence_id, k.workspace_id, k.revision, k.name_key, k.valid_until, "
+            f"k.title_words, k.body_words FROM {table} WHERE true "
+            "ON CONFLICT (evidence_id) DO UPDATE SET revision = excluded.revision, name_key = excluded.name_key, "
+            "valid_until = excluded.valid_until, title_words = excluded.title_words, "
+            "body_words = excluded.body_words WHERE excluded.revision > document_search.revision", values)
+    if longer:
+        table, values = rows_table("k", _LONGER, [
+            (sql_uuid(e.evidence_id, postgres), sql_time(as_datetime(e.valid_until), postgres)) for e in longer],
+            postgres, 1)
+        await connection.execute_query(
+            f"UPDATE document_search SET valid_until = k.valid_until FROM {table} "
+            "WHERE document_search.evidence_id = k.evidence_id AND document_search.valid_until < k.valid_until",
+            values)
+
+
+# Rows of the evidence a purge batch's receipts refer to whose receipts have all expired.
+DROP_EXPIRED = """
+DELETE FROM document_search WHERE valid_until <= {p1}
+  AND evidence_id IN (SELECT done.evidence_id FROM receipt AS done WHERE done.id IN ({ids}))
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    name_key: str
+    source_key: str
+    title: str
+    text: str
+
+
+async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term], *,
+                 every: bool, offset: int, limit: int, now: datetime) -> list[Hit]:
+    """The documents of `workspaces` matching `found` (every term, or any), best first, one per
+    name: `limit` of them from `offset`. A name stored in several of the workspaces is ranked by
+    its best row and answered with the one get_documents serves (the latest updated)."""
+    if not found or not workspaces:
+        return []
+    postgres = is_postgres_connection(connection)
+    places = ", ".join(param(5 + n, postgres) for n in range(len(workspaces)))
+    ids = [sql_uuid(workspace, postgres) for workspace in workspaces]
+    if postgres:
+        ranked = ("SELECT name_key, max(ts_rank_cd(search, q)) AS best FROM document_search, "
+                  "to_tsquery('simple'::regconfig, $1) AS q WHERE search @@ q "
+                  f"AND workspace_id IN ({places}) AND valid_until > $2 "
+                  "GROUP BY name_key ORDER BY best DESC, name_key LIMIT $3 OFFSET $4")
+        query = search_text.tsquery(found, every=every)
+    else:
+        # bm25() cannot be aggregated where it is computed: the matches are materialized first
+        ranked = ("WITH m AS MATERIALIZED (SELECT d.name_key, bm25(document_search_fts, 4.0, 1.0) AS score "
+                  "FROM document_search_fts JOIN document_search AS d ON d.id = document_search_fts.rowid "
+                  f"WHERE document_search_fts MATCH ?1 AND d.workspace_id IN ({places}) AND d.valid_until > ?2) "
+                  "SELECT name_key, min(score) AS best FROM m GROUP BY name_key ORDER BY best, name_key "
+                  "LIMIT ?3 OFFSET ?4")
+        query = search_text.fts5_query(found, every=every)
+    when = sql_time(now, postgres)
+    names = [row["name_key"] for row in await connection.execute_query_dict(
+        ranked, [query, when, limit, offset, *ids])]
+    if not names:
+        return []
+    return await _documents(connection, names, ids, when, postgres)
+
+
+async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], when: Any,
+                     postgres: bool) -> list[Hit]:
+    """Each name's document, as get_documents would answer it: its latest updated evidence."""
+    first = 2 + len(workspaces)
+    named = ", ".join(param(first + n, postgres) for n in range(len(names)))
+    places = ", ".join(param(2 + n, postgres) for n in range(len(workspaces)))
+    rows = await connection.execute_query_dict(
+        "SELECT d.name_key, e.source_key, r.title, r.text FROM document_search AS d "
+        "JOIN evidence AS e ON e.id = d.evidence_id "
+        "JOIN evidence_revision AS r ON r.evidence_id = d.evidence_id AND r.revision = d.revision "
+        f"WHERE d.name_key IN ({named}) AND d.workspace_id IN ({places}) AND d.valid_until > {param(1, postgres)} "
+        "AND r.purged_at IS NULL ORDER BY e.updated_at DESC", [when, *workspaces, *names])
+    chosen: dict[str, Hit] = {}
+    for row in rows:
+        chosen.setdefault(row["name_key"], Hit(row["name_key"], row["source_key"], row["title"] or "",
+                                               row["text"] or ""))
+    return [chosen[name] for name in names if name in chosen]
+
+
+_STORED = """
+SELECT e.id{uuid_text} AS evidence_id, e.revision, e.workspace_id{uuid_text} AS workspace_id, e.source_key,
+       max(done.valid_until) AS valid_until, r.title, r.text
+FROM evidence AS e
+JOIN evidence_revision AS r ON r.evidence_id = e.id AND r.revision = e.revision AND r.purged_at IS NULL
+JOIN receipt AS done ON done.evidence_id = e.id AND done.evidence_revision = e.revision
+WHERE e.kind = 'url_text' AND done.valid_until > {p1} AND e.id > {p2}
+GROUP BY e.id, e.revision, e.workspace_id, e.source_key, r.title, r.text
+ORDER BY e.id LIMIT {p3}
+"""
+
+
+async def create_index(_apps: Any, schema_editor: Any) -> None:
+    """Migration 0011: the dialect's full-text index, then every document stored before, indexed."""
+    connection = schema_editor.client
+    postgres = is_postgres_connection(connection)
+    await connection.execute_script(POSTGRES_DDL if postgres else SQLITE_DDL)
+    await index_stored(connection, now=datetime.now().astimezone())
+
+
+async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 500) -> int:
+    """Index every document get_documents serves now, `batch` at a time; how many."""
+    postgres = is_postgres_connection(connection)
+    statement = dialect_params(_STORED.replace("{uuid_text}", "::text" if postgres else ""), postgres)
+    after: Any = sql_uuid(uuid.UUID(int=0), postgres)
+    done = 0
+    while True:
+        rows = await connection.execute_query_dict(statement, [sql_time(now, postgres), after, batch])
+        await keep(connection, [Entry(row["evidence_id"], int(row["revision"]), row["workspace_id"],
+                                      row["source_key"], row["valid_until"], row["title"], row["text"] or "")
+                                for row in rows])
+        done += len(rows)
+        if len(rows) < batch:
+            return done
+        after = sql_uuid(rows[-1]["evidence_id"], postgres)
