@@ -1,9 +1,11 @@
-"""`evidencekit completion bash|zsh|tcsh`: a shell completion script, written by shtab from the
-commands' own argparse parsers (so it cannot drift from what the commands accept).
+"""`evidencekit completion bash|zsh|tcsh|fish`: a shell completion script, written from the
+commands' own argparse parsers (so it cannot drift from what the commands accept): by shtab, and
+for fish, which shtab does not write, by fish_completion.
 
     eval "$(evidencekit completion bash)"              # this shell
     evidencekit completion bash > ~/.local/share/bash-completion/completions/evidencekit
     evidencekit completion zsh > "${fpath[1]}/_evidencekit"
+    evidencekit completion fish > ~/.config/fish/completions/evidencekit.fish
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import shtab
 
 from evidencekit.cli import COMMANDS
 from evidencekit.commands import available
+from evidencekit.fish_completion import fish_script
 
-SHELLS = ("bash", "zsh", "tcsh")
+SHELLS = ("bash", "zsh", "tcsh", "fish")
 # Options and arguments that name files or folders: completed as paths.
 FILES = {"from_file", "pages", "old", "new"}
 FOLDERS = {"contracts", "project", "out"}
@@ -69,5 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    sys.stdout.write(shtab.complete(command_tree(), shell=args.shell))
+    tree = command_tree()
+    sys.stdout.write(fish_script(tree, "evidencekit") if args.shell == "fish" else shtab.complete(tree, shell=args.shell))
     return 0

@@ -76,5 +76,43 @@ def test_other_shells_get_a_script_naming_every_command(shell: str, capsys: pyte
 
 def test_an_unknown_shell_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["completion", "fish"])
+        main(["completion", "powershell"])
     assert exited.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def fish_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import os
+    import shutil
+
+    if shutil.which("fish") is None:
+        if os.environ.get("CI") == "true":  # .ci/run installs it: CI must not skip
+            pytest.fail("fish is not installed")
+        pytest.skip("fish is not installed (Debian: apt-get install fish)")
+    script = tmp_path_factory.mktemp("completion") / "evidencekit.fish"
+    done = subprocess.run([sys.executable, "-m", "evidencekit", "completion", "fish"], capture_output=True,
+                          text=True, check=True, cwd=ROOT, timeout=60)
+    script.write_text(done.stdout)
+    return script
+
+
+def fish_complete(script: Path, line: str, cwd: Path = ROOT) -> list[str]:
+    """What fish offers for TAB at the end of `line` (`complete -C`), with the script loaded."""
+    done = subprocess.run(["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"],
+                          capture_output=True, text=True, check=True, cwd=cwd, timeout=30)
+    return sorted(word.split("\t")[0] for word in done.stdout.splitlines() if word)
+
+
+def test_fish_completes_commands_options_choices_and_files(fish_script: Path, tmp_path: Path) -> None:
+    assert fish_complete(fish_script, "evidencekit re") == ["retrieve"]
+    assert set(fish_complete(fish_script, "evidencekit ")) >= {"retrieve", "status", "documents", "serve",
+                                                                "admin", "codegen", "completion"}
+    assert fish_complete(fish_script, "evidencekit retrieve --wa") == ["--wait"]
+    assert fish_complete(fish_script, "evidencekit retrieve --kind ") == ["published_captions", "url_text"]
+    assert fish_complete(fish_script, "evidencekit admin to") == ["token", "tokens"]
+    assert fish_complete(fish_script, "evidencekit codegen ") == ["check", "diff", "generate", "lock"]
+    assert fish_complete(fish_script, "evidencekit codegen check --ag") == ["--against"]
+    assert fish_complete(fish_script, "evidencekit completion ") == ["bash", "fish", "tcsh", "zsh"]
+    (tmp_path / "urls.txt").write_text("https://example.com/\n")
+    (tmp_path / "unrelated.md").write_text("")
+    assert fish_complete(fish_script, "evidencekit retrieve --from-file ur", cwd=tmp_path) == ["urls.txt"]

@@ -20,7 +20,12 @@ from evidencekit.client.runtime.retry import (
     call_with_retries_async,
     retryable,
 )
-from evidencekit.server.generated.models import GetDocumentsOutput, RetrieveOutput, StatusOutput
+from evidencekit.server.generated.models import (
+    GetDocumentsOutput,
+    RetrieveOutput,
+    SearchDocumentsOutput,
+    StatusOutput,
+)
 
 SETTLED = ("completed", "cancelled", "unconfirmed", "expired")
 Id = str | uuid.UUID  # ids go in as either: the answers' models hand them back as uuid.UUID
@@ -58,6 +63,15 @@ def retrieve_body(workspace_id: Id, url: str, kind: str, language: str | None,
                             "url": url, "kind": kind}
     if language:
         body["language"] = language
+    return body
+
+
+def search_body(query: str, page_size: int | None, page_token: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"query": query}
+    if page_size is not None:
+        body["page_size"] = page_size
+    if page_token:
+        body["page_token"] = page_token
     return body
 
 
@@ -112,6 +126,13 @@ class EvidenceClient:
 
     def documents(self, names: list[str]) -> GetDocumentsOutput:
         return call_with_retries(lambda: self.api.get_documents({"names": names}), self.retry, self.retry_sleep)
+
+    def search(self, query: str, *, page_size: int | None = None, page_token: str | None = None
+               ) -> SearchDocumentsOutput:
+        """Stored documents holding the query's words, best first (`results[i].parent` names each
+        for `documents`); `next_page_token` for the next page."""
+        body = search_body(query, page_size, page_token)
+        return call_with_retries(lambda: self.api.search_documents(body), self.retry, self.retry_sleep)
 
     def wait(self, mutation_id: Id, *, workspace_id: Id | None = None, timeout: float = 120.0,
              interval: float = 0.5, on_poll: Callable[[StatusOutput], None] | None = None) -> StatusOutput:
@@ -175,6 +196,12 @@ class AsyncEvidenceClient:
     async def documents(self, names: list[str]) -> GetDocumentsOutput:
         return await call_with_retries_async(lambda: self.api.get_documents({"names": names}), self.retry,
                                              self.sleep)
+
+    async def search(self, query: str, *, page_size: int | None = None, page_token: str | None = None
+                     ) -> SearchDocumentsOutput:
+        """As EvidenceClient.search."""
+        body = search_body(query, page_size, page_token)
+        return await call_with_retries_async(lambda: self.api.search_documents(body), self.retry, self.sleep)
 
     async def wait(self, mutation_id: Id, *, workspace_id: Id | None = None, timeout: float = 120.0,
                    interval: float = 0.5, on_poll: Callable[[StatusOutput], None] | None = None) -> StatusOutput:

@@ -1,11 +1,12 @@
-"""`research-evidence retrieve | status | documents`: the service from a terminal.
+"""`research-evidence retrieve | status | documents | search`: the service from a terminal.
 
 Configuration: EVIDENCEKIT_URL (default http://127.0.0.1:8000), SOSOAPI_ACCESS_TOKEN,
 EVIDENCEKIT_WORKSPACE (or --workspace).
 
 Exit codes: 0 success (a settled ready/partial result, or an accepted request when not waiting;
 for `status`, a receipt that succeeded or is still pending/running); 1 a retrieval that settled
-without success (blocked, unsupported, empty, unavailable, ...), or no such receipt; 2 bad usage
+without success (blocked, unsupported, empty, unavailable, ...), or no such receipt, or a search
+that found nothing; 2 bad usage
 or input (in a --from-file batch: some line was refused, the rest still ran); 3 the server refused
 (authentication, permission, conflict, rate limit, server error); 4 the server could not be
 reached; 5 --wait timed out before the receipt settled (in a batch: some receipt did); 130
@@ -386,10 +387,42 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(documents are not per workspace)")
     documents.add_argument("names", nargs="+", help="documents/{uri_without_scheme} (or the page's URL), up to "
                                                     "20; the ones found are printed even when others are not")
+    search = commands.add_parser("search", parents=[as_json], help="find stored documents by words in them "
+                                 "(every workspace you are a member of)")
+    search.add_argument("query", nargs="+", help="the words (every one must match; when no document holds "
+                                                 "them all, one holding any)")
+    search.add_argument("--limit", type=_whole(1, 50), default=10, metavar="N", help="results per page, 1-50 "
+                        "(default 10)")
+    search.add_argument("--page-token", metavar="TOKEN", help="the next page: the token the previous page printed")
     return parser
 
 
+def _whole(low: int, high: int) -> Callable[[str], int]:
+    def read(text: str) -> int:
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low} to {high}")
+        return int(text)
+    return read
+
+
+def _search(client: EvidenceClient, args: argparse.Namespace) -> int:
+    data = client.search(" ".join(args.query), page_size=args.limit,
+                         page_token=args.page_token).model_dump(mode="json", exclude_unset=True)
+    if args.json:
+        print(_json(data))
+        return OK if data["results"] else UNSUCCESSFUL
+    for result in data["results"]:
+        print(f"{result['parent']}  {result['title']}\n    {result['snippet']}")
+    if not data["results"]:
+        print("no stored document holds these words", file=sys.stderr)
+    if data.get("next_page_token"):
+        print(f"more: --page-token {data['next_page_token']}", file=sys.stderr)
+    return OK if data["results"] else UNSUCCESSFUL
+
+
 def run(args: argparse.Namespace, client: EvidenceClient) -> int:
+    if args.command == "search":
+        return _search(client, args)
     if args.command == "retrieve":
         if bool(args.url) == bool(args.from_file):
             return _fail("retrieve takes a URL or --from-file FILE (one of them)", USAGE)

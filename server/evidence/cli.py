@@ -24,7 +24,7 @@ INSTALL = "pip install 'evidencekit[service]'"
 # What the service needs beyond the toolkit: the `service` extra.
 SERVICE_MODULES = ("tortoise", "lxml", "parsel", "pysrt", "charset_normalizer", "uuid_utils")
 
-CLIENT = ("retrieve", "status", "documents")  # the rest serve
+CLIENT = ("retrieve", "status", "documents", "search")  # the rest serve
 
 
 def usage() -> str:
@@ -96,6 +96,7 @@ retrieve = _command("retrieve public pages or captions as evidence", "URL [--wai
                     client="retrieve")
 status = _command("show a receipt", "MUTATION_ID", client="status")
 documents = _command("read stored documents as markdown", "documents/HOST/PATH ...", client="documents")
+search = _command("find stored documents by words in them", "WORDS... [--limit N]", client="search")
 serve = _command("REST and MCP (Streamable HTTP) with an in-process worker",
                  "[--host H] [--port P] [--no-worker] [--http auto|httptools|h11]", module="serve")
 mcp = _command("MCP over stdio (SOSOAPI_ACCESS_TOKEN)", "", module="mcp_server")
@@ -103,7 +104,7 @@ worker = _command("a worker process (several may share PostgreSQL)", "", module=
 admin = _command("workspaces, users, members, tokens", "...", module="admin")
 import_pages = _command("take the vendor's published pages into contracts/", "PAGE...", module="page_import")
 
-COMMANDS: dict[str, Command] = {"retrieve": retrieve, "status": status, "documents": documents,
+COMMANDS: dict[str, Command] = {"retrieve": retrieve, "status": status, "documents": documents, "search": search,
                                 "serve": serve, "mcp": mcp, "worker": worker, "admin": admin,
                                 "import-pages": import_pages}
 

@@ -114,16 +114,24 @@ def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
+class _CharFold(dict[int, str]):
+    """Each character folded alone where that gives one character (É -> e, Ａ -> a), else left
+    lowercased as it is (ß, ligatures): a fold that keeps positions, for `str.translate`."""
+
+    def __missing__(self, code: int) -> str:
+        folded = fold(chr(code))
+        self[code] = value = folded if len(folded) == 1 else chr(code).lower()[:1] or chr(code)
+        return value
+
+
+_CHAR_FOLD = _CharFold()
+
+
 def _first_match(flat: str, found: list[Term]) -> int:
-    """Where in `flat` the first term occurs, as a position in `flat` (0 when none does): each
-    character is folded alone, so a position in the folded text maps back to the original."""
-    folded: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(flat):
-        piece = fold(char)
-        folded.append(piece)
-        origin.extend([index] * len(piece))
-    haystack = "".join(folded)
+    """Where in `flat` the first term occurs (0 when none does), looked for in a fold that keeps
+    every character's position; a term with a character that folds to several (ß -> ss) is not
+    found there, and the snippet then starts at the text's start."""
+    haystack = flat.translate(_CHAR_FOLD)
     best = len(haystack)
     for term in found:
         needle = term.words[0] + "".join(word[-1] for word in term.words[1:])
@@ -131,4 +139,4 @@ def _first_match(flat: str, found: list[Term]) -> int:
         match = re.search(boundary + re.escape(needle), haystack)
         if match and match.start() < best:
             best = match.start()
-    return origin[best] if best < len(haystack) else 0
+    return best if best < len(haystack) else 0

@@ -28,6 +28,7 @@ from evidencekit.server.runtime.access_log import AccessLog
 from evidencekit.server.runtime.api_docs import docs_routes
 from evidencekit.server.runtime.bearer import BearerAuth, BearerCheck, Protected
 from evidencekit.server.runtime.body_limit import BodyLimit
+from evidencekit.server.runtime.caller_instructions import CallerInstructions
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.http_errors import exception_handlers, hashes_by_path
@@ -126,7 +127,9 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         Route("/openapi.json", openapi_json),
         *(docs_routes(docs_title) if docs_title is not None else []),
         # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended
-        Route(MCP_PATH, McpStreams(McpHosts(BodyLimit(StreamableHTTPASGIApp(sessions), mcp_body_limit(tools)),
+        Route(MCP_PATH, McpStreams(McpHosts(BodyLimit(CallerInstructions(StreamableHTTPASGIApp(sessions),
+                                                                         lambda: current(mcp).caller_instructions),
+                                                      mcp_body_limit(tools)),
                                             mcp_security or loopback_security()),
                                    lambda: current(mcp).streams)),
         *routes,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.runtime.auth import UNAUTHENTICATED
+from evidencekit.server.runtime.caller_instructions import with_caller
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import ApiError, BadRequest, PayloadTooLarge
 from evidencekit.server.runtime.hooks import ServiceHooks
@@ -58,6 +59,9 @@ class McpSettings:
     notes: Callable[[OperationSpec, Mapping[str, Any]], list[str]] = no_notes  # text after the result's JSON
     unauthenticated: str = UNAUTHENTICATED  # the 401 message (say how a stdio caller gives its credential)
     streams: StreamLimits = StreamLimits()  # what /mcp over HTTP holds open (mcp_streams)
+    # over HTTP, text added to `instructions` in the answer to an authenticated caller's `initialize`
+    # (caller_instructions): given the caller's principal, say, the workspaces it may name
+    caller_instructions: Callable[[Any], Awaitable[str | None]] | None = None
 
 
 def listed_tools(bindings: Sequence[ToolBinding], profile: str | None, output_schemas: bool) -> list[types.Tool]:
@@ -161,10 +165,26 @@ class ToolCaller:
         return types.CallToolResult(content=content, structured_content=data)
 
 
+class _InstructedServer(Server[Any]):
+    """The SDK's server whose instructions are read when an `initialize` is answered: the settings'
+    (read per request, as everything of McpSettings is), then the caller's (caller_instructions)."""
+
+    def __init__(self, settings: SettingsSource, **kwargs: Any) -> None:
+        self._settings = settings
+        super().__init__(current(settings).name, **kwargs)
+
+    @property
+    def instructions(self) -> str | None:
+        return with_caller(current(self._settings).instructions)
+
+    @instructions.setter
+    def instructions(self, _: str | None) -> None:  # the SDK's __init__ sets it: read from the settings
+        pass
+
+
 def build_server(caller: ToolCaller) -> Server[Any]:
-    settings = current(caller.settings)
-    return Server(settings.name, version=settings.version, instructions=settings.instructions,
-                  on_list_tools=caller.list_tools, on_call_tool=caller.call_tool)
+    return _InstructedServer(caller.settings, version=current(caller.settings).version,
+                             on_list_tools=caller.list_tools, on_call_tool=caller.call_tool)
 
 
 # At the end of input, how long requests already read may still take to be answered.

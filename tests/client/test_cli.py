@@ -303,6 +303,25 @@ def test_documents_prints_the_ones_found_and_names_the_rest(service: dict[str, A
     assert refused.returncode == 2 and "not per workspace" in refused.stderr
 
 
+def test_search_finds_a_retrieved_page_by_a_word_and_pages_on(service: dict[str, Any], origin: Origin) -> None:
+    urls = [origin.reply(f"/cli-search-{n}", Reply(PAGE.replace(b"samples", b"samples Zaunkoenigmuster")))
+            for n in range(3)]
+    for url in urls:
+        assert cli(service, "retrieve", url, "--wait").returncode == 0
+    done = cli(service, "search", "zaunkoenigmuster", "--limit", "2")
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("documents/")]
+    assert len(names) == 2 and "Zaunkoenigmuster" in done.stdout
+    token = done.stderr.split("--page-token ", 1)[1].split()[0]
+    rest = json.loads(cli(service, "search", "Zaunkoenigmuster", "--limit", "2", "--page-token", token,
+                          "--json").stdout)
+    assert [result["parent"] for result in rest["results"]] != names and "next_page_token" not in rest
+    assert sorted([*names, rest["results"][0]["parent"]]) == sorted("documents/" + u.split("://")[1] for u in urls)
+    assert cli(service, "documents", names[0]).returncode == 0  # what search names, documents reads
+    nothing = cli(service, "search", "wortdasesnichtgibt")
+    assert nothing.returncode == 1 and "no stored document holds these words" in nothing.stderr
+
+
 def test_running_a_batch_again_resumes_instead_of_fetching_again(service: dict[str, Any], origin: Origin,
                                                                  tmp_path: Path) -> None:
     urls = tmp_path / "resume.txt"

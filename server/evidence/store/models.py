@@ -211,4 +211,5 @@ class DocumentSearch(Model):
 
     class Meta:
         table = "document_search"
-        indexes = (("valid_until",),)  # the purge: rows whose receipts have all expired
+        indexes = (("valid_until",),  # the purge: rows whose receipts have all expired
+                   ("name_key",))  # a page's names to the rows that hold them

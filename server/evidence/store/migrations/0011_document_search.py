@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
                 ('title_words', fields.TextField(unique=False)),
                 ('body_words', fields.TextField(unique=False)),
             ],
-            options={'table': 'document_search', 'app': 'models', 'indexes': [Index(fields=['valid_until'])], 'pk_attr': 'id'},
+            options={'table': 'document_search', 'app': 'models', 'indexes': [Index(fields=['valid_until']), Index(fields=['name_key'])], 'pk_attr': 'id'},
             bases=['Model'],
         ),
         ops.RunPython(create_index),

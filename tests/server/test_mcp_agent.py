@@ -1,0 +1,110 @@
+"""An agent with nothing but its token (the official SDK client, stdio and Streamable HTTP): it
+learns its workspace from the instructions, retrieves a new page, finds the stored document by a
+word in it with search_documents and reads it with get_documents by the name search answered. It
+is told no workspace id and no document name."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.origin import Origin, Reply
+from tests.server.test_mcp import http_service, origin, stdio_params  # noqa: F401 (fixtures)
+from tests.support import REPO as ROOT
+from tests.support import validator_named
+
+pytestmark = pytest.mark.anyio
+WORKSPACE = re.compile(r"your workspace_ids?: ([0-9a-f-]{36}) \(")
+
+
+def answer(name: str, result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert validator_named(name).output_errors(result.structured_content) == []
+    return result.structured_content  # type: ignore[no-any-return]
+
+
+async def on_its_own(session: ClientSession, pages: Origin, tag: str) -> None:
+    started = await session.initialize()
+    assert started.instructions is not None
+    assert "search_documents" in started.instructions
+    found = WORKSPACE.search(started.instructions)
+    assert found, started.instructions
+    workspace = found.group(1)
+    tools = {tool.name for tool in (await session.list_tools()).tools}
+    assert {"search_documents", "get_documents", "sosoapi_research_evidence_retrieve"} <= tools
+
+    word = f"Eisvogel{tag}"
+    page = pages.reply(f"/agent/{tag}", Reply(
+        f"<html lang='de'><head><title>Am Teich</title></head><body><main><h1>Am Teich</h1>"
+        f"<p>Heute sahen wir einen {word} am Ufer, dann zwei Reiher.</p></main></body></html>".encode()))
+    mutation = str(uuid.uuid4())
+    answer("sosoapi_research_evidence_retrieve", await session.call_tool(
+        "sosoapi_research_evidence_retrieve",
+        {"workspace_id": workspace, "mutation_id": mutation, "url": page, "kind": "url_text"}))
+    deadline = time.monotonic() + 20
+    while True:
+        status = answer("sosoapi_research_evidence_status", await session.call_tool(
+            "sosoapi_research_evidence_status", {"workspace_id": workspace, "mutation_id": mutation}))
+        if status["retrieval"]["state"] == "completed":
+            break
+        assert time.monotonic() < deadline, status
+        await asyncio.sleep(0.1)
+
+    results = answer("search_documents", await session.call_tool(
+        "search_documents", {"query": word.lower()}))["results"]
+    assert [result["uri"] for result in results] == [page]
+    assert word in results[0]["snippet"] and results[0]["title"] == "Am Teich"
+    documents = answer("get_documents", await session.call_tool(
+        "get_documents", {"names": [results[0]["parent"]]}))["documents"]
+    assert word in documents[0]["content"]
+
+
+async def test_an_agent_on_its_own_over_streamable_http(http_service: dict[str, Any],  # noqa: F811
+                                                        origin: Origin) -> None:  # noqa: F811
+    headers = {"Authorization": f"Bearer {http_service['token']}"}
+    async with httpx2.AsyncClient(headers=headers) as http, \
+            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await on_its_own(session, origin, "http")
+
+
+async def test_an_agent_on_its_own_over_stdio(stdio_params: StdioServerParameters,  # noqa: F811
+                                              origin: Origin) -> None:  # noqa: F811
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await on_its_own(session, origin, "stdio")
+
+
+async def test_http_instructions_are_the_callers_own(http_service: dict[str, Any]) -> None:  # noqa: F811
+    """The workspaces named are the caller's, computed per initialize: no other caller's leak in."""
+    def admin(*argv: str) -> dict[str, Any]:
+        env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(http_service["data"])}
+        done = subprocess.run([sys.executable, "-m", "evidencekit", "admin", *argv], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=60, check=True)
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    await asyncio.to_thread(admin, "user", "stranger")
+    other = (await asyncio.to_thread(admin, "token", "stranger"))["token"]
+    for token, expected in ((http_service["token"], http_service["workspace_id"]), (other, None)):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
+                streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+                ClientSession(read, write) as session:
+            instructions = (await session.initialize()).instructions or ""
+        if expected:
+            assert f"your workspace_id: {expected} (" in instructions
+        else:
+            assert http_service["workspace_id"] not in instructions
+            assert "you are a member of no workspace" in instructions
