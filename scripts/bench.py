@@ -1,6 +1,6 @@
 """One entry point for the benchmarks; each compares against a named peer measured in the same run.
 
-    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [store] [scale]
+    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [store] [scale] [search]
                                       [--seconds 10] [--rounds 3]
 
 status      requests/s of POST /research-api/evidence/status through the full stack (auth, database
@@ -17,6 +17,8 @@ parse       scripts/bench_parse.py (HTML extraction vs trafilatura, captions vs 
 store       scripts/bench_store.py: claims and settles per second with a stub retrieval (not by default)
 scale       scripts/bench_scale.py: cost per store operation at 10^4, 10^5 and 10^6 receipts (not by
             default: it fills databases of several GB and takes a quarter of an hour)
+search      scripts/bench_search.py: search_documents' latency at 10^5 documents, SQLite and PostgreSQL,
+            against a substring scan (not by default: a few minutes)
 
 Only 127.0.0.1 is used. Results are printed and written to docs/benchmarks.md, each benchmark's
 section between its markers (the rest of the page is left as it is).
@@ -267,7 +269,8 @@ METHOD = """## How each row is measured
 
 
 SECTIONS = {"scale": ("bench_scale.py", "Cost as the store grows (scripts/bench scale)"),
-            "store": ("bench_store.py", "Claim and settle throughput (scripts/bench store)")}
+            "store": ("bench_store.py", "Claim and settle throughput (scripts/bench store)"),
+            "search": ("bench_search.py", "search_documents at 10^5 documents (scripts/bench search)")}
 MAIN = ("status", "validation", "codegen", "retrieve", "parse")
 
 

@@ -1,6 +1,6 @@
 """search_documents' query latency at 10^5 stored documents, on SQLite (FTS5) and PostgreSQL (GIN).
 
-    .venv/bin/python scripts/bench_search.py [--documents 100000] [--queries 400]
+    .venv/bin/python scripts/bench_search.py [--documents 100000] [--queries 300]
                                              [--postgres postgresql://postgres@127.0.0.1:5432/test]
 
 One database per engine, migrated, then filled with bulk inserts (not through the API): DOCUMENTS
@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import bisect
 import itertools
-import platform
 import random
 import sqlite3
 import statistics
@@ -209,17 +208,16 @@ def quantile(values: list[float], q: float) -> float:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=400, help="queries per kind")
-    parser.add_argument("--peer-runs", type=int, default=20, help="substring scans per kind")
+    parser.add_argument("--queries", type=int, default=300, help="queries per kind")
+    parser.add_argument("--peer-runs", type=int, default=10, help="substring scans per kind")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--engines", default="SQLite,PostgreSQL")
     args = parser.parse_args()
     rng = random.Random(11)
     words = vocabulary(rng)
     asked = queries(words, rng, args.queries)
-    print(f"Machine: {platform.platform()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}  ")
-    print(f"Date: {datetime.now(UTC).date()}\n")
-    print(f"Command: `python scripts/bench_search.py --documents {args.documents} --queries {args.queries}`\n")
+    print(f"Command: `python scripts/bench_search.py --documents {args.documents} --queries {args.queries} "
+          f"--peer-runs {args.peer_runs}` (or `scripts/bench search`)\n")
     print("| query kind | database | documents matching (median) | p50 (ms) | p99 (ms) | peer: substring scan p50 (ms) | peer / ours (p50) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:

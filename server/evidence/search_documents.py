@@ -4,7 +4,8 @@ Every word must match; when no document holds them all, the first page answers t
 hold any (ranked, so those with more of them first), and its page token keeps to that. A page
 token is the offset of the next page, bound to the query it was issued for: a token from another
 query is refused rather than silently answering the wrong page. Documents settled between two
-pages may shift the ranking: a page then repeats or skips a result, as offset paging does.
+pages may shift the ranking: a page then repeats or skips a result, as offset paging does. Pages
+end at search_index.CANDIDATES results.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from tortoise.connection import get_connection
 
 from evidencekit.server.evidence import search_text
 from evidencekit.server.evidence.documents import PREFIX
+from evidencekit.server.evidence.store import search_index
 from evidencekit.server.evidence.store.access import Principal
 from evidencekit.server.evidence.store.models import Membership
-from evidencekit.server.evidence.store.search_index import search
 
 DEFAULT_PAGE_SIZE = 10
-MAX_OFFSET = 10_000  # deeper than anyone pages: the database would rank every match to skip them
 
 
 class BadPageToken(ValueError):
@@ -57,7 +57,7 @@ def read_token(token: str, found: list[search_text.Term]) -> Page:
         raise BadPageToken("page_token is not a next_page_token this service issued") from None
     if not same:
         raise BadPageToken("page_token belongs to another query: send the query it was issued with")
-    if not 0 < page.offset <= MAX_OFFSET:
+    if not 0 < page.offset < search_index.CANDIDATES:
         raise BadPageToken("page_token is not a next_page_token this service issued")
     return page
 
@@ -70,11 +70,11 @@ async def search_documents(principal: Principal, query: str, page_size: int | No
     workspaces = [str(m.workspace_id) for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
     connection = get_connection("default")
     now = datetime.now(UTC)
-    hits = await search(connection, workspaces, found, every=page.every, offset=page.offset, limit=size + 1,
+    hits = await search_index.search(connection, workspaces, found, every=page.every, offset=page.offset, limit=size + 1,
                         now=now)
     if not hits and not token and page.every and len(found) > 1:
         page = Page(0, False)
-        hits = await search(connection, workspaces, found, every=False, offset=0, limit=size + 1, now=now)
+        hits = await search_index.search(connection, workspaces, found, every=False, offset=0, limit=size + 1, now=now)
     answer: dict[str, Any] = {"results": [{
         "parent": PREFIX + hit.name_key,
         "title": hit.title,
@@ -82,6 +82,6 @@ async def search_documents(principal: Principal, query: str, page_size: int | No
         "snippet": search_text.snippet(hit.text, found),
     } for hit in hits[:size]]}
     following = page.offset + size
-    if len(hits) > size and following <= MAX_OFFSET:
+    if len(hits) > size and following < search_index.CANDIDATES:
         answer["next_page_token"] = page_token(found, Page(following, page.every))
     return answer

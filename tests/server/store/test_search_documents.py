@@ -117,7 +117,11 @@ async def test_title_matches_rank_first(store: str) -> None:
         "documents/a.example/title", "documents/a.example/body"]
 
 
-async def test_pages_follow_each_other_without_repeats(store: str) -> None:
+@pytest.mark.parametrize("candidates", [search_index.CANDIDATES, 7])
+async def test_pages_follow_each_other_without_repeats(store: str, candidates: int,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also when more documents match than are ranked at once (CANDIDATES): every page is there."""
+    monkeypatch.setattr(search_index, "CANDIDATES", candidates)
     lab = await Workspace.create(name="lab")
     reader = await principal_in(lab, "reader", "viewer")
     for n in range(7):
@@ -135,6 +139,20 @@ async def test_pages_follow_each_other_without_repeats(store: str) -> None:
         await search_documents(reader, "seite", 3, (await search_documents(reader, "archiv", 3))["next_page_token"])  # type: ignore[arg-type]
     with pytest.raises(BadPageToken, match="not a next_page_token"):
         await search_documents(reader, "archiv", 3, "bm90IGEgdG9rZW4")  # type: ignore[arg-type]
+
+
+async def test_past_the_ranked_candidates_the_newest_are_answered_and_pages_end(
+        store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_index, "CANDIDATES", 5)
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    for n in range(7):
+        await settle_page(lab, f"https://p.example/{n}", f"Seite {n}", f"Gemeinsames Wort Archiv, Seite {n}.")
+    first = await search_documents(reader, "archiv", 3)  # type: ignore[arg-type]
+    second = await search_documents(reader, "archiv", 3, first["next_page_token"])  # type: ignore[arg-type]
+    seen = parents(first) + parents(second)
+    assert sorted(seen) == [f"documents/p.example/{n}" for n in range(2, 7)]  # the 5 newest, once each
+    assert "next_page_token" not in second
 
 
 async def test_only_members_of_the_workspace_find_its_documents(store: str) -> None:
