@@ -5,7 +5,8 @@
 
 One database per engine, migrated, then filled with bulk inserts (not through the API): DOCUMENTS
 url_text documents in one workspace, each with an evidence row, its revision's text (WORDS_PER_DOC
-words, about 2.5 KB) and its index row written by search_text.words, as a settle writes it. The
+words, about 2.5 KB) and its index row of search_text.words, as a settle writes it (on
+PostgreSQL, their tsvector). The
 text is made of pseudo-words drawn with Zipf frequencies (s = 1.1, as natural text) from a
 vocabulary of VOCABULARY words per script: 60% of the documents Latin-script (German, French,
 English-like syllables, with accents), 20% Hebrew, 20% Chinese (characters, no spaces). Then the
@@ -43,7 +44,7 @@ from bench_common import database_url_beside, pg_database  # noqa: E402
 
 from evidencekit.server.evidence import search_text  # noqa: E402
 from evidencekit.server.evidence.store.db import open_store, sqlite_path  # noqa: E402
-from evidencekit.server.evidence.store.search_index import search  # noqa: E402
+from evidencekit.server.evidence.store.search_index import _TSVECTOR, search  # noqa: E402
 
 VOCABULARY = 20_000
 WORDS_PER_DOC = 300
@@ -121,11 +122,22 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
 
         connection = await asyncpg.connect(url)
         try:
+            # the index rows as keep() writes them: the tsvector of the words, the words not kept
+            await connection.execute("CREATE TEMPORARY TABLE document_search_fill (evidence_id uuid, "
+                                     "workspace_id uuid, revision int, name_key text, valid_until timestamptz, "
+                                     "title_words text, body_words text)")
             for first in range(0, count, CHUNK):
                 for (table, columns), chunk in zip(tables, rows(first), strict=True):
                     records = [tuple(uuid.UUID(v) if c in ("id", "evidence_id", "workspace_id") else v
                                      for c, v in zip(columns, row, strict=True)) for row in chunk]
-                    await connection.copy_records_to_table(table, columns=columns, records=records)
+                    staged = table == "document_search"
+                    await connection.copy_records_to_table(f"{table}_fill" if staged else table, columns=columns,
+                                                           records=records)
+                await connection.execute(
+                    "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, "
+                    "title_words, body_words, search) SELECT k.evidence_id, k.workspace_id, k.revision, k.name_key, "
+                    f"k.valid_until, '', '', {_TSVECTOR} FROM document_search_fill AS k")
+                await connection.execute("TRUNCATE document_search_fill")
                 print(f"  {min(count, first + CHUNK):,} documents", file=sys.stderr, flush=True)
             await connection.execute("VACUUM ANALYZE")
         finally:
