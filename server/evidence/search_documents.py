@@ -70,11 +70,15 @@ async def search_documents(principal: Principal, query: str, page_size: int | No
     workspaces = [str(m.workspace_id) for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
     connection = get_connection("default")
     now = datetime.now(UTC)
-    hits = await search_index.search(connection, workspaces, found, every=page.every, offset=page.offset, limit=size + 1,
-                        now=now)
-    if not hits and not token and page.every and len(found) > 1:
+
+    async def ranked(at: Page) -> list[search_index.Hit]:
+        return await search_index.search(connection, workspaces, found, every=at.every, offset=at.offset,
+                                         limit=size + 1, now=now)
+
+    hits = await ranked(page)
+    if not hits and not token and len(found) > 1:  # no document holds every word: any of them
         page = Page(0, False)
-        hits = await search_index.search(connection, workspaces, found, every=False, offset=0, limit=size + 1, now=now)
+        hits = await ranked(page)
     answer: dict[str, Any] = {"results": [{
         "parent": PREFIX + hit.name_key,
         "title": hit.title,

@@ -40,7 +40,8 @@ CREATE TRIGGER document_search_removed AFTER DELETE ON document_search BEGIN
     INSERT INTO document_search_fts(document_search_fts, rowid, title_words, body_words)
     VALUES ('delete', old.id, old.title_words, old.body_words);
 END;
-CREATE TRIGGER document_search_changed AFTER UPDATE OF title_words, body_words ON document_search BEGIN
+CREATE TRIGGER document_search_changed AFTER UPDATE OF title_words, body_words ON document_search
+WHEN old.title_words IS NOT new.title_words OR old.body_words IS NOT new.body_words BEGIN
     INSERT INTO document_search_fts(document_search_fts, rowid, title_words, body_words)
     VALUES ('delete', old.id, old.title_words, old.body_words);
     INSERT INTO document_search_fts(rowid, title_words, body_words) VALUES (new.id, new.title_words, new.body_words);
@@ -84,13 +85,12 @@ def name_key(source_key: str) -> str:
 
 _COLUMNS = (("evidence_id", "uuid"), ("workspace_id", "uuid"), ("revision", "int"), ("name_key", "text"),
             ("valid_until", "timestamptz"), ("title_words", "text"), ("body_words", "text"))
-_LONGER = (("evidence_id", "uuid"), ("valid_until", "timestamptz"))
 
 
 async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
-    """Index `entries` (inside the transaction that settles them): a revision new to the index
-    replaces the row's words, one already indexed only extends its valid_until. Words are
-    computed only for the former."""
+    """Index `entries` (inside the transaction that settles them), in one statement: a revision new
+    to the index replaces the row's words, one already indexed only extends its valid_until (the
+    FTS5 trigger fires only when the words differ)."""
     if not entries:
         return
     postgres = is_postgres_connection(connection)
@@ -101,35 +101,22 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
         if held is None or (entry.revision, as_datetime(entry.valid_until)) > (held.revision,
                                                                               as_datetime(held.valid_until)):
             latest[key] = entry
-    listed = ", ".join(param(1 + n, postgres) for n in range(len(latest)))
-    rows = await connection.execute_query_dict(
-        f"SELECT evidence_id, revision FROM document_search WHERE evidence_id IN ({listed})",
-        [sql_uuid(key, postgres) for key in latest])
-    indexed = {str(row["evidence_id"]): int(row["revision"]) for row in rows}
-    fresh = [entry for key, entry in latest.items() if indexed.get(key) != entry.revision]
-    longer = [entry for key, entry in latest.items() if indexed.get(key) == entry.revision]
-    if fresh:
-        table, values = rows_table("k", _COLUMNS, [
-            (sql_uuid(e.evidence_id, postgres), sql_uuid(e.workspace_id, postgres), e.revision,
-             name_key(e.source_key), sql_time(as_datetime(e.valid_until), postgres),
-             *(e.words or entry_words(e.title, e.text))) for e in fresh], postgres, 1)
-        words, search, searched = ("'', ''", f", {_TSVECTOR}", ", search = excluded.search") if postgres else (
-            "k.title_words, k.body_words", "", "")
-        await connection.execute_query(
-            "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
-            f"body_words{', search' if postgres else ''}) SELECT k.evidence_id, k.workspace_id, k.revision, "
-            f"k.name_key, k.valid_until, {words}{search} FROM {table} WHERE true "
-            "ON CONFLICT (evidence_id) DO UPDATE SET revision = excluded.revision, name_key = excluded.name_key, "
-            "valid_until = excluded.valid_until, title_words = excluded.title_words, "
-            f"body_words = excluded.body_words{searched} WHERE excluded.revision > document_search.revision", values)
-    if longer:
-        table, values = rows_table("k", _LONGER, [
-            (sql_uuid(e.evidence_id, postgres), sql_time(as_datetime(e.valid_until), postgres)) for e in longer],
-            postgres, 1)
-        await connection.execute_query(
-            f"UPDATE document_search SET valid_until = k.valid_until FROM {table} "
-            "WHERE document_search.evidence_id = k.evidence_id AND document_search.valid_until < k.valid_until",
-            values)
+    table, values = rows_table("k", _COLUMNS, [
+        (sql_uuid(e.evidence_id, postgres), sql_uuid(e.workspace_id, postgres), e.revision,
+         name_key(e.source_key), sql_time(as_datetime(e.valid_until), postgres),
+         *(e.words or entry_words(e.title, e.text))) for e in latest.values()], postgres, 1)
+    words, search, searched = ("'', ''", f", {_TSVECTOR}", ", search = excluded.search") if postgres else (
+        "k.title_words, k.body_words", "", "")
+    later = ("CASE WHEN excluded.valid_until > document_search.valid_until THEN excluded.valid_until "
+             "ELSE document_search.valid_until END")
+    await connection.execute_query(
+        "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
+        f"body_words{', search' if postgres else ''}) SELECT k.evidence_id, k.workspace_id, k.revision, "
+        f"k.name_key, k.valid_until, {words}{search} FROM {table} WHERE true "
+        "ON CONFLICT (evidence_id) DO UPDATE SET revision = excluded.revision, name_key = excluded.name_key, "
+        f"valid_until = CASE WHEN excluded.revision = document_search.revision THEN {later} "
+        "ELSE excluded.valid_until END, title_words = excluded.title_words, "
+        f"body_words = excluded.body_words{searched} WHERE excluded.revision >= document_search.revision", values)
 
 
 # Rows of the evidence a purge batch's receipts refer to whose receipts have all expired.
