@@ -5,9 +5,13 @@ folder names where an argument is marked as one (completion._mark_paths)."""
 from __future__ import annotations
 
 import argparse
-import shlex
 
 import shtab
+
+
+def quote(text: str) -> str:
+    """`text` as one fish word: inside fish's single quotes only \\ and ' are special."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
@@ -20,21 +24,21 @@ def _helps(action: argparse._SubParsersAction) -> dict[str, str]:  # type: ignor
 
 def _condition(path: list[str], siblings: list[str]) -> str:
     """fish's test that the words typed so far are `path`, and none of `siblings` follows."""
-    tests = [f"__fish_seen_subcommand_from {shlex.quote(word)}" for word in path]
+    tests = [f"__fish_seen_subcommand_from {quote(word)}" for word in path]
     if siblings:
-        tests.append("not __fish_seen_subcommand_from " + " ".join(shlex.quote(word) for word in siblings))
+        tests.append("not __fish_seen_subcommand_from " + " ".join(quote(word) for word in siblings))
     elif not path:
         tests.append("__fish_use_subcommand")
     return "; and ".join(tests)
 
 
 def _line(program: str, condition: str, *parts: str) -> str:
-    return f"complete -c {program} -n {shlex.quote(condition)} " + " ".join(part for part in parts if part)
+    return f"complete -c {program} -n {quote(condition)} " + " ".join(part for part in parts if part)
 
 
 def _help(text: str | None) -> str:
     text = " ".join((text or "").split()).replace("%(default)s", "").replace("%%", "%")
-    return f"-d {shlex.quote(text[:80])}" if text and text != argparse.SUPPRESS else ""
+    return f"-d {quote(text[:80])}" if text and text != argparse.SUPPRESS else ""
 
 
 def _arguments(program: str, parser: argparse.ArgumentParser, path: list[str], below: list[str]) -> list[str]:
@@ -46,7 +50,8 @@ def _arguments(program: str, parser: argparse.ArgumentParser, path: list[str], b
         complete = getattr(action, "complete", None)
         values = ""
         if action.choices:
-            values = "-x -a " + shlex.quote(" ".join(str(choice) for choice in action.choices))
+            # fish splits -a's argument into words again: each choice quoted inside it too
+            values = "-x -a " + quote(" ".join(quote(str(choice)) for choice in action.choices))
         elif complete == shtab.DIRECTORY:
             values = "-x -a '(__fish_complete_directories)'"
         elif complete == shtab.FILE:
@@ -54,7 +59,7 @@ def _arguments(program: str, parser: argparse.ArgumentParser, path: list[str], b
         elif action.nargs != 0:
             values = "-x"
         if action.option_strings:
-            names = [f"-l {shlex.quote(name[2:])}" if name.startswith("--") else f"-s {shlex.quote(name[1:])}"
+            names = [f"-l {quote(name[2:])}" if name.startswith("--") else f"-s {quote(name[1:])}"
                      for name in action.option_strings]
             lines.append(_line(program, condition, *names, values, _help(action.help)))
         elif values not in ("", "-x"):  # a positional argument with choices or paths
@@ -74,7 +79,7 @@ def fish_script(parser: argparse.ArgumentParser, program: str) -> str:
             return
         helps = _helps(sub)
         for name in names:
-            lines.append(_line(program, _condition(path, names), "-a", shlex.quote(name), _help(helps.get(name))))
+            lines.append(_line(program, _condition(path, names), "-a", quote(name), _help(helps.get(name))))
         for name, child in sub.choices.items():
             walk(child, [*path, name])
 

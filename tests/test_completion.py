@@ -116,3 +116,18 @@ def test_fish_completes_commands_options_choices_and_files(fish_script: Path, tm
     (tmp_path / "urls.txt").write_text("https://example.com/\n")
     (tmp_path / "unrelated.md").write_text("")
     assert fish_complete(fish_script, "evidencekit retrieve --from-file ur", cwd=tmp_path) == ["urls.txt"]
+
+
+def test_fish_script_quotes_any_help_text(fish_script: Path, tmp_path: Path) -> None:
+    import argparse
+
+    from evidencekit.fish_completion import fish_script as write
+
+    parser = argparse.ArgumentParser(prog="tool")
+    parser.add_argument("--path", help="a folder like C:\\data\\ or it's $HOME; \"quoted\" (end) \\")
+    parser.add_argument("--mode", choices=["it's", "a\\b"], help="modes")
+    script = tmp_path / "tool.fish"
+    script.write_text(write(parser, "tool"))
+    checked = subprocess.run(["fish", "--no-execute", str(script)], capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
+    assert fish_complete(script, "tool --mode ") == ["a\\b", "it's"]

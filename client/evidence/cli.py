@@ -527,8 +527,10 @@ def _check_server_url(text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if "documents" in argv and any(arg.partition("=")[0] == "--workspace" for arg in argv):
-        return _fail("documents are not per workspace: --workspace does not apply to them", USAGE)
+    for command in ("documents", "search"):  # both read every workspace the token's user is in
+        if command in argv and any(arg.partition("=")[0] == "--workspace" for arg in argv):
+            return _fail(f"{command} reads every workspace you are a member of: --workspace does not apply",
+                         USAGE)
     args = build_parser().parse_args(argv)
     # a pasted token often brings a newline
     token = (args.token if args.token is not None else os.environ.get("SOSOAPI_ACCESS_TOKEN", "")).strip()

@@ -51,7 +51,10 @@ def page_token(found: list[search_text.Term], page: Page) -> str:
 def read_token(token: str, found: list[search_text.Term]) -> Page:
     try:
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        page = Page(int(data["o"]), bool(data["e"]))
+        offset, every = data["o"], data["e"]
+        if type(offset) is not int or every not in (0, 1):
+            raise ValueError("not ours")
+        page = Page(offset, bool(every))
         same = data["q"] == _query_id(found)
     except (ValueError, TypeError, KeyError, binascii.Error):
         raise BadPageToken("page_token is not a next_page_token this service issued") from None

@@ -1,7 +1,8 @@
 """The words search_documents indexes and looks for, the same on SQLite and PostgreSQL.
 
 Both databases index the text as this module writes it: folded (case, accents, Hebrew points and
-compatibility forms do not matter) and split into words, each Chinese, Japanese or Korean run cut
+compatibility forms do not matter; the marks of Indic scripts and kana do) and split into words
+(combining marks belong to them), each Chinese, Japanese or Korean run cut
 into overlapping character pairs. Those scripts write no spaces between words, and a word-level
 tokenizer (FTS5's unicode61, PostgreSQL's parser) would index a whole sentence as one word; pairs
 let a query of two or more characters match as a phrase of its pairs anywhere in a run, and the
@@ -23,17 +24,47 @@ from dataclasses import dataclass
 _CJK = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"
         "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff"
         "\U00020000-\U0003134f")
-_WORD = re.compile(r"[^\W_]+")
+
+
+def _mark_class() -> str:
+    """A regex class of every combining mark (Unicode category M): Indic vowel signs and viramas,
+    kana voicing marks, Hebrew points, which Python's \\w leaves out and which belong to words."""
+    ranges: list[list[int]] = []
+    for code in (*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)):
+        if unicodedata.category(chr(code))[0] == "M":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
+
+
+_WORD = re.compile(f"(?:[^\\W_]|[{_mark_class()}])+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
 MAX_TERMS = 32  # a query's words past these are ignored: each is a term the index must intersect
 
 
+def _diacritic_base(char: str) -> bool:
+    """Whether marks on this character are accents a reader does without: Latin, Greek, Cyrillic,
+    Hebrew and Arabic (below U+0900) and Latin and Greek extended. Marks in Indic scripts, Thai or
+    kana are letters' parts: क + ि is another syllable than क, パ another word than ハ."""
+    return char < "\u0900" or "\u1e00" <= char <= "\u1fff"
+
+
 def fold(text: str) -> str:
     """Case, accents and compatibility forms folded away: "Straße" -> "strasse", "Été" -> "ete",
-    Hebrew with points as without, full-width Latin as Latin."""
+    Hebrew with points as without, full-width Latin as Latin; Devanagari or kana keep their marks."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+    kept = []
+    base = " "
+    for char in decomposed:
+        if not unicodedata.combining(char):
+            base = char
+        elif _diacritic_base(base):
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 @dataclass(frozen=True)
@@ -128,15 +159,26 @@ _CHAR_FOLD = _CharFold()
 
 
 def _first_match(flat: str, found: list[Term]) -> int:
-    """Where in `flat` the first term occurs (0 when none does), looked for in a fold that keeps
-    every character's position; a term with a character that folds to several (ß -> ss) is not
-    found there, and the snippet then starts at the text's start."""
-    haystack = flat.translate(_CHAR_FOLD)
-    best = len(haystack)
+    """Where in `flat` the first term occurs (0 when none does), looked for first in a fold that
+    keeps every character's position (fast, and right for most text), then in one that drops
+    accents character by character."""
+    at = _earliest(flat.translate(_CHAR_FOLD), found)
+    if at is not None:
+        return at
+    # not found where every character keeps its place: fold each character alone, accents
+    # dropped (pointed Hebrew, a decomposed accent), and map the place back
+    pieces = [fold(char) for char in flat]
+    origin = [index for index, piece in enumerate(pieces) for _ in piece]
+    at = _earliest("".join(pieces), found)
+    return origin[at] if at is not None else 0
+
+
+def _earliest(haystack: str, found: list[Term]) -> int | None:
+    best = None
     for term in found:
         needle = term.words[0] + "".join(word[-1] for word in term.words[1:])
         boundary = "" if _CJK_CHAR.match(needle) else r"(?<![^\W_])"  # a Latin word starts at a word's start
         match = re.search(boundary + re.escape(needle), haystack)
-        if match and match.start() < best:
+        if match and (best is None or match.start() < best):
             best = match.start()
-    return best if best < len(haystack) else 0
+    return best

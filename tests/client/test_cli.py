@@ -300,7 +300,7 @@ def test_documents_prints_the_ones_found_and_names_the_rest(service: dict[str, A
     as_json = json.loads(cli(service, "documents", found, missing, "--json").stdout)
     assert [d["name"] for d in as_json["documents"]] == [found] and as_json["missing"][0][0] == missing
     refused = cli(service, "documents", found, "--workspace", service["workspace_id"])
-    assert refused.returncode == 2 and "not per workspace" in refused.stderr
+    assert refused.returncode == 2 and "--workspace does not apply" in refused.stderr
 
 
 def test_search_finds_a_retrieved_page_by_a_word_and_pages_on(service: dict[str, Any], origin: Origin) -> None:
@@ -318,6 +318,8 @@ def test_search_finds_a_retrieved_page_by_a_word_and_pages_on(service: dict[str,
     assert [result["parent"] for result in rest["results"]] != names and "next_page_token" not in rest
     assert sorted([*names, rest["results"][0]["parent"]]) == sorted("documents/" + u.split("://")[1] for u in urls)
     assert cli(service, "documents", names[0]).returncode == 0  # what search names, documents reads
+    refused = cli(service, "--workspace", service["workspace_id"], "search", "zaunkoenigmuster")
+    assert refused.returncode == 2 and "--workspace does not apply" in refused.stderr
     nothing = cli(service, "search", "wortdasesnichtgibt")
     assert nothing.returncode == 1 and "no stored document holds these words" in nothing.stderr
 

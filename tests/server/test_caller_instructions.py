@@ -58,3 +58,29 @@ async def test_without_the_hook_the_instructions_are_the_settings() -> None:
     with live_server(create_app(ExampleHandlers(), ServiceHooks(auth=Named()), mcp=settings),
                      lifespan="on") as base:
         assert await instructions_for(base, "ada") == "Read the docs."
+
+
+async def test_a_client_that_discovers_first_reads_the_callers_instructions_too() -> None:
+    """The SDK's Client (its default mode) asks `server/discover` before anything: its answer
+    carries the caller's text as initialize's does."""
+    from mcp.client.client import Client
+
+    async def about(caller: Any) -> str:
+        return f"You are {caller.name}."
+
+    settings = McpSettings(name="t", instructions="Read the docs.", caller_instructions=about)
+    with live_server(create_app(ExampleHandlers(), ServiceHooks(auth=Named()), mcp=settings),
+                     lifespan="on") as base:
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer ada"}) as http, \
+                Client(streamable_http_client(base + "/mcp", http_client=http)) as client:
+            assert client.instructions == "Read the docs. You are ada."
+
+
+async def test_a_failing_hook_leaves_the_servers_instructions() -> None:
+    async def broken(caller: Any) -> str:
+        raise ConnectionError("database down")
+
+    settings = McpSettings(name="t", instructions="Read the docs.", caller_instructions=broken)
+    with live_server(create_app(ExampleHandlers(), ServiceHooks(auth=Named()), mcp=settings),
+                     lifespan="on") as base:
+        assert await instructions_for(base, "ada") == "Read the docs."

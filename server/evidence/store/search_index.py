@@ -32,7 +32,7 @@ from evidencekit.server.evidence.store.timestamps import as_datetime
 SQLITE_DDL = """
 CREATE VIRTUAL TABLE document_search_fts USING fts5(
     title_words, body_words, content='document_search', content_rowid='id',
-    tokenize='unicode61 remove_diacritics 0');
+    tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 CREATE TRIGGER document_search_added AFTER INSERT ON document_search BEGIN
     INSERT INTO document_search_fts(rowid, title_words, body_words) VALUES (new.id, new.title_words, new.body_words);
 END;
@@ -178,26 +178,34 @@ async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found
     names = [row["name_key"] for row in await connection.execute_query_dict(ranked, values)]
     if not names:
         return []
-    return await _documents(connection, names, ids, when, postgres)
+    return await _documents(connection, names, ids, now, postgres)
 
 
-async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], when: Any,
+async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], now: datetime,
                      postgres: bool) -> list[Hit]:
-    """Each name's document, as get_documents would answer it: its latest updated evidence."""
-    first = 2 + len(workspaces)
-    named = ", ".join(param(first + n, postgres) for n in range(len(names)))
-    places = ", ".join(param(2 + n, postgres) for n in range(len(workspaces)))
+    """Each name's document as get_documents answers it: the latest updated url_text evidence of
+    that URL in the caller's workspaces, and nothing when that one is not served (its receipts
+    expired, while an older one's have not): then get_documents refuses the name too."""
+    keys = [f"{scheme}://{name}" for name in names for scheme in ("https", "http")]
+    places = ", ".join(param(1 + n, postgres) for n in range(len(workspaces)))
+    listed = ", ".join(param(1 + len(workspaces) + n, postgres) for n in range(len(keys)))
     rows = await connection.execute_query_dict(
-        "SELECT d.name_key, e.source_key, r.title, r.text FROM document_search AS d "
-        "JOIN evidence AS e ON e.id = d.evidence_id "
-        "JOIN evidence_revision AS r ON r.evidence_id = d.evidence_id AND r.revision = d.revision "
-        f"WHERE d.name_key IN ({named}) AND d.workspace_id IN ({places}) AND d.valid_until > {param(1, postgres)} "
-        "AND r.purged_at IS NULL ORDER BY e.updated_at DESC", [when, *workspaces, *names])
-    chosen: dict[str, Hit] = {}
+        "SELECT e.source_key, e.revision AS current, d.revision AS indexed, d.valid_until, r.title, r.text "
+        "FROM evidence AS e LEFT JOIN document_search AS d ON d.evidence_id = e.id "
+        "LEFT JOIN evidence_revision AS r ON r.evidence_id = e.id AND r.revision = e.revision "
+        "AND r.purged_at IS NULL "
+        f"WHERE e.workspace_id IN ({places}) AND e.source_key IN ({listed}) AND e.kind = 'url_text' "
+        "AND e.revision > 0 ORDER BY e.updated_at DESC", [*workspaces, *keys])
+    latest: dict[str, dict[str, Any]] = {}
     for row in rows:
-        chosen.setdefault(row["name_key"], Hit(row["name_key"], row["source_key"], row["title"] or "",
-                                               row["text"] or ""))
-    return [chosen[name] for name in names if name in chosen]
+        latest.setdefault(name_key(row["source_key"]), row)
+    found = []
+    for name in names:
+        chosen = latest.get(name)
+        if (chosen is not None and chosen["indexed"] == chosen["current"] and chosen["text"] is not None
+                and as_datetime(chosen["valid_until"]) > now):
+            found.append(Hit(name, chosen["source_key"], chosen["title"] or "", chosen["text"]))
+    return found
 
 
 _STORED = """
@@ -220,8 +228,9 @@ async def create_index(_apps: Any, schema_editor: Any) -> None:
     await index_stored(connection, now=datetime.now().astimezone())
 
 
-async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 500) -> int:
-    """Index every document get_documents serves now, `batch` at a time; how many."""
+async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 400) -> int:
+    """Index every document get_documents serves now, `batch` at a time (SQLite reads a batch's
+    rows as one compound SELECT, of at most 500 terms); how many."""
     postgres = is_postgres_connection(connection)
     statement = dialect_params(_STORED.replace("{uuid_text}", "::text" if postgres else ""), postgres)
     after: Any = sql_uuid(uuid.UUID(int=0), postgres)

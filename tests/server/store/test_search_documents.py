@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from tortoise.connection import get_connection
 
-from evidencekit.server.evidence.documents import get_documents
+from evidencekit.server.evidence.documents import UnknownDocument, get_documents
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.store import jobs, receipts, search_index
 from evidencekit.server.evidence.store.evidence import Content
@@ -34,14 +34,18 @@ PAGES = {
     "https://zh.example/hydrogen": (
         "氢能源的发展",
         "电解水可以制取氢气。可再生能源发电后，储存和运输仍然是主要的难题。北京大学的研究团队正在研究新的催化剂。"),
+    "https://hi.example/books": (
+        "पुस्तकालय",
+        "हम पुस्तकालय में किताब पढ़ते हैं। バスで図書館へ行きます。"),
     "https://fr.example/ete": (
         "L’été à Montréal",
         "Les festivals d’été attirent les visiteurs; la chaleur humide rend les nuits courtes."),
 }
 
 
-async def settle_page(workspace: Workspace, url: str, title: str, text: str, *, kind: str = "url_text") -> uuid.UUID:
-    receipt, _ = await receipts.submit(RetrieveRequest(workspace.id, uuid.uuid4(), url, kind))
+async def settle_page(workspace: Workspace, url: str, title: str, text: str, *, kind: str = "url_text",
+                      language: str | None = None) -> uuid.UUID:
+    receipt, _ = await receipts.submit(RetrieveRequest(workspace.id, uuid.uuid4(), url, kind, language))
     claimed = await jobs.claim("worker-1", timedelta(minutes=1), max_attempts=3)
     assert claimed is not None and claimed.id == receipt.id
     await jobs.settle(claimed, "worker-1", RESULT, Content(hashlib.sha256(text.encode()).hexdigest(), url, title, "", text, text, []))
@@ -71,10 +75,20 @@ def parents(answer: dict[str, object]) -> list[str]:
     ("北京大学", "documents/zh.example/hydrogen"),
     ("催", "documents/zh.example/hydrogen"),  # one character
     ("ETE montreal", "documents/fr.example/ete"),
+    ("किताब", "documents/hi.example/books"),  # vowel signs and viramas belong to the word
+    ("バス", "documents/hi.example/books"),
 ])
 async def test_a_query_finds_the_document_holding_its_words(store: str, query: str, expected: str) -> None:
     _, reader = await stored_pages()
     assert parents(await search_documents(reader, query)) == [expected]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("query", ["क", "कित", "パス"])
+async def test_a_letter_of_a_word_or_another_kana_word_finds_nothing(store: str, query: str) -> None:
+    """Marks are not separators (क + ि + त... is one word, not its consonants), and a voicing mark
+    is not an accent (パス, pass, is not バス, bus)."""
+    _, reader = await stored_pages()
+    assert parents(await search_documents(reader, query)) == []  # type: ignore[arg-type]
 
 
 async def test_a_result_names_a_document_get_documents_serves(store: str) -> None:
@@ -180,6 +194,25 @@ async def test_a_new_revision_replaces_the_words_it_is_found_by(store: str) -> N
     assert parents(await search_documents(reader, "brennstoffzellen")) == ["documents/de.example/wasserstoff"]  # type: ignore[arg-type]
     assert parents(await search_documents(reader, "elektrolyse")) == []  # type: ignore[arg-type]
     assert await DocumentSearch.filter(name_key="de.example/wasserstoff").count() == 1
+
+
+async def test_a_name_get_documents_refuses_is_not_found(store: str) -> None:
+    """The same URL kept twice (asked in two languages): get_documents serves the latest, and
+    refuses the name once that one's receipts expire, though the older one's have not; search says
+    the same."""
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    await settle_page(lab, "https://x.example/p", "Sprache", "Eine Seite über Mundarten.", language="de")
+    newer = await settle_page(lab, "https://x.example/p", "Language", "A page on Mundarten and dialects.",
+                              language="en")
+    assert parents(await search_documents(reader, "mundarten")) == ["documents/x.example/p"]  # type: ignore[arg-type]
+    past = datetime.now(UTC) - timedelta(seconds=1)
+    await Receipt.filter(id=newer).update(valid_until=past)
+    receipt = await Receipt.get(id=newer)
+    await DocumentSearch.filter(evidence_id=receipt.evidence_id).update(valid_until=past)  # type: ignore[attr-defined]
+    with pytest.raises(UnknownDocument):
+        await get_documents(reader, ["documents/x.example/p"])  # type: ignore[arg-type]
+    assert parents(await search_documents(reader, "mundarten")) == []  # type: ignore[arg-type]
 
 
 async def test_captions_are_not_documents(store: str) -> None:
