@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evidencekit.server.evidence.parse.encoding import decode_text
-from evidencekit.server.evidence.parse.text import normalize_newlines, remove_controls
+from evidencekit.server.evidence.parse.text import nfc, normalize_newlines, remove_controls
 
 CaptionFormat = Literal["webvtt", "subrip"]
 
@@ -40,8 +40,9 @@ _SRT_TIMING_START = re.compile(r"\s*\d+:\d{1,2}:\d{1,2}[,.]\d{1,3}\s*-->")
 
 
 def caption_lines(body: bytes, http_charset: str | None) -> list[str]:
-    """Decoded lines: byte order mark dropped, CRLF and CR read as LF, control characters removed."""
-    return remove_controls(normalize_newlines(decode_text(body, http_charset))).split("\n")
+    """Decoded lines: byte order mark dropped, CRLF and CR read as LF, control characters removed,
+    NFC."""
+    return nfc(remove_controls(normalize_newlines(decode_text(body, http_charset)))).split("\n")
 
 
 def is_webvtt_signature(first_line: str) -> bool:

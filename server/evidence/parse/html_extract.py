@@ -17,7 +17,7 @@ from evidencekit.server.evidence.parse.encoding import decode_html
 from evidencekit.server.evidence.parse.html_meta import Track
 from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
 from evidencekit.server.evidence.parse.render import render
-from evidencekit.server.evidence.parse.text import looks_binary
+from evidencekit.server.evidence.parse.text import looks_binary, nfc, nfc_or_none
 
 # Below this much main text, a page with a password field reads as a login wall.
 LOGIN_WALL_TEXT = 300
@@ -61,11 +61,12 @@ def parse_html(
     nodes_limited = limit_nodes(root, max_nodes, prune=prune_furniture)
     base_href = html_meta.base_href(root)
     text, markdown = main_content(root, _base_url(url, base_href))
+    text, markdown = nfc(text), nfc(markdown)
     return HtmlExtract(
         text=text,
         markdown=markdown,
-        title=html_meta.title(root),
-        description=html_meta.description(root),
+        title=nfc_or_none(html_meta.title(root)),
+        description=nfc_or_none(html_meta.description(root)),
         language=html_meta.language(root, content_language),
         tracks=html_meta.tracks(root),
         nodes_limited=nodes_limited,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _LANGUAGE_TAG = re.compile(r"[a-zA-Z]{2,8}(?:-[a-zA-Z0-9]{1,8})*")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f]")  # C0 controls except \t and \n (\r is normalised first)
@@ -15,6 +16,16 @@ def collapse_text(value: str) -> str:
     """Text for one line of output: control characters (even from character references) count
     as whitespace, and runs of whitespace become one space."""
     return " ".join(value.translate(_CONTROLS_AS_SPACE).split())
+
+
+def nfc(value: str) -> str:
+    """Unicode NFC: one code point where a page spelled a letter as its parts (e + U+0301, Bengali
+    vowel signs decomposed), so the text compares, searches and counts as readers see it."""
+    return value if value.isascii() else unicodedata.normalize("NFC", value)
+
+
+def nfc_or_none(value: str | None) -> str | None:
+    return None if value is None else nfc(value)
 
 
 def normalize_newlines(value: str) -> str:
