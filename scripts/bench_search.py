@@ -5,8 +5,8 @@
 
 One database per engine, migrated, then filled with bulk inserts (not through the API): DOCUMENTS
 url_text documents in one workspace, each with an evidence row, its revision's text (WORDS_PER_DOC
-words, about 2.5 KB) and its index row of search_text.words, as a settle writes it (on
-PostgreSQL, their tsvector). The
+words, about 2.5 KB), the settled receipt that serves it and its index row of search_text.words,
+as a settle writes them (on PostgreSQL, the words' tsvector). The
 text is made of pseudo-words drawn with Zipf frequencies (s = 1.1, as natural text) from a
 vocabulary of VOCABULARY words per script: 60% of the documents Latin-script (German, French,
 English-like syllables, with accents), 20% Hebrew, 20% Chinese (characters, no spaces). Then the
@@ -100,21 +100,26 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
     now = datetime.now(UTC)
     valid = now + timedelta(days=30)
 
-    def rows(first: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        evidence, revisions, index = [], [], []
+    def rows(first: int) -> tuple[list[tuple[Any, ...]], ...]:
+        evidence, revisions, receipts, index = [], [], [], []
         for number in range(first, min(count, first + CHUNK)):
             title, text = document(number, words, zipf, rng)
             evidence_id = str(uuid.uuid4())
             key = f"https://docs{number % 97}.example/page/{number}"
             evidence.append((evidence_id, workspace, key, "url_text", "", 1, now))
             revisions.append((evidence_id, 1, f"{number:064x}", key, title, "", text, text, "[]", now))
+            # the settled receipt that makes it served (store/served_documents)
+            receipts.append((str(uuid.uuid4()), workspace, str(uuid.uuid4()), f"{number:064x}", key, "url_text",
+                             "completed", now, now, valid, evidence_id, 1, 1))
             index.append((evidence_id, workspace, 1, key.split("://", 1)[1], valid, search_text.words(title),
                           search_text.words(text)))
-        return evidence, revisions, index
+        return evidence, revisions, receipts, index
 
     tables = (("evidence", ("id", "workspace_id", "source_key", "kind", "language", "revision", "updated_at")),
               ("evidence_revision", ("evidence_id", "revision", "content_hash", "source_url", "title",
                                      "description", "text", "markdown", "segments", "created_at")),
+              ("receipt", ("id", "workspace_id", "mutation_id", "input_hash", "url", "kind", "state", "created_at",
+                           "settled_at", "valid_until", "evidence_id", "evidence_revision", "attempts")),
               ("document_search", ("evidence_id", "workspace_id", "revision", "name_key", "valid_until",
                                    "title_words", "body_words")))
     if postgres:
@@ -128,7 +133,7 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
                                      "title_words text, body_words text)")
             for first in range(0, count, CHUNK):
                 for (table, columns), chunk in zip(tables, rows(first), strict=True):
-                    records = [tuple(uuid.UUID(v) if c in ("id", "evidence_id", "workspace_id") else v
+                    records = [tuple(uuid.UUID(v) if c in ("id", "evidence_id", "workspace_id", "mutation_id") else v
                                      for c, v in zip(columns, row, strict=True)) for row in chunk]
                     staged = table == "document_search"
                     await connection.copy_records_to_table(f"{table}_fill" if staged else table, columns=columns,

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from tortoise.connection import get_connection
+
 from evidencekit.server.evidence.store.access import Principal
 from evidencekit.server.evidence.store.evidence import source_key
-from evidencekit.server.evidence.store.models import Evidence, EvidenceRevision, Membership, Receipt
+from evidencekit.server.evidence.store.models import Membership
+from evidencekit.server.evidence.store.served_documents import served_documents
 
 PREFIX = "documents/"
 
@@ -32,35 +35,26 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
     """One document per name, in request order; any unknown or unreadable name is an error naming
     every such name.
 
-    A revision is served only while an unexpired receipt refers to it, the rule the sweeper purges
-    by, so content is hidden from the moment it expires rather than from the next sweep."""
-    now = datetime.now(UTC)
+    Which document a name stands for, and whether it is served: store/served_documents."""
     workspaces = [m.workspace_id for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
-    documents = []
     unknown: list[tuple[int, str, str]] = []
+    keys: dict[str, list[str]] = {}
     for index, name in enumerate(names):
         if not name.startswith(PREFIX) or len(name) <= len(PREFIX):
             unknown.append((index, name, MALFORMED))
+        else:
+            keys[name] = [source_key(f"{scheme}://{name[len(PREFIX):]}") for scheme in ("https", "http")]
+    served = await served_documents(get_connection("default"), workspaces, keys, datetime.now(UTC))
+    documents = []
+    for index, name in enumerate(names):
+        document = served.get(name)
+        if document is None:
+            if name in keys:
+                unknown.append((index, name, NOT_FOUND))
             continue
-        rest = name[len(PREFIX):]
-        keys = [source_key(f"{scheme}://{rest}") for scheme in ("https", "http")]
-        evidence = await Evidence.filter(workspace_id__in=workspaces, source_key__in=keys, kind="url_text",
-                                         revision__gt=0).order_by("-updated_at").first()
-        revision = None
-        if evidence is not None and await Receipt.filter(
-                evidence_id=evidence.id, evidence_revision=evidence.revision, valid_until__gt=now).exists():
-            revision = await EvidenceRevision.get_or_none(evidence_id=evidence.id, revision=evidence.revision,
-                                                          purged_at=None)
-        if evidence is None or revision is None:
-            unknown.append((index, name, NOT_FOUND))
-            continue
-        documents.append({
-            "name": name,
-            "uri": evidence.source_key,  # the URL the name maps to, also when the page was redirected
-            "content": revision.markdown or revision.text,
-            "description": revision.description or "",
-            "title": revision.title or "",
-        })
+        documents.append({"name": name, "uri": document.source_key, "content": document.markdown or document.text,
+                          "description": document.description, "title": document.title})
+    unknown.sort()
     if unknown:
         raise UnknownDocument(unknown)
     return {"documents": documents}

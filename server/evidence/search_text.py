@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cache
 
 # Han (with extensions and compatibility ideographs), kana, Hangul, bopomofo: scripts without spaces
 _CJK = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"
@@ -39,7 +40,9 @@ def _mark_class() -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
 
 
-_WORD = re.compile(f"(?:[^\\W_]|[{_mark_class()}])+")
+@cache  # 130,000 code points looked at: on first use, not at every process's start-up
+def _word() -> re.Pattern[str]:
+    return re.compile(f"(?:[^\\W_]|[{_mark_class()}])+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
 MAX_TERMS = 32  # a query's words past these are ignored: each is a term the index must intersect
@@ -83,7 +86,7 @@ def _pairs(run: str) -> list[str]:
 def words(text: str) -> str:
     """The text as the index holds it: its folded words, separated by spaces."""
     out: list[str] = []
-    for word in _WORD.findall(fold(text)):
+    for word in _word().findall(fold(text)):
         for cjk, other in _RUNS.findall(word):
             if cjk:
                 out.extend(_pairs(cjk))
@@ -95,7 +98,7 @@ def words(text: str) -> str:
 def terms(query: str) -> list[Term]:
     """The query's terms, in order, each once."""
     found: dict[Term, None] = {}
-    for word in _WORD.findall(fold(query)):
+    for word in _word().findall(fold(query)):
         for cjk, other in _RUNS.findall(word):
             if other:
                 found[Term((other,))] = None

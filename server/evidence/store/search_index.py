@@ -19,10 +19,10 @@ from typing import Any
 from tortoise.backends.base.client import BaseDBAsyncClient
 
 from evidencekit.server.evidence import search_text
+from evidencekit.server.evidence.store.served_documents import served_documents
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
     is_postgres_connection,
-    param,
     rows_table,
     sql_time,
     sql_uuid,
@@ -178,34 +178,17 @@ async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found
     names = [row["name_key"] for row in await connection.execute_query_dict(ranked, values)]
     if not names:
         return []
-    return await _documents(connection, names, ids, now, postgres)
+    return await _documents(connection, names, ids, now)
 
 
-async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], now: datetime,
-                     postgres: bool) -> list[Hit]:
-    """Each name's document as get_documents answers it: the latest updated url_text evidence of
-    that URL in the caller's workspaces, and nothing when that one is not served (its receipts
-    expired, while an older one's have not): then get_documents refuses the name too."""
-    keys = [f"{scheme}://{name}" for name in names for scheme in ("https", "http")]
-    places = ", ".join(param(1 + n, postgres) for n in range(len(workspaces)))
-    listed = ", ".join(param(1 + len(workspaces) + n, postgres) for n in range(len(keys)))
-    rows = await connection.execute_query_dict(
-        "SELECT e.source_key, e.revision AS current, d.revision AS indexed, d.valid_until, r.title, r.text "
-        "FROM evidence AS e LEFT JOIN document_search AS d ON d.evidence_id = e.id "
-        "LEFT JOIN evidence_revision AS r ON r.evidence_id = e.id AND r.revision = e.revision "
-        "AND r.purged_at IS NULL "
-        f"WHERE e.workspace_id IN ({places}) AND e.source_key IN ({listed}) AND e.kind = 'url_text' "
-        "AND e.revision > 0 ORDER BY e.updated_at DESC", [*workspaces, *keys])
-    latest: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        latest.setdefault(name_key(row["source_key"]), row)
-    found = []
-    for name in names:
-        chosen = latest.get(name)
-        if (chosen is not None and chosen["indexed"] == chosen["current"] and chosen["text"] is not None
-                and as_datetime(chosen["valid_until"]) > now):
-            found.append(Hit(name, chosen["source_key"], chosen["title"] or "", chosen["text"]))
-    return found
+async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], now: datetime
+                     ) -> list[Hit]:
+    """Each name's document as get_documents answers it (served_documents), names it would refuse
+    left out."""
+    served = await served_documents(connection, workspaces,
+                                    {name: [f"https://{name}", f"http://{name}"] for name in names}, now)
+    return [Hit(name, served[name].source_key, served[name].title, served[name].text)
+            for name in names if name in served]
 
 
 _STORED = """
