@@ -10,6 +10,9 @@ and run
 
     .venv/bin/python scripts/eval_extract.py /tmp/readability/test/test-pages [--worst 10] [--page NAME]
 
+More sets (CleanEval, CleanPortalEval, Dragnet, Google News, newspaper's test pages) are laid out
+the same way by scripts/devsets.py; a NAME/expected.txt is read as the reference text as it is.
+
 Per page: token F1 (bag of words) and 4-gram shingle F1 of the extracted text against the
 reference text, both cut to 20,000 characters as the service does; the mean over pages is printed for
 evidencekit's parse_html and for trafilatura.extract (comments off; default, favor_precision and

@@ -34,6 +34,9 @@ BLOCK_TAGS = frozenset(
     }
 )  # fmt: skip
 _PARAGRAPHS = frozenset({"p", "pre", "td", "blockquote", "dd"})
+# Left out for their tag, but the parser may have made them wrap the page: an unclosed <noscript>
+# or <nav>. With <header>, <form> and furniture roles, what wrapped_page() looks at.
+WRAPPING_TAGS = frozenset({"noscript", "nav"})
 # Containers scored as a paragraph when they hold text but no block child (Readability's div-to-p).
 _TEXT_CONTAINERS = frozenset({"div", "section", "article", "span", "font", "center", "main"})
 _BASE_SCORES = {
@@ -49,6 +52,7 @@ _SENTENCE_END = re.compile(r"\.( |$)")
 # Widening to an enclosing <article>/<main> takes this much real content outside the best node.
 _WIDEN_FOR = 200
 _CONTENT_BLOCKS = frozenset({"p", "pre", "blockquote", "ul", "ol", "dl", "table"})
+_NOT_TEXT = ("script", "style", "template")
 MAX_DEPTH = 120  # deeper subtrees are read as plain text, so recursion stays bounded
 
 
@@ -60,6 +64,7 @@ class Measure:
     scores: dict[Element, float] = field(default_factory=dict)
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
     soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
+    tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag or a role (see WRAPPING_TAGS)
 
     def text_len(self, element: Element) -> int:
         return self.info[element][0]
@@ -70,7 +75,8 @@ class Measure:
 
 
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
-    """exempt: elements whose own class and id are not read (their descendants' still are)."""
+    """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,
+    <footer>, <header>, <form>), role, class and id say; their descendants are read as usual."""
     walker = _Walker(Measure(body), use_classes, exempt)
     walker.walk(body, 0, False)
     return walker.result
@@ -85,16 +91,22 @@ class _Walker:
 
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
+        exempt = element in self.exempt  # read as a plain container: its tag, role, class and id aside
         if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
-            if tag != "aside":
+            if exempt and tag in WRAPPING_TAGS:
+                pass
+            elif tag != "aside":
+                if tag in WRAPPING_TAGS:
+                    self.result.tag_dropped.append(element)
                 return 0  # the second test: XHTML read as HTML keeps prefixes ("svg:svg")
-            if element not in self.exempt:
+            elif not exempt:
                 if self.use_classes:
                     self.result.soft_dropped.append(element)  # a theme may put the content in one
                 return 0
-        if tag == "header" and not in_section:
+        if tag == "header" and not in_section and not exempt:
+            self.result.tag_dropped.append(element)
             return 0
-        if tag == "footer" and element not in self.exempt:
+        if tag == "footer" and not exempt:
             parent = element.getparent()
             if parent is None or parent.tag not in ("blockquote", "figure"):
                 if self.use_classes:
@@ -102,7 +114,8 @@ class _Walker:
                 return 0
         if tag == "figcaption" and _is_photo_caption(element):
             return 0  # a photo caption or credit; captions of code listings and tables stay
-        if tag == "form" and len(list(islice(element.iter("p"), 3))) < 3:
+        if tag == "form" and not exempt and len(list(islice(element.iter("p"), 3))) < 3:
+            self.result.tag_dropped.append(element)
             return 0  # a form is furniture unless it wraps a page of paragraphs (ASP.NET style)
         kind = 2 if tag in ("article", "main") else 1
         if in_code:
@@ -113,13 +126,14 @@ class _Walker:
                     self.use_classes
                     and tag not in CLASS_EXEMPT_TAGS
                     and marks_boilerplate(value, key == "id")
-                    and element not in self.exempt
+                    and not exempt
                 ):
                     self.result.soft_dropped.append(element)
                     return 0
             elif key == "role":
                 role = value.strip().lower()
-                if role in JUNK_ROLES:
+                if role in JUNK_ROLES and not exempt:
+                    self.result.tag_dropped.append(element)
                     return 0
                 if role == "main":
                     kind = 2
@@ -268,11 +282,26 @@ def dropped_container(found: Measure) -> tuple[Element | None, int]:
     """The element left out for its class or id alone (or as an <aside>) that holds the most text
     with little link text, and that text's length: a main container named like furniture
     ("contentWithSidebar", a "widget" wrapper, a slideshow in an <aside>)."""
+    return _most_text(found.soft_dropped, code_counts=True)
+
+
+def wrapped_page(found: Measure) -> tuple[Element | None, int]:
+    """The element left out for its tag or role alone that holds the most text with little link
+    text, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
+    role=complementary wrapper the parser made hold the page."""
+    return _most_text(found.tag_dropped, code_counts=False)
+
+
+def _most_text(elements: list[Element], code_counts: bool) -> tuple[Element | None, int]:
+    """code_counts: script and style text is counted too (a long-tuned threshold reads it so)."""
     best, best_len = None, 0
-    for element in found.soft_dropped:
+    for element in elements:
         text = 0
         for piece in element.itertext(None):  # all text: the element was never measured
             text += len(piece.strip())
+        for code in () if code_counts else element.iter(*_NOT_TEXT):
+            if code is not element:
+                text -= sum(len(piece.strip()) for piece in code.itertext(None))
         links = sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
         if text > best_len and links < 0.3 * text:
             best, best_len = element, text

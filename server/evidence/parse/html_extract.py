@@ -12,6 +12,7 @@ from evidencekit.server.evidence.parse.content import (
     dropped_container,
     measure,
     prune_furniture,
+    wrapped_page,
 )
 from evidencekit.server.evidence.parse.encoding import decode_html
 from evidencekit.server.evidence.parse.html_meta import Track
@@ -25,6 +26,10 @@ LOGIN_WALL_TEXT = 300
 _SHORT_CONTENT = 150
 _NEARLY_NOTHING = 25  # ...and when even the whole page without its link boxes is shorter, they are kept
 _NOT_TEXT = ("script", "style", "noscript", "template")
+# An element left out for its tag or role is read as the page when it holds at least this much
+# text, and this many times what was kept outside it (a real sidebar holds less than the article).
+_WRAPPED_PAGE = 200
+_WRAPPED_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,14 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         body = root
     found = measure(body)
     kept = found.text_len(body)
+    wrapper, held = wrapped_page(found)
+    if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept:
+        # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
+        # role=complementary), it holds the page and nothing else was kept: read it as a container.
+        exempted = measure(body, exempt=frozenset([wrapper]))
+        if exempted.text_len(body) >= 2 * kept:
+            found = exempted
+            kept = found.text_len(body)
     raw = _raw_text_len(body)
     if raw > 4 * kept + 500:
         # Class names (or an <aside>) hid most of the page: a main container named like furniture

@@ -218,3 +218,27 @@ def test_a_page_whose_only_text_is_its_headline_keeps_it_as_text() -> None:
     result = parse_html(page("<main><h1>Back soon: down for maintenance</h1></main>", title="Example"))
     assert result.text == "Back soon: down for maintenance"
     assert result.markdown == "# Back soon: down for maintenance"
+
+
+def test_an_element_left_out_for_its_tag_or_role_that_wraps_the_page_is_read_as_a_container() -> None:
+    # Parsers make an unclosed <header>, <noscript> or <nav> hold the rest of the page; a page-wide
+    # ASP.NET <form> or a role=complementary wrapper holds it by design. Before, nothing was read.
+    lines = "<br>".join(f"Body line {n}. {SENTENCE}" for n in range(6))
+    wrappers = {
+        "unclosed header": f"<header><div class='logo'>Flood News</div><div>{paragraphs(5)}</div>",
+        "unclosed noscript": f"<noscript><img src='/pixel.gif'><div>{paragraphs(5)}</div>",
+        "unclosed nav": f"<nav><a href='/'>Home</a><div>{paragraphs(5)}</div>",
+        "page-wide form": f"<form id='aspnetForm' action='/page'><div id='body'><div>{lines}</div></div></form>",
+        "complementary role": f"<div role='complementary'><div>{paragraphs(5)}</div></div>",
+    }
+    for shape, body in wrappers.items():
+        text = parse_html(page(body)).text
+        assert text.count("Body paragraph") + text.count("Body line") in (5, 6), shape
+
+
+def test_a_real_sidebar_stays_out_when_the_article_beside_it_is_short() -> None:
+    sidebar = "".join(f"<p>Sidebar note {n}. {SENTENCE}</p>" for n in range(6))
+    body = f"<article>{paragraphs(1)}</article><div role='complementary'>{sidebar}</div>"
+    text = parse_html(page(body)).text
+    assert "Body paragraph 0" in text
+    assert "Sidebar note" not in text
