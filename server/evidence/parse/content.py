@@ -21,6 +21,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     class_weight,
     hidden_style,
     marks_boilerplate,
+    names_elsewhere,
 )
 from evidencekit.server.evidence.parse.html_tree import Element
 
@@ -543,3 +544,99 @@ def _with_siblings(
             chosen.append(sibling)
         pending_headings = []
     return chosen
+
+
+# The lead (standfirst, "Vorspann", teaser paragraph) before the chosen content: sought this many
+# ancestor levels up, among blocks of this many characters, with under this share of link text.
+_LEAD_LEVELS = 3
+_LEAD_MIN, _LEAD_MAX = 80, 1200
+_LEAD_LINKS = 0.2
+_LEAD_SENTENCE = re.compile(r"[.!?。！？…](?:[\s\"'”’»)]|$)")
+
+
+def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
+    """The chosen content with the nearest sentence-like, link-poor block before it (within a few
+    ancestor levels) put back: a lead paragraph styled apart from the body is often a sibling or
+    cousin of it that scores too little to be kept. Short blocks (bylines, dates, headings) between
+    are passed over; a link list or a long block ends the search. Not when the content begins with
+    its own heading: then its lead is inside it, and what stands before is the site's (a blog's
+    description above its posts)."""
+    first = chosen[0]
+    if _opens_with_heading(found, first):
+        return chosen
+    node = first
+    for _ in range(_LEAD_LEVELS):
+        parent = node.getparent()
+        if node is found.body or parent is None or parent not in found.info or parent.tag == "tr":
+            break  # (cells before the content in its row are a column beside it, not above it)
+        for sibling in reversed(_kept_before(found, parent, node)):
+            verdict = _lead_verdict(found, sibling)
+            if verdict is not None:
+                return [verdict, *chosen] if verdict is not False else chosen
+        node = parent
+    return chosen
+
+
+def _opens_with_heading(found: Measure, element: Element) -> bool:
+    """True when the first kept text in element is a heading's."""
+    return _first_text_is_heading(found, element) is True
+
+
+def _first_text_is_heading(found: Measure, element: Element) -> bool | None:
+    """None when element (kept) holds no text at all."""
+    if element.tag in _HEADINGS and found.text_len(element):
+        return True
+    if element.text and element.text.strip():
+        return False
+    for child in element:
+        if child in found.info:  # not boilerplate, a comment or a script
+            verdict = _first_text_is_heading(found, child)
+            if verdict is not None:
+                return verdict
+        if child.tail and child.tail.strip():
+            return False
+    return None
+
+
+def _kept_before(found: Measure, parent: Element, child: Element) -> list[Element]:
+    before = []
+    for sibling in parent:
+        if sibling is child:
+            break
+        if sibling in found.info:
+            before.append(sibling)
+    return before
+
+
+def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
+    """The lead block in element (its last text block), False to stop looking, None to pass over."""
+    text, links = found.info[element]
+    if text < _LEAD_MIN or element.tag in _HEADINGS or names_elsewhere(f"{element.get('class', '')} {element.get('id', '')}"):
+        return None  # a byline, a date, a headline, an author's bio
+    if next(element.iter(*_PHOTOS), None) is not None and text < _LEAD_MAX:
+        return None  # a photo and its caption
+    if links > _LEAD_LINKS * text or _teasers(found, element):
+        return False
+    blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
+    if blocks and element.tag not in _PARAGRAPHS:
+        for child in reversed(blocks):  # a header holding headline, lead and byline: the lead alone
+            verdict = _lead_verdict(found, child)
+            if verdict is not None:
+                return verdict
+        return None
+    if text > _LEAD_MAX:
+        return False
+    return element if _LEAD_SENTENCE.search(_kept_text(found, element)) else False
+
+
+def _kept_text(found: Measure, element: Element) -> str:
+    """The text of element's kept parts (not its scripts or boilerplate), a bounded sample."""
+
+    def pieces(node: Element) -> Iterator[str]:
+        yield node.text or ""
+        for child in node:
+            if child in found.info:
+                yield from pieces(child)
+            yield child.tail or ""
+
+    return _sample(pieces(element))

@@ -12,6 +12,7 @@ from evidencekit.server.evidence.parse.content import (
     dropped_container,
     measure,
     prune_furniture,
+    with_lead,
     wrapped_page,
 )
 from evidencekit.server.evidence.parse.encoding import decode_html
@@ -126,7 +127,7 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
                 kept = found.text_len(body)
         if kept < 500 and raw > 4 * kept + 500 and not (elsewhere and held > raw // 2):
             found = measure(body, use_classes=False)
-    text, markdown = render(found, choose(found), base_url=base_url)
+    text, markdown = render(found, with_lead(found, choose(found)), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
         # its boxes of links (navigation) unless they are all there is.

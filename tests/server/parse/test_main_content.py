@@ -242,3 +242,25 @@ def test_a_real_sidebar_stays_out_when_the_article_beside_it_is_short() -> None:
     text = parse_html(page(body)).text
     assert "Body paragraph 0" in text
     assert "Sidebar note" not in text
+
+
+def test_the_lead_paragraph_styled_apart_from_the_body_is_kept() -> None:
+    lead = "The village market moves to the hill for the summer, after the third flood in five years."
+    body = (
+        f"{nav()}<article><header><h1>Flood Market</h1><p class='article-lead'>{lead}</p>"
+        "<div class='byline'>By Ana Lima, 12 March</div></header>"
+        f"<div class='article-body'>{paragraphs(6)}</div></article>"
+    )
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 6
+    assert text.index(lead) < text.index("Body paragraph 0")
+    assert "Ana Lima" not in text and "Section 3" not in text
+
+
+def test_a_site_description_above_posts_that_open_with_their_own_headings_is_not_a_lead() -> None:
+    about = "A diary of the river, the market and the church on the hill, written since the flood of 2010."
+    posts = "".join(f"<div class='post'><h3>Post {n}</h3>{paragraphs(2, f'Post {n}')}</div>" for n in range(3))
+    body = f"<div class='head'><h1>River Diary</h1><p>{about}</p></div><div class='posts'>{posts}</div>"
+    text = parse_html(page(body)).text
+    assert "Post 2 paragraph 1" in text
+    assert about not in text
