@@ -66,6 +66,8 @@ _WHOLE_TOKENS = frozenset(
         "mw-editsection", "credit",
     }
 )  # fmt: skip
+# Furniture also at the end of a word written without separators ("postcomments", "socialshare").
+_JOINED_LAST = ("comments", "sharing", "sidebar")
 # As an id, "header" names the page header; as a class it often styles a heading's anchor.
 _WHOLE_IDS = frozenset({"header"})
 _MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-")
@@ -111,6 +113,8 @@ def marks_boilerplate(value: str, is_id: bool = False) -> bool:
             continue
         if first in _WORDS or last in _WORDS or (len(parts) > 1 and last in _LAST_WORDS):
             return True
+        if last.endswith(_JOINED_LAST) and last not in _JOINED_LAST:
+            return True  # written as one word: "postcomments", "articlecomments"
         if not _ANYWHERE_WORDS.isdisjoint(parts):
             return True
     return False

@@ -183,6 +183,14 @@ def test_a_long_comment_thread_is_never_taken_for_the_content() -> None:
         assert text.count("Body paragraph") == 2 and "Reader 3" not in text, wrapper
 
 
+def test_a_comment_section_named_in_one_word_inside_the_post_is_left_out() -> None:
+    thread = "".join(f"<div class='c'><p>Reader {n} wrote: {SENTENCE}</p></div>" for n in range(5))
+    for name in ("postcomments", "articleComments", "usercomments"):
+        body = f"<div class='post-body'>{paragraphs(6)}<div class='{name}'><h3>Comments (5)</h3>{thread}</div></div>"
+        text = parse_html(page(body)).text
+        assert text.count("Body paragraph") == 6 and "Reader" not in text and "Comments (5)" not in text, name
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
