@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
+from lxml import etree  # type: ignore[import-untyped]
+
 from evidencekit.server.evidence.parse.boilerplate import (
     CLASS_EXEMPT_TAGS,
     JUNK_ROLES,
@@ -78,9 +80,25 @@ class Measure:
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
     """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,
     <footer>, <header>, <form>), role, class and id say; their descendants are read as usual."""
-    walker = _Walker(Measure(body), use_classes, exempt)
+    walker = _Walker(Measure(body), use_classes, exempt | _holding_main(body))
     walker.walk(body, 0, False)
     return walker.result
+
+
+_MARKED_MAIN = etree.XPath(".//main | .//*[@role='main' or normalize-space(@itemprop)='articleBody']")
+
+
+def _holding_main(body: Element) -> frozenset[Element]:
+    """The elements around ones the page marks as its main content (<main>, role=main,
+    itemprop=articleBody): their class, id or tag does not leave them out (an article inside a
+    "share_wrapper")."""
+    holding: set[Element] = set()
+    for marked in _MARKED_MAIN(body):
+        for ancestor in marked.iterancestors():
+            if ancestor is body or ancestor in holding:
+                break
+            holding.add(ancestor)
+    return frozenset(holding)
 
 
 class _Walker:
@@ -279,11 +297,12 @@ def _attach(parent: Element, kept: Element | None, pieces: list[str]) -> None:
         kept.tail = text
 
 
-def dropped_container(found: Measure) -> tuple[Element | None, int]:
-    """The element left out for its class or id alone (or as an <aside>) that holds the most text
-    with little link text, and that text's length: a main container named like furniture
-    ("contentWithSidebar", a "widget" wrapper, a slideshow in an <aside>)."""
-    return _most_text(found.soft_dropped, code_counts=True)
+def dropped_container(found: Measure, among: list[Element]) -> tuple[Element | None, int]:
+    """Of among (elements of found.soft_dropped: left out for a class or id alone, or as an <aside>),
+    the one that holds the most text with little link text, and that text's length: a main
+    container named like furniture ("contentWithSidebar", a "widget" wrapper, a slideshow in an
+    <aside>)."""
+    return _most_text(among, code_counts=True)
 
 
 def wrapped_page(found: Measure) -> tuple[Element | None, int]:

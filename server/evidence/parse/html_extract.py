@@ -113,19 +113,25 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         # Class names (or an <aside>) hid most of the page: a main container named like furniture
         # ("contentWithSidebar"). Read that one element as content and keep filtering inside it;
         # ignore classes altogether only when nearly nothing is left and no such element explains it.
-        container, held = dropped_container(found)
-        names = _names(container) if container is not None else ""
         # Named like related stories, ads or comments (and not also like a post): not the page's
         # content, unless what was kept is next to nothing (a whole page wrapped in "ad-portal").
-        elsewhere = names_elsewhere(names) and not names_content(names) and kept >= _SHORT_CONTENT
-        if container is not None and not elsewhere and (
+        # The largest such element is passed over for the largest other one.
+        elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
+        container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
+        _, held_elsewhere = dropped_container(found, elsewhere)
+        if kept < _SHORT_CONTENT:
+            held_elsewhere = 0
+            if held < 500:
+                container, held = dropped_container(found, found.soft_dropped)
+        names = _names(container) if container is not None else ""
+        if container is not None and (
             kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept)
         ):
             exempted = measure(body, exempt=frozenset([container]))
             if exempted.text_len(body) >= 2 * kept:
                 found = exempted
                 kept = found.text_len(body)
-        if kept < 500 and raw > 4 * kept + 500 and not (elsewhere and held > raw // 2):
+        if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
             found = measure(body, use_classes=False)
     text, markdown = render(found, with_lead(found, choose(found)), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
@@ -135,6 +141,11 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         if len(text) < _NEARLY_NOTHING:
             text, markdown = render(found, [body], drop_link_boxes=False, base_url=base_url)
     return text, markdown
+
+
+def _named_elsewhere(element: Element) -> bool:
+    names = _names(element)
+    return names_elsewhere(names) and not names_content(names)
 
 
 def _names(element: Element) -> str:

@@ -272,3 +272,22 @@ def test_a_site_description_above_posts_that_open_with_their_own_headings_is_not
     text = parse_html(page(body)).text
     assert "Post 2 paragraph 1" in text
     assert about not in text
+
+
+def test_an_article_the_page_marks_as_its_body_is_read_inside_a_wrapper_named_like_furniture() -> None:
+    for marked in ("<div itemprop='articleBody'>{}</div>", "<main>{}</main>", "<div role='main'>{}</div>"):
+        body = (
+            f"{nav()}<div class='box'><p>Gartner's report on the market, and why it matters to you. {SENTENCE}</p></div>"
+            f"<div class='share_wrapper'><div class='article'>{marked.format(paragraphs(6))}</div></div>"
+        )
+        assert parse_html(page(body)).text.count("Body paragraph") == 6, marked
+
+
+def test_a_post_named_like_furniture_is_read_even_when_its_larger_comment_section_is_too() -> None:
+    thread = "".join(f"<div class='c'><p>Reader {n} wrote: {SENTENCE * 2}</p></div>" for n in range(20))
+    body = (
+        f"<div id='main'><div class='post-meta'>{paragraphs(6)}</div>"
+        f"<div id='comment_tpl'>{thread}</div><div id='sidebar'>{paragraphs(2, 'Side')}</div></div>"
+    )
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 6 and "Reader" not in text and "Side paragraph" not in text
