@@ -302,18 +302,20 @@ def dropped_container(found: Measure, among: list[Element]) -> tuple[Element | N
     the one that holds the most text with little link text, and that text's length: a main
     container named like furniture ("contentWithSidebar", a "widget" wrapper, a slideshow in an
     <aside>)."""
-    return _most_text(among, code_counts=True)
+    return _most_text(among, code_counts=True, links_count=True)
 
 
 def wrapped_page(found: Measure) -> tuple[Element | None, int]:
     """The element left out for its tag or role alone that holds the most text with little link
     text, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
     role=complementary wrapper the parser made hold the page."""
-    return _most_text(found.tag_dropped, code_counts=False)
+    return _most_text(found.tag_dropped, code_counts=False, links_count=False)
 
 
-def _most_text(elements: list[Element], code_counts: bool) -> tuple[Element | None, int]:
-    """code_counts: script and style text is counted too (a long-tuned threshold reads it so)."""
+def _most_text(elements: list[Element], code_counts: bool, links_count: bool) -> tuple[Element | None, int]:
+    """code_counts: script and style text is counted too (a long-tuned threshold reads it so).
+    links_count: link text is counted, and an element of 30% link text or more is passed over;
+    else only the text outside links counts (a wrapper that holds the navigation too)."""
     best, best_len = None, 0
     for element in elements:
         text = 0
@@ -323,7 +325,11 @@ def _most_text(elements: list[Element], code_counts: bool) -> tuple[Element | No
             if code is not element:
                 text -= sum(len(piece.strip()) for piece in code.itertext(None))
         links = sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
-        if text > best_len and links < 0.3 * text:
+        if not links_count:
+            text -= links
+        elif links >= 0.3 * text:
+            continue
+        if text > best_len:
             best, best_len = element, text
     return best, best_len
 

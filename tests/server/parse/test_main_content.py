@@ -234,6 +234,7 @@ def test_an_element_left_out_for_its_tag_or_role_that_wraps_the_page_is_read_as_
     lines = "<br>".join(f"Body line {n}. {SENTENCE}" for n in range(6))
     wrappers = {
         "unclosed header": f"<header><div class='logo'>Flood News</div><div>{paragraphs(5)}</div>",
+        "unclosed header with the site's links": f"<header>{nav(150)}<div>{paragraphs(5)}</div>{nav(150)}",
         "unclosed noscript": f"<noscript><img src='/pixel.gif'><div>{paragraphs(5)}</div>",
         "unclosed nav": f"<nav><a href='/'>Home</a><div>{paragraphs(5)}</div>",
         "page-wide form": f"<form id='aspnetForm' action='/page'><div id='body'><div>{lines}</div></div></form>",
