@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
-from evidencekit.server.evidence.parse.boilerplate import names_content, names_elsewhere
+from evidencekit.server.evidence.parse.boilerplate import (
+    names_content,
+    names_discussion,
+    names_elsewhere,
+)
 from evidencekit.server.evidence.parse.content import (
     choose,
     dropped_container,
@@ -31,6 +35,9 @@ _NOT_TEXT = ("script", "style", "noscript", "template")
 # text, and this many times what was kept outside it (a real sidebar holds less than the article).
 _WRAPPED_PAGE = 200
 _WRAPPED_SHARE = 4
+# A wrapper, whatever its name says: it holds this share of the page's text, and this many times
+# what was kept outside it (a related-stories block beside a brief holds less).
+_WHOLE_PAGE, _WHOLE_PAGE_OVER_KEPT = 0.8, 20
 
 
 @dataclass(frozen=True)
@@ -114,12 +121,14 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         # ("contentWithSidebar"). Read that one element as content and keep filtering inside it;
         # ignore classes altogether only when nearly nothing is left and no such element explains it.
         # Named like related stories, ads or comments (and not also like a post): not the page's
-        # content, unless what was kept is next to nothing (a whole page wrapped in "ad-portal").
-        # The largest such element is passed over for the largest other one.
+        # content, unless what was kept is next to nothing or it holds nearly the whole page and
+        # is no comment section (a page wrapped in "ad-portal" or "ad-wallpaper"). The largest such element is passed over
+        # for the largest other one.
         elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
         container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
         _, held_elsewhere = dropped_container(found, elsewhere)
-        if kept < _SHORT_CONTENT:
+        _, held_not_discussion = dropped_container(found, [e for e in elsewhere if not names_discussion(_names(e))])
+        if kept < _SHORT_CONTENT or (held_not_discussion > _WHOLE_PAGE * raw and held_not_discussion >= _WHOLE_PAGE_OVER_KEPT * kept):
             held_elsewhere = 0
             if held < 500:
                 container, held = dropped_container(found, found.soft_dropped)

@@ -292,3 +292,11 @@ def test_a_post_named_like_furniture_is_read_even_when_its_larger_comment_sectio
     )
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 6 and "Reader" not in text and "Side paragraph" not in text
+
+
+def test_a_wrapper_named_like_an_ad_that_holds_nearly_the_whole_page_is_read() -> None:
+    notice = f"<div class='notice'><p>Follow us for updates on the flood and the market. {SENTENCE}</p></div>"
+    body = f"{notice}<div class='ad-wallpaper'><div id='doc'><div class='post-content'>{paragraphs(16)}</div></div></div>"
+    assert parse_html(page(body)).text.count("Body paragraph") == 16
+    comments = f"{notice}<div id='comments'>{paragraphs(12, 'Reader')}</div>"  # never a wrapper
+    assert "Reader paragraph" not in parse_html(page(comments)).text
