@@ -305,6 +305,11 @@ def dropped_container(found: Measure, among: list[Element]) -> tuple[Element | N
     return _most_text(among, code_counts=True, links_count=True)
 
 
+def held_text(elements: list[Element]) -> int:
+    """The most text outside links and code that one of elements holds."""
+    return _most_text(elements, code_counts=False, links_count=False)[1]
+
+
 def wrapped_page(found: Measure) -> tuple[Element | None, int]:
     """The element left out for its tag or role alone that holds the most text with little link
     text, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a

@@ -14,6 +14,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
 from evidencekit.server.evidence.parse.content import (
     choose,
     dropped_container,
+    held_text,
     measure,
     prune_furniture,
     with_lead,
@@ -121,17 +122,20 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         # ("contentWithSidebar"). Read that one element as content and keep filtering inside it;
         # ignore classes altogether only when nearly nothing is left and no such element explains it.
         # Named like related stories, ads or comments (and not also like a post): not the page's
-        # content, unless what was kept is next to nothing or it holds nearly the whole page and
-        # is no comment section (a page wrapped in "ad-portal" or "ad-wallpaper"). The largest such element is passed over
+        # content, unless what was kept is next to nothing or it holds nearly the whole page (a
+        # page wrapped in "ad-portal" or "ad-wallpaper"). The largest such element is passed over
         # for the largest other one.
         elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
         container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
+        # A comment section is never the content while the page has some text or a post of its own.
+        own = kept >= _NEARLY_NOTHING or (container is not None and names_content(_names(container)))
+        discussion = [e for e in elsewhere if names_discussion(_names(e))] if own else []
         _, held_elsewhere = dropped_container(found, elsewhere)
-        _, held_not_discussion = dropped_container(found, [e for e in elsewhere if not names_discussion(_names(e))])
-        if kept < _SHORT_CONTENT or (held_not_discussion > _WHOLE_PAGE * raw and held_not_discussion >= _WHOLE_PAGE_OVER_KEPT * kept):
-            held_elsewhere = 0
+        _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])
+        if kept < _SHORT_CONTENT or (held_ads > _WHOLE_PAGE * raw and held_ads >= _WHOLE_PAGE_OVER_KEPT * kept):
+            held_elsewhere = held_text(discussion)
             if held < 500:
-                container, held = dropped_container(found, found.soft_dropped)
+                container, held = dropped_container(found, [e for e in found.soft_dropped if e not in discussion])
         names = _names(container) if container is not None else ""
         if container is not None and (
             kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept)

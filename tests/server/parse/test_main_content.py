@@ -300,3 +300,19 @@ def test_a_wrapper_named_like_an_ad_that_holds_nearly_the_whole_page_is_read() -
     assert parse_html(page(body)).text.count("Body paragraph") == 16
     comments = f"{notice}<div id='comments'>{paragraphs(12, 'Reader')}</div>"  # never a wrapper
     assert "Reader paragraph" not in parse_html(page(comments)).text
+
+
+def test_a_short_post_is_not_outweighed_by_its_long_comment_thread() -> None:
+    post = (
+        "<div id='post-7' class='hentry post author-admin category-uncategorized'><h2>At the market</h2>"
+        "<div class='entry-content'><p>Inspired by the spring collection: the shirt is vintage, the bag and "
+        "the shoes are new, and the hat came from the market on the hill.</p></div></div>"
+    )
+    comments = "".join(
+        f"<li class='comment'><a href='https://reader{n}.example/'>Reader {n}</a> <a href='#c{n}'>2 May</a>"
+        f"<p>Such a lovely look, and what a place for it! {SENTENCE}</p></li>"
+        for n in range(40)
+    )
+    body = f"<div id='content'>{post}<div id='comments'><h3>40 Comments</h3><ol>{comments}</ol></div></div>"
+    text = parse_html(page(body)).text
+    assert "the shirt is vintage" in text and "Reader 3" not in text and "lovely look" not in text
