@@ -112,7 +112,7 @@ class _Walker:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
         exempt = element in self.exempt  # read as a plain container: its tag, role, class and id aside
         if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
-            if exempt and tag in WRAPPING_TAGS:
+            if exempt and (tag in WRAPPING_TAGS or tag == "head"):
                 pass
             elif tag != "aside":
                 if tag in WRAPPING_TAGS:

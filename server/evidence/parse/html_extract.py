@@ -12,6 +12,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     names_elsewhere,
 )
 from evidencekit.server.evidence.parse.content import (
+    Measure,
     choose,
     dropped_container,
     held_text,
@@ -39,6 +40,7 @@ _WRAPPED_SHARE = 4
 # A wrapper, whatever its name says: it holds this share of the page's text, and this many times
 # what was kept outside it (a related-stories block beside a brief holds less).
 _WHOLE_PAGE, _WHOLE_PAGE_OVER_KEPT = 0.8, 20
+_CONTAINER_ROUNDS = 3  # containers named like furniture read, one inside another
 
 
 @dataclass(frozen=True)
@@ -104,48 +106,40 @@ def _base_url(url: str | None, base_href: str | None) -> str | None:
 
 def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     body = next(root.iter("body"), None)
+    exempt: frozenset[Element] = frozenset()
     if body is None:
         body = root
-    found = measure(body)
+        exempt = frozenset(root.iter("head"))  # the parser left the page in <head> (an unknown tag there)
+    found = measure(body, exempt=exempt)
     kept = found.text_len(body)
     wrapper, held = wrapped_page(found)
     if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept:
         # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
         # role=complementary), it holds the page and nothing else was kept: read it as a container.
-        exempted = measure(body, exempt=frozenset([wrapper]))
-        if exempted.text_len(body) >= 2 * kept:
-            found = exempted
-            kept = found.text_len(body)
+        exempted = measure(body, exempt=exempt | {wrapper})
+        if _gained(exempted, kept):
+            found, exempt = exempted, exempt | {wrapper}
     raw = _raw_text_len(body)
-    if raw > 4 * kept + 500:
+    held_elsewhere = 0
+    for _ in range(_CONTAINER_ROUNDS):
         # Class names (or an <aside>) hid most of the page: a main container named like furniture
-        # ("contentWithSidebar"). Read that one element as content and keep filtering inside it;
-        # ignore classes altogether only when nearly nothing is left and no such element explains it.
-        # Named like related stories, ads or comments (and not also like a post): not the page's
-        # content, unless what was kept is next to nothing or it holds nearly the whole page (a
-        # page wrapped in "ad-portal" or "ad-wallpaper"). The largest such element is passed over
-        # for the largest other one.
-        elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
-        container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
-        # A comment section is never the content while the page has some text or a post of its own.
-        own = kept >= _NEARLY_NOTHING or (container is not None and names_content(_names(container)))
-        discussion = [e for e in elsewhere if names_discussion(_names(e))] if own else []
-        _, held_elsewhere = dropped_container(found, elsewhere)
-        _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])
-        if kept < _SHORT_CONTENT or (held_ads > _WHOLE_PAGE * raw and held_ads >= _WHOLE_PAGE_OVER_KEPT * kept):
-            held_elsewhere = held_text(discussion)
-            if held < 500:
-                container, held = dropped_container(found, [e for e in found.soft_dropped if e not in discussion])
-        names = _names(container) if container is not None else ""
-        if container is not None and (
-            kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept)
-        ):
-            exempted = measure(body, exempt=frozenset([container]))
-            if exempted.text_len(body) >= 2 * kept:
-                found = exempted
-                kept = found.text_len(body)
-        if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
-            found = measure(body, use_classes=False)
+        # ("contentWithSidebar"). Read that one element as content and keep filtering inside it
+        # (where another may hide most of it again: an unclosed "byline" <div>).
+        kept = found.text_len(body)
+        if raw <= 4 * kept + 500:
+            break
+        container, held = _hidden_container(found, raw)
+        held_elsewhere = max(held_elsewhere, held)
+        if container is None:
+            break
+        exempted = measure(body, exempt=exempt | {container})
+        if not _gained(exempted, kept):
+            break
+        found, exempt = exempted, exempt | {container}
+    kept = found.text_len(body)
+    if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
+        # Ignore classes altogether when nearly nothing is left and no such element explains it.
+        found = measure(body, use_classes=False, exempt=exempt)
     text, markdown = render(found, with_lead(found, choose(found)), base_url=base_url)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
@@ -154,6 +148,39 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         if len(text) < _NEARLY_NOTHING:
             text, markdown = render(found, [body], drop_link_boxes=False, base_url=base_url)
     return text, markdown
+
+
+def _gained(exempted: Measure, kept: int) -> bool:
+    """Reading an element as a container kept at least twice as much text as before (and some)."""
+    now = exempted.text_len(exempted.body)
+    return now >= 2 * kept and now > kept
+
+
+def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
+    """The element left out for its class or id (or as an <aside>) to read as a container, if any,
+    and the most text that a comment section left out holds (which then keeps class names read).
+
+    Named like related stories, ads or comments (and not also like a post): not the page's content,
+    unless what was kept is next to nothing or it holds nearly the whole page (a page wrapped in
+    "ad-portal" or "ad-wallpaper"); the largest such element is passed over for the largest other
+    one. A comment section is never the content while the page has some text or a post of its own."""
+    kept = found.text_len(found.body)
+    elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
+    container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
+    own = kept >= _NEARLY_NOTHING or (container is not None and names_content(_names(container)))
+    discussion = [e for e in elsewhere if names_discussion(_names(e))] if own else []
+    _, held_elsewhere = dropped_container(found, elsewhere)
+    _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])
+    if kept < _SHORT_CONTENT or (held_ads > _WHOLE_PAGE * raw and held_ads >= _WHOLE_PAGE_OVER_KEPT * kept):
+        held_elsewhere = held_text(discussion)
+        if held < 500:
+            container, held = dropped_container(found, [e for e in found.soft_dropped if e not in discussion])
+    if container is None:
+        return None, held_elsewhere
+    names = _names(container)
+    if kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept):
+        return container, held_elsewhere
+    return None, held_elsewhere
 
 
 def _named_elsewhere(element: Element) -> bool:

@@ -316,3 +316,22 @@ def test_a_short_post_is_not_outweighed_by_its_long_comment_thread() -> None:
     body = f"<div id='content'>{post}<div id='comments'><h3>40 Comments</h3><ol>{comments}</ol></div></div>"
     text = parse_html(page(body)).text
     assert "the shirt is vintage" in text and "Reader 3" not in text and "lovely look" not in text
+
+
+def test_a_page_the_parser_left_in_head_is_read() -> None:
+    # An unknown element in <head> ends it for browsers; libxml2 keeps the rest of the page there.
+    html = (
+        "<!DOCTYPE html><html><head><title>Flood Market</title><mbox><table><tr><td>"
+        f"{paragraphs(4)}</td></tr></table></html>"
+    ).encode()
+    assert parse_html(html).text.count("Body paragraph") == 4
+
+
+def test_a_container_named_like_furniture_inside_another_is_read_too() -> None:
+    article = f"<div id='content_byline'>By Ana Lima<div id='content_article'>{paragraphs(14)}</div>"  # unclosed
+    body = (
+        f"<div id='header_bc'>{nav()}<p>Find: Society, People, The Market.</p></div>"
+        f"<div id='content_area' class='content_inner_nav'><h1>Flood Market</h1>"
+        f"<div class='box'><p>About the market. {SENTENCE * 4}</p></div>{article}</div>"
+    )
+    assert parse_html(page(body)).text.count("Body paragraph") == 14
