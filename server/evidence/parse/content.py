@@ -79,21 +79,28 @@ class Measure:
 
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
     """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,
-    <footer>, <header>, <form>), role, class and id say; their descendants are read as usual."""
-    walker = _Walker(Measure(body), use_classes, exempt | _holding_main(body))
+    <footer>, <header>, <form>), role, class and id say; their descendants are read as usual.
+    Callers put holding_main(body) among them."""
+    walker = _Walker(Measure(body), use_classes, exempt)
     walker.walk(body, 0, False)
     return walker.result
 
 
-_MARKED_MAIN = etree.XPath(".//main | .//*[@role='main' or normalize-space(@itemprop)='articleBody']")
+_MARKED_MAIN = etree.XPath(".//main | .//*[@role] | .//*[@itemprop]")  # attribute tests: cheap in libxml2
 
 
-def _holding_main(body: Element) -> frozenset[Element]:
+def holding_main(body: Element) -> frozenset[Element]:
     """The elements around ones the page marks as its main content (<main>, role=main,
     itemprop=articleBody): their class, id or tag does not leave them out (an article inside a
     "share_wrapper")."""
     holding: set[Element] = set()
     for marked in _MARKED_MAIN(body):
+        if (
+            marked.tag != "main"
+            and (marked.get("role") or "").strip().lower() != "main"
+            and (marked.get("itemprop") or "").strip() != "articleBody"
+        ):
+            continue
         for ancestor in marked.iterancestors():
             if ancestor is body or ancestor in holding:
                 break

@@ -16,6 +16,7 @@ from evidencekit.server.evidence.parse.content import (
     choose,
     dropped_container,
     held_text,
+    holding_main,
     measure,
     prune_furniture,
     with_lead,
@@ -110,16 +111,17 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     if body is None:
         body = root
         exempt = frozenset(root.iter("head"))  # the parser left the page in <head> (an unknown tag there)
+    exempt |= holding_main(body)
     found = measure(body, exempt=exempt)
     kept = found.text_len(body)
-    wrapper, held = wrapped_page(found)
+    raw, total = _text_lengths(body)
+    wrapper, held = wrapped_page(found) if total >= _WRAPPED_SHARE * kept else (None, 0)
     if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept:
         # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
         # role=complementary), it holds the page and nothing else was kept: read it as a container.
         exempted = measure(body, exempt=exempt | {wrapper})
         if _gained(exempted, kept):
             found, exempt = exempted, exempt | {wrapper}
-    raw = _raw_text_len(body)
     held_elsewhere = 0
     for _ in range(_CONTAINER_ROUNDS):
         # Class names (or an <aside>) hid most of the page: a main container named like furniture
@@ -192,9 +194,9 @@ def _names(element: Element) -> str:
     return f"{element.get('class', '')} {element.get('id', '')}"
 
 
-def _raw_text_len(body: Element) -> int:
-    """Characters of text in the page, boilerplate or not (but not scripts and styles)."""
+def _text_lengths(body: Element) -> tuple[int, int]:
+    """Characters of text in the page, boilerplate or not: without scripts, styles and noscripts,
+    and all of it."""
     total = sum(len(piece.strip()) for piece in body.itertext())
     code = sum(len(piece.strip()) for element in body.iter(*_NOT_TEXT) for piece in element.itertext())
-    return total - code
-
+    return total - code, total
