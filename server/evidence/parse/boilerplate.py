@@ -70,7 +70,8 @@ _WHOLE_TOKENS = frozenset(
 _JOINED_LAST = ("comments", "sharing", "sidebar")
 # As an id, "header" names the page header; as a class it often styles a heading's anchor.
 _WHOLE_IDS = frozenset({"header"})
-_MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-")
+# State modifiers, and positions next to furniture ("above-footer": the region before the footer).
+_MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-", "above-", "below-", "before-")
 _PREFIXES = frozenset({"c", "o", "l", "u", "m", "js", "wp", "g", "t", "jp", "td"})
 _COMMENT_CONTENT = frozenset({"body", "content", "text"})
 _POSITIVE = frozenset(
@@ -100,6 +101,20 @@ def _parts(token: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def marks_boilerplate(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names page furniture (see the module docstring)."""
+    return _marks(value, is_id, widget_last=True)
+
+
+@lru_cache(maxsize=4096)
+def marks_only_widget(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names furniture only by ending a token in "widget": page
+    builders name their content blocks so ("elementor-widget"), as some sidebars do theirs."""
+    return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=False)
+
+
+_WIDGET = frozenset({"widget", "widgets"})
+
+
+def _marks(value: str, is_id: bool, widget_last: bool) -> bool:
     for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
         if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS):
             return True
@@ -111,7 +126,9 @@ def marks_boilerplate(value: str, is_id: bool = False) -> bool:
         first, last = parts[0], parts[-1]
         if first in ("comment", "comments") and last in _COMMENT_CONTENT:
             continue
-        if first in _WORDS or last in _WORDS or (len(parts) > 1 and last in _LAST_WORDS):
+        if first in _WORDS or (last in _WORDS and (widget_last or first == last or last not in _WIDGET)):
+            return True
+        if len(parts) > 1 and last in _LAST_WORDS:
             return True
         if last.endswith(_JOINED_LAST) and last not in _JOINED_LAST:
             return True  # written as one word: "postcomments", "articlecomments"

@@ -23,6 +23,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     class_weight,
     hidden_style,
     marks_boilerplate,
+    marks_only_widget,
     names_elsewhere,
 )
 from evidencekit.server.evidence.parse.html_tree import Element
@@ -153,6 +154,7 @@ class _Walker:
                     and tag not in CLASS_EXEMPT_TAGS
                     and marks_boilerplate(value, key == "id")
                     and not exempt
+                    and not (marks_only_widget(value, key == "id") and _holds_prose(element))
                 ):
                     self.result.soft_dropped.append(element)
                     return 0
@@ -373,6 +375,23 @@ def _sample(pieces: Iterable[str]) -> str:
         if size >= _SAMPLE_CHARS:
             break
     return "".join(taken)
+
+
+_PROSE_PARAGRAPH = 80  # characters
+
+
+def _holds_prose(element: Element) -> bool:
+    """Two paragraphs of text or more, with little link text: a page builder's text block."""
+    found = 0
+    for paragraph in islice(element.iter("p"), 50):
+        text = "".join(paragraph.itertext()).strip()
+        if len(text) >= _PROSE_PARAGRAPH:
+            links = sum(len("".join(a.itertext())) for a in paragraph.iter("a"))
+            if links < 0.3 * len(text):
+                found += 1
+                if found >= 2:
+                    return True
+    return False
 
 
 def _is_photo_caption(caption: Element) -> bool:

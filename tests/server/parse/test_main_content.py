@@ -335,3 +335,28 @@ def test_a_container_named_like_furniture_inside_another_is_read_too() -> None:
         f"<div class='box'><p>About the market. {SENTENCE * 4}</p></div>{article}</div>"
     )
     assert parse_html(page(body)).text.count("Body paragraph") == 14
+
+
+def test_a_page_builders_text_widgets_are_content_and_sidebar_widgets_are_not() -> None:
+    def text_widget(n: int) -> str:
+        return (
+            f"<div class='elementor-element elementor-widget elementor-widget-text-editor'>"
+            f"<div class='elementor-widget-container'><h2>Part {n}</h2>{paragraphs(2, f'Part {n}')}</div></div>"
+        )
+
+    recent = "".join(f"<li><a href='/p{n}'>Older post {n}</a></li>" for n in range(6))
+    sidebar = (
+        f"<div class='widget widget_recent_entries'><ul>{recent}</ul></div>"
+        f"<div class='widget widget_text'><p>About me. {SENTENCE}</p><p>Contact. {SENTENCE}</p></div>"
+    )
+    body = f"<div class='elementor-section'>{''.join(text_widget(n) for n in range(4))}</div><div class='col'>{sidebar}</div>"
+    text = parse_html(page(body)).text
+    assert all(text.count(f"Part {n} paragraph") == 2 for n in range(4))
+    assert "Older post" not in text and "About me" not in text
+
+
+def test_a_region_named_for_its_place_above_the_footer_is_not_the_footer() -> None:
+    intro = f"<div class='intro'><p>Intro. {SENTENCE * 4}</p></div>"
+    body = f"{nav()}{intro}<div class='above-footer'><div class='entry'>{paragraphs(6)}</div></div><div class='footer'>Imprint</div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 6 and "Imprint" not in text
