@@ -696,3 +696,43 @@ def _kept_text(found: Measure, element: Element) -> str:
             yield child.tail or ""
 
     return _sample(pieces(element))
+
+
+_TEASER_BOX_SHARE = 0.5  # of the content's text: more, and the grid is the content (an index page)
+_TEASER_TEXT = 400  # characters per linked heading, at most: a summary, not a section
+
+
+def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """Grids and lists of teasers inside the chosen content (more stories, related posts: two or
+    more headings that link to other pages, each with a short summary at most), when the content
+    has more text than they do."""
+    grids: set[Element] = set()
+    for node in chosen:
+        counts: dict[Element, int] = {}
+        for heading in node.iter(*_HEADINGS):
+            if heading is node or not _links_away(found, heading):
+                continue
+            for ancestor in heading.iterancestors():
+                counts[ancestor] = counts.get(ancestor, 0) + 1
+                if ancestor is node:
+                    break
+        node_text = found.info[node][0]
+        for box, count in counts.items():
+            if count < 2 or box is node or box not in found.info or any(a in grids for a in box.iterancestors()):
+                continue
+            text = found.info[box][0]
+            if text <= _TEASER_BOX_SHARE * node_text and text <= _TEASER_TEXT * count and _lowest(box, counts, count):
+                grids.add(box)
+    return frozenset(grids)
+
+
+def _links_away(found: Measure, heading: Element) -> bool:
+    measured = found.info.get(heading)
+    if measured is None or not measured[0] or measured[1] < 0.8 * measured[0]:
+        return False
+    return not all((a.get("href") or "").lstrip().startswith("#") for a in heading.iter("a"))
+
+
+def _lowest(box: Element, counts: dict[Element, int], count: int) -> bool:
+    """No child of box holds as many of the linked headings (the grid, not a wrapper around it)."""
+    return all(counts.get(child, 0) < count for child in box)

@@ -19,6 +19,7 @@ from evidencekit.server.evidence.parse.content import (
     holding_main,
     measure,
     prune_furniture,
+    teaser_grids,
     with_lead,
     wrapped_page,
 )
@@ -142,7 +143,8 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
         # Ignore classes altogether when nearly nothing is left and no such element explains it.
         found = measure(body, use_classes=False, exempt=exempt)
-    text, markdown = render(found, with_lead(found, choose(found)), base_url=base_url)
+    chosen = with_lead(found, choose(found))
+    text, markdown = render(found, chosen, base_url=base_url, leave_out=teaser_grids(found, chosen))
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
         # its boxes of links (navigation) unless they are all there is.

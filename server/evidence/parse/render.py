@@ -42,11 +42,17 @@ Block = tuple[str, str]
 
 
 def render(
-    found: Measure, nodes: list[Element], *, drop_link_boxes: bool = True, base_url: str | None = None
+    found: Measure,
+    nodes: list[Element],
+    *,
+    drop_link_boxes: bool = True,
+    base_url: str | None = None,
+    leave_out: frozenset[Element] = frozenset(),
 ) -> tuple[str, str]:
     """base_url: what relative link targets are resolved against (the page's final URL, joined with
-    its <base href>); without one they are kept as written."""
-    renderer = _Renderer(found, drop_link_boxes, base_url)
+    its <base href>); without one they are kept as written. leave_out: elements inside nodes that
+    are not written (teaser grids inside the content)."""
+    renderer = _Renderer(found, drop_link_boxes, base_url, leave_out)
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
@@ -120,8 +126,11 @@ def _fence(code: str, minimum: int) -> str:
 
 
 class _Renderer:
-    def __init__(self, found: Measure, drop_link_boxes: bool, base_url: str | None = None) -> None:
+    def __init__(
+        self, found: Measure, drop_link_boxes: bool, base_url: str | None = None, leave_out: frozenset[Element] = frozenset()
+    ) -> None:
         self.base_url = base_url
+        self.leave_out = leave_out
         self.in_heading = False
         self.info = found.info
         self.link_boxes = _LINK_BOXES if drop_link_boxes else {}
@@ -174,7 +183,7 @@ class _Renderer:
     # -- block level ----------------------------------------------------------------------
     def skipped(self, element: Element) -> bool:
         measured = self.info.get(element)
-        if measured is None:
+        if measured is None or element in self.leave_out:
             return True
         text, links = measured
         limit = self.link_boxes.get(element.tag)

@@ -360,3 +360,20 @@ def test_a_region_named_for_its_place_above_the_footer_is_not_the_footer() -> No
     body = f"{nav()}{intro}<div class='above-footer'><div class='entry'>{paragraphs(6)}</div></div><div class='footer'>Imprint</div>"
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 6 and "Imprint" not in text
+
+
+def test_a_grid_of_teasers_inside_the_article_is_left_out() -> None:
+    cards = "".join(f"<div class='card'><h3><a href='/s/{n}'>Story {n}</a></h3><p>Summary {n}. {SENTENCE}</p></div>" for n in range(3))
+    body = f"<article><h1>Flood Market</h1>{paragraphs(4)}<div class='box'>{cards}</div>{paragraphs(3, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 4 and text.count("Later paragraph") == 3
+    assert "Summary" not in text and "Story 1" not in text
+
+
+def test_teasers_that_are_the_page_and_sections_that_link_away_stay() -> None:
+    cards = "".join(f"<div class='card'><h3><a href='/s/{n}'>Story {n}</a></h3><p>Summary {n}. {SENTENCE}</p></div>" for n in range(8))
+    index = parse_html(page(f"<main><h1>All stories</h1><div class='grid'>{cards}</div></main>")).text
+    assert index.count("Summary") == 8  # an index page: the teasers are its content
+    sections = "".join(f"<section><h2><a href='/api/{n}'>Module {n}</a></h2>{paragraphs(3, f'M{n}')}</section>" for n in range(3))
+    docs = parse_html(page(f"<main><h1>API</h1><div class='doc'>{sections}</div></main>")).text
+    assert all(docs.count(f"M{n} paragraph") == 3 for n in range(3))
