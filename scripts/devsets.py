@@ -12,7 +12,8 @@ CleanPortalEval (the same format), Dragnet's pages (gold cut where its comments 
 Google News pages of page-signal (L3S-GN1: the annotated copy of each page, whose headline and
 full-text spans, classes x-nc-sel1 and x-nc-sel2, are the reference; supplemental text, related
 content and comments are not). From newspaper: its test pages and the text newspaper itself
-extracts (another extractor's output, as Readability's expected.html is).
+extracts (another extractor's output, as Readability's expected.html is), where that text has 500
+characters or more.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ _TEXT_WRAPPER = re.compile(rb"^\s*<text [^>]*>\s*", re.IGNORECASE)
 _LINE_MARK = re.compile(r"<(?:p|h|l)>", re.IGNORECASE)
 _DRAGNET_COMMENTS = "!@#$%^&*()  COMMENTS"
 _GOOGLE_NEWS_MAIN = ("x-nc-sel1", "x-nc-sel2")
+
+# newspaper's shorter references are notes ("LAST PARAGRAPH IS MISSED"), not the page's text.
+_NEWSPAPER_SHORTEST = 500
 
 MERGED_SETS = {
     "cleaneval-dev": "cleaneval-dev",
@@ -91,7 +95,9 @@ def newspaper_pages(root: Path) -> Iterator[tuple[str, bytes, str]]:
     for source in sorted((data / "html").glob("*.html")):
         text = data / "text" / f"{source.stem}.txt"
         if text.exists():
-            yield source.stem, source.read_bytes(), text.read_text(encoding="utf-8", errors="replace")
+            reference = text.read_text(encoding="utf-8", errors="replace")
+            if len(reference) >= _NEWSPAPER_SHORTEST:
+                yield source.stem, source.read_bytes(), reference
 
 
 def write(out: Path, pages: Iterator[tuple[str, bytes, str]]) -> int:

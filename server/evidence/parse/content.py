@@ -418,10 +418,34 @@ def choose(found: Measure) -> list[Element]:
     top = _common_ancestor(found, top, [e for e in ranked[1:5] if final[e] >= 0.75 * top_score])
     top = _single_child_parent(found, top)
     top = _repeated_blocks_parent(found, top)
+    first = _first_of_stacked_articles(found, top)
+    if first is not None:
+        return [first]  # alone: its siblings are the next stories
     widened = _semantic_container(found, top)
     if widened is not top or top is body:
         return [widened]
     return _with_siblings(found, top, max(top_score, final.get(top, 0.0)), final)
+
+
+_STACKED_ARTICLE = 500  # characters: an article this long, after another as long, is stacked
+
+
+def _first_of_stacked_articles(found: Measure, top: Element) -> Element | None:
+    """News sites load the next story below the first (and the one after): when the best node is in
+    the second or a later of sibling <article>s that each hold a story, the page's own is the first."""
+    article = top if top.tag == "article" else next(top.iterancestors("article"), None)
+    if article is None or article not in found.info:
+        return None
+    parent = article.getparent()
+    if parent is None or parent not in found.info:
+        return None
+    stacked = [
+        child for child in parent
+        if child.tag == "article" and child in found.info and found.text_len(child) >= _STACKED_ARTICLE
+    ]
+    if len(stacked) < 2 or stacked[0] is article or article not in stacked:
+        return None
+    return stacked[0]
 
 
 def _common_ancestor(found: Measure, top: Element, close: list[Element]) -> Element:

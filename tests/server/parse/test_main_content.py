@@ -377,3 +377,13 @@ def test_teasers_that_are_the_page_and_sections_that_link_away_stay() -> None:
     sections = "".join(f"<section><h2><a href='/api/{n}'>Module {n}</a></h2>{paragraphs(3, f'M{n}')}</section>" for n in range(3))
     docs = parse_html(page(f"<main><h1>API</h1><div class='doc'>{sections}</div></main>")).text
     assert all(docs.count(f"M{n} paragraph") == 3 for n in range(3))
+
+
+def test_of_stacked_articles_the_first_is_the_pages_own() -> None:
+    first = f"<article class='story'><h1>Flood Market</h1>{paragraphs(5)}</article>"
+    next_story = f"<article class='story next'><h2>Bridge Repairs</h2>{paragraphs(9, 'Next')}</article>"
+    text = parse_html(page(f"{nav()}<main>{first}{next_story}</main>")).text
+    assert text.count("Body paragraph") == 5 and "Next paragraph" not in text
+    posts = "".join(f"<article class='post'><h2>Post {n}</h2>{paragraphs(3, f'Post {n}')}</article>" for n in range(4))
+    blog = parse_html(page(f"<main>{posts}</main>")).text  # a blog's page of posts stays whole
+    assert all(blog.count(f"Post {n} paragraph") == 3 for n in range(4))
