@@ -724,6 +724,7 @@ def _kept_text(found: Measure, element: Element) -> str:
 
 _TEASER_BOX_SHARE = 0.5  # of the content's text: more, and the grid is the content (an index page)
 _TEASER_TEXT = 400  # characters per linked heading, at most: a summary, not a section
+_TEASERS_AT_MOST = 200  # linked headings looked at (each one's ancestors are walked)
 
 
 def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
@@ -733,9 +734,14 @@ def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     grids: set[Element] = set()
     for node in chosen:
         counts: dict[Element, int] = {}
+        linked = 0
         for heading in node.iter(*_HEADINGS):
             if heading is node or not _links_away(found, heading):
                 continue
+            linked += 1
+            if linked > _TEASERS_AT_MOST:
+                return frozenset()  # a page of links under headings (an index): nothing to leave out
+
             for ancestor in heading.iterancestors():
                 counts[ancestor] = counts.get(ancestor, 0) + 1
                 if ancestor is node:

@@ -198,7 +198,21 @@ def _names(element: Element) -> str:
 
 def _text_lengths(body: Element) -> tuple[int, int]:
     """Characters of text in the page, boilerplate or not: without scripts, styles and noscripts,
-    and all of it."""
-    total = sum(len(piece.strip()) for piece in body.itertext())
-    code = sum(len(piece.strip()) for element in body.iter(*_NOT_TEXT) for piece in element.itertext())
-    return total - code, total
+    and all of it. One walk: a code element's text is counted once, not again for each one nested
+    in it."""
+    text = code = 0
+    stack = [iter([body])]
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+            continue
+        if element is not body and element.tail:
+            text += len(element.tail.strip())
+        if element.tag in _NOT_TEXT:
+            code += sum(len(piece.strip()) for piece in element.itertext())
+            continue
+        if element.text and element.tag.__class__ is str:
+            text += len(element.text.strip())
+        stack.append(iter(element))
+    return text, text + code
