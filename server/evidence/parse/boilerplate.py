@@ -70,8 +70,11 @@ _WHOLE_TOKENS = frozenset(
 _JOINED_LAST = ("comments", "sharing", "sidebar")
 # As an id, "header" names the page header; as a class it often styles a heading's anchor.
 _WHOLE_IDS = frozenset({"header"})
-# State modifiers, and positions next to furniture ("above-footer": the region before the footer).
-_MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-", "above-", "below-", "before-")
+_MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-")
+# A place next to the page's header or footer ("above-footer") is not that furniture; anything else
+# after the prefix is read as it is ("below-post-share").
+_PLACES = ("above-", "below-", "before-", "after-")
+_PLACED_NEXT_TO = frozenset({"footer", "header", "site-footer", "site-header", "nav", "navigation", "menu"})
 _PREFIXES = frozenset({"c", "o", "l", "u", "m", "js", "wp", "g", "t", "jp", "td"})
 _COMMENT_CONTENT = frozenset({"body", "content", "text"})
 _POSITIVE = frozenset(
@@ -120,6 +123,10 @@ def _marks(value: str, is_id: bool, widget_last: bool) -> bool:
             return True
         if raw.startswith(_MODIFIERS):
             continue
+        if raw.startswith(_PLACES):
+            raw = raw.partition("-")[2]
+            if raw in _PLACED_NEXT_TO:
+                continue
         parts = _parts(raw)
         if not parts:
             continue

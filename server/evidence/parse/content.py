@@ -41,6 +41,9 @@ _PARAGRAPHS = frozenset({"p", "pre", "td", "blockquote", "dd"})
 # Left out for their tag, but the parser may have made them wrap the page: an unclosed <noscript>
 # or <nav>. With <header>, <form> and furniture roles, what wrapped_page() looks at.
 WRAPPING_TAGS = frozenset({"noscript", "nav"})
+# Landmark roles a page may be wrapped in; a dialog, search box, menu or toolbar holds no page.
+_WRAPPING_ROLES = frozenset({"complementary", "banner", "contentinfo", "navigation", "form"})
+_WRAPPED_BLOCKS = 3  # block elements at least in a wrapper that holds a page (not one notice)
 # Containers scored as a paragraph when they hold text but no block child (Readability's div-to-p).
 _TEXT_CONTAINERS = frozenset({"div", "section", "article", "span", "font", "center", "main"})
 _BASE_SCORES = {
@@ -50,6 +53,7 @@ _BASE_SCORES = {
 }  # fmt: skip
 _DIVIDERS = (1.0, 2.0, 6.0, 9.0, 12.0)
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_HEADLINES = frozenset({"h1", "h2"})
 _CODE = frozenset({"pre", "code"})
 _PHOTOS = frozenset({"img", "picture", "video", "iframe"})
 _SENTENCE_END = re.compile(r"\.( |$)")
@@ -161,7 +165,8 @@ class _Walker:
             elif key == "role":
                 role = value.strip().lower()
                 if role in JUNK_ROLES and not exempt:
-                    self.result.tag_dropped.append(element)
+                    if role in _WRAPPING_ROLES:
+                        self.result.tag_dropped.append(element)
                     return 0
                 if role == "main":
                     kind = 2
@@ -314,6 +319,10 @@ def dropped_container(found: Measure, among: list[Element]) -> tuple[Element | N
     return _most_text(among, code_counts=True, links_count=True)
 
 
+def _has_blocks(element: Element, count: int) -> bool:
+    return len(list(islice(element.iter(*BLOCK_TAGS), count + 1))) > count  # the element itself and count more
+
+
 def held_text(elements: list[Element]) -> int:
     """The most text outside links and code that one of elements holds."""
     return _most_text(elements, code_counts=False, links_count=False)[1]
@@ -323,7 +332,7 @@ def wrapped_page(found: Measure) -> tuple[Element | None, int]:
     """The element left out for its tag or role alone that holds the most text with little link
     text, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
     role=complementary wrapper the parser made hold the page."""
-    return _most_text(found.tag_dropped, code_counts=False, links_count=False)
+    return _most_text([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], code_counts=False, links_count=False)
 
 
 def _most_text(elements: list[Element], code_counts: bool, links_count: bool) -> tuple[Element | None, int]:
@@ -332,12 +341,8 @@ def _most_text(elements: list[Element], code_counts: bool, links_count: bool) ->
     else only the text outside links counts (a wrapper that holds the navigation too)."""
     best, best_len = None, 0
     for element in elements:
-        text = 0
-        for piece in element.itertext(None):  # all text: the element was never measured
-            text += len(piece.strip())
-        for code in () if code_counts else element.iter(*_NOT_TEXT):
-            if code is not element:
-                text -= sum(len(piece.strip()) for piece in code.itertext(None))
+        # all text (the element was never measured), or all but its code's, in one walk
+        text = sum(len(piece.strip()) for piece in element.itertext(None)) if code_counts else _text_outside_code(element)
         links = sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
         if not links_count:
             text -= links
@@ -346,6 +351,26 @@ def _most_text(elements: list[Element], code_counts: bool, links_count: bool) ->
         if text > best_len:
             best, best_len = element, text
     return best, best_len
+
+
+def _text_outside_code(element: Element) -> int:
+    """Characters of text in element outside scripts, styles and templates; code inside code is
+    not entered (a walk, not a count per nested level)."""
+    size = len(element.text.strip()) if element.text else 0
+    stack = [iter(element)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.tail:
+            size += len(child.tail.strip())
+        if child.tag in _NOT_TEXT or child.tag.__class__ is not str:
+            continue
+        if child.text:
+            size += len(child.text.strip())
+        stack.append(iter(child))
+    return size
 
 
 def _loose_text(element: Element) -> str:
@@ -432,7 +457,8 @@ _STACKED_ARTICLE = 500  # characters: an article this long, after another as lon
 
 def _first_of_stacked_articles(found: Measure, top: Element) -> Element | None:
     """News sites load the next story below the first (and the one after): when the best node is in
-    the second or a later of sibling <article>s that each hold a story, the page's own is the first."""
+    the second or a later of sibling <article>s that each hold a story (and open with a headline,
+    as the first does), the page's own is the first."""
     article = top if top.tag == "article" else next(top.iterancestors("article"), None)
     if article is None or article not in found.info:
         return None
@@ -445,6 +471,8 @@ def _first_of_stacked_articles(found: Measure, top: Element) -> Element | None:
     ]
     if len(stacked) < 2 or stacked[0] is article or article not in stacked:
         return None
+    if not (_first_text_is_heading(found, stacked[0], _HEADLINES) and _first_text_is_heading(found, article, _HEADLINES)):
+        return None  # stories open with their headlines; answers and posts in a thread need not
     return stacked[0]
 
 
@@ -637,8 +665,9 @@ _LEAD_SENTENCE = re.compile(r"[.!?。！？…](?:[\s\"'”’»)]|$)")
 def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
     """The chosen content with the nearest sentence-like, link-poor block before it (within a few
     ancestor levels) put back: a lead paragraph styled apart from the body is often a sibling or
-    cousin of it that scores too little to be kept. Short blocks (bylines, dates, headings) between
-    are passed over; a link list or a long block ends the search. Not when the content begins with
+    cousin of it that scores too little to be kept. Short blocks (bylines, dates, subheadings)
+    between are passed over; the headline (h1), a link list or a long block ends the search. Not
+    when the content begins with
     its own heading: then its lead is inside it, and what stands before is the site's (a blog's
     description above its posts)."""
     first = chosen[0]
@@ -650,7 +679,7 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
         if node is found.body or parent is None or parent not in found.info or parent.tag == "tr":
             break  # (cells before the content in its row are a column beside it, not above it)
         for sibling in reversed(_kept_before(found, parent, node)):
-            verdict = _lead_verdict(found, sibling)
+            verdict = False if _teasers(found, sibling) else _lead_verdict(found, sibling)
             if verdict is not None:
                 return [verdict, *chosen] if verdict is not False else chosen
         node = parent
@@ -662,15 +691,15 @@ def _opens_with_heading(found: Measure, element: Element) -> bool:
     return _first_text_is_heading(found, element) is True
 
 
-def _first_text_is_heading(found: Measure, element: Element) -> bool | None:
+def _first_text_is_heading(found: Measure, element: Element, headings: frozenset[str] = _HEADINGS) -> bool | None:
     """None when element (kept) holds no text at all."""
-    if element.tag in _HEADINGS and found.text_len(element):
+    if element.tag in headings and found.text_len(element):
         return True
     if element.text and element.text.strip():
         return False
     for child in element:
         if child in found.info:  # not boilerplate, a comment or a script
-            verdict = _first_text_is_heading(found, child)
+            verdict = _first_text_is_heading(found, child, headings)
             if verdict is not None:
                 return verdict
         if child.tail and child.tail.strip():
@@ -689,24 +718,37 @@ def _kept_before(found: Measure, parent: Element, child: Element) -> list[Elemen
 
 
 def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
-    """The lead block in element (its last text block), False to stop looking, None to pass over."""
+    """The lead block in element (its last text block), False to stop looking, None to pass over.
+    Each element is looked at once, and its own children only (the cost stays linear in depth)."""
     text, links = found.info[element]
+    if element.tag == "h1" or (text < _LEAD_MIN and next(element.iter("h1"), None) is not None):
+        return False  # the headline: a lead comes after it, and what stands before is the site's
     if text < _LEAD_MIN or element.tag in _HEADINGS or names_elsewhere(f"{element.get('class', '')} {element.get('id', '')}"):
-        return None  # a byline, a date, a headline, an author's bio
-    if next(element.iter(*_PHOTOS), None) is not None and text < _LEAD_MAX:
-        return None  # a photo and its caption
-    if links > _LEAD_LINKS * text or _teasers(found, element):
+        return None  # a byline, a date, a subheading, an author's bio
+    if links > _LEAD_LINKS * text:
         return False
     blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
     if blocks and element.tag not in _PARAGRAPHS:
+        if _photo_among(element) and text < _LEAD_MAX:
+            return None  # a photo and its caption
         for child in reversed(blocks):  # a header holding headline, lead and byline: the lead alone
             verdict = _lead_verdict(found, child)
             if verdict is not None:
                 return verdict
         return None
+    if next(element.iter(*_PHOTOS), None) is not None and text < _LEAD_MAX:
+        return None
     if text > _LEAD_MAX:
         return False
     return element if _LEAD_SENTENCE.search(_kept_text(found, element)) else False
+
+
+def _photo_among(element: Element) -> bool:
+    """A photo among element's children or grandchildren."""
+    for child in element:
+        if child.tag in _PHOTOS or any(grandchild.tag in _PHOTOS for grandchild in child):
+            return True
+    return False
 
 
 def _kept_text(found: Measure, element: Element) -> str:
@@ -722,7 +764,9 @@ def _kept_text(found: Measure, element: Element) -> str:
     return _sample(pieces(element))
 
 
-_TEASER_BOX_SHARE = 0.5  # of the content's text: more, and the grid is the content (an index page)
+# The grids are left out when the content has more text than they have together, or a story of
+# its own this long beside them; else they are the content (an index page, a docs landing page).
+_TEASER_BOX_SHARE, _OWN_STORY = 0.5, 400
 _TEASER_TEXT = 400  # characters per linked heading, at most: a summary, not a section
 _TEASERS_AT_MOST = 200  # linked headings looked at (each one's ancestors are walked)
 
@@ -730,7 +774,7 @@ _TEASERS_AT_MOST = 200  # linked headings looked at (each one's ancestors are wa
 def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     """Grids and lists of teasers inside the chosen content (more stories, related posts: two or
     more headings that link to other pages, each with a short summary at most), when the content
-    has more text than they do."""
+    has more text than they have together or a story of its own beside them."""
     grids: set[Element] = set()
     for node in chosen:
         counts: dict[Element, int] = {}
@@ -741,18 +785,31 @@ def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
             linked += 1
             if linked > _TEASERS_AT_MOST:
                 return frozenset()  # a page of links under headings (an index): nothing to leave out
-
             for ancestor in heading.iterancestors():
-                counts[ancestor] = counts.get(ancestor, 0) + 1
                 if ancestor is node:
                     break
-        node_text = found.info[node][0]
-        for box, count in counts.items():
-            if count < 2 or box is node or box not in found.info or any(a in grids for a in box.iterancestors()):
+                counts[ancestor] = counts.get(ancestor, 0) + 1
+        if not counts:
+            continue
+        found_here: list[Element] = []
+        stack = [iter(node)]  # document order; a grid's inside is not entered (the outermost grid counts)
+        while stack:
+            box = next(stack[-1], None)
+            if box is None:
+                stack.pop()
                 continue
+            count = counts.get(box, 0)
+            if count < 2 or box not in found.info:
+                continue  # no two linked headings inside: nothing to find under it
             text = found.info[box][0]
-            if text <= _TEASER_BOX_SHARE * node_text and text <= _TEASER_TEXT * count and _lowest(box, counts, count):
-                grids.add(box)
+            if text <= _TEASER_TEXT * count and _lowest(box, counts, count):
+                found_here.append(box)
+                continue
+            stack.append(iter(box))
+        in_grids = sum(found.info[box][0] for box in found_here)
+        outside = found.info[node][0] - in_grids
+        if found_here and (in_grids <= _TEASER_BOX_SHARE * found.info[node][0] or outside >= _OWN_STORY):
+            grids.update(found_here)
     return frozenset(grids)
 
 

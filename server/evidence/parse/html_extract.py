@@ -43,6 +43,9 @@ _WRAPPED_SHARE = 4
 # what was kept outside it (a related-stories block beside a brief holds less).
 _WHOLE_PAGE, _WHOLE_PAGE_OVER_KEPT = 0.8, 20
 _CONTAINER_ROUNDS = 3  # containers named like furniture read, one inside another
+# A page has text of its own beside a comment section (which is then never its content): this much
+# kept, or a post container (named like content) of this much.
+_OWN_TEXT, _OWN_POST = 200, 100
 
 
 @dataclass(frozen=True)
@@ -167,11 +170,12 @@ def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
     Named like related stories, ads or comments (and not also like a post): not the page's content,
     unless what was kept is next to nothing or it holds nearly the whole page (a page wrapped in
     "ad-portal" or "ad-wallpaper"); the largest such element is passed over for the largest other
-    one. A comment section is never the content while the page has some text or a post of its own."""
+    one. A comment section is never the content while the page has text or a post of its own (a
+    discussion page, a title and a thread, is read as its thread)."""
     kept = found.text_len(found.body)
     elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
     container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
-    own = kept >= _NEARLY_NOTHING or (container is not None and names_content(_names(container)))
+    own = kept >= _OWN_TEXT or (container is not None and names_content(_names(container)) and held >= _OWN_POST)
     discussion = [e for e in elsewhere if names_discussion(_names(e))] if own else []
     _, held_elsewhere = dropped_container(found, elsewhere)
     _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])

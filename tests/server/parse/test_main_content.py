@@ -237,7 +237,10 @@ def test_an_element_left_out_for_its_tag_or_role_that_wraps_the_page_is_read_as_
         "unclosed header with the site's links": f"<header>{nav(150)}<div>{paragraphs(5)}</div>{nav(150)}",
         "unclosed noscript": f"<noscript><img src='/pixel.gif'><div>{paragraphs(5)}</div>",
         "unclosed nav": f"<nav><a href='/'>Home</a><div>{paragraphs(5)}</div>",
-        "page-wide form": f"<form id='aspnetForm' action='/page'><div id='body'><div>{lines}</div></div></form>",
+        "page-wide form": (
+            "<form id='aspnetForm' action='/page'><div class='page'><div id='top'>Flood News</div>"
+            f"<div id='body'><div>{lines}</div></div><div id='bottom'>Imprint</div></div></form>"
+        ),
         "complementary role": f"<div role='complementary'><div>{paragraphs(5)}</div></div>",
     }
     for shape, body in wrappers.items():
@@ -387,3 +390,52 @@ def test_of_stacked_articles_the_first_is_the_pages_own() -> None:
     posts = "".join(f"<article class='post'><h2>Post {n}</h2>{paragraphs(3, f'Post {n}')}</article>" for n in range(4))
     blog = parse_html(page(f"<main>{posts}</main>")).text  # a blog's page of posts stays whole
     assert all(blog.count(f"Post {n} paragraph") == 3 for n in range(4))
+
+
+def test_a_dialog_or_a_closed_noscript_notice_is_not_read_as_the_page_of_an_app_shell() -> None:
+    privacy = "We and our partners store and access information on a device, such as cookies. " * 6
+    dialog = f"<div id='app'></div><div role='dialog' class='consent'><p>{privacy}</p></div><script src='/app.js'></script>"
+    notice = "This site needs JavaScript. Please enable it in your browser and reload the page, or call us. " * 3
+    noscript = f"<noscript><div class='nojs'><p>{notice}</p></div></noscript><div id='root'></div><script src='/a.js'></script>"
+    for body in (dialog, noscript):
+        result = parse_html(page(body))
+        assert result.text == "" and result.script_shell
+
+
+def test_a_discussion_page_of_a_title_and_a_thread_is_read_as_its_thread() -> None:
+    thread = "".join(f"<div class='c'><p>Reader {n}: {SENTENCE}</p></div>" for n in range(10))
+    body = f"<h1>Pump after the flood</h1><p class='meta'>120 points by alice</p><div id='comments'>{thread}</div>"
+    assert parse_html(page(body)).text.count("Reader") == 10
+
+
+def test_furniture_placed_below_the_post_is_still_furniture() -> None:
+    boxes = "<div class='below-post-share'>Share this story with friends</div><div class='below-content-newsletter'>Sign up now</div>"
+    text = parse_html(page(f"<article>{paragraphs(4)}{boxes}</article>")).text
+    assert text.count("Body paragraph") == 4 and "Share this" not in text and "Sign up" not in text
+
+
+def test_answers_in_articles_are_not_stacked_stories() -> None:
+    question = f"<div class='question'><h1>Pump keeps running</h1><p>My pump keeps running. {SENTENCE}</p></div>"
+    answers = f"<div id='answers'><article>{paragraphs(2, 'Answer 1')}</article><article>{paragraphs(5, 'Answer 2')}</article></div>"
+    text = parse_html(page(f"<main>{question}{answers}</main>")).text
+    assert text.count("Answer 1 paragraph") == 2 and text.count("Answer 2 paragraph") == 5
+
+
+def test_a_landing_page_of_linked_sections_is_its_content() -> None:
+    def section(name: str, items: list[str]) -> str:
+        return f"<section><h2>{name}</h2>" + "".join(
+            f"<h3><a href='/docs/{item}'>{item}</a></h3><p>How to {item} the pump controller.</p>" for item in items
+        ) + "</section>"
+
+    body = (f"<main><h1>Pump docs</h1><p>This guide explains the pump controller. {SENTENCE}</p>"
+            f"{section('Start', ['install', 'configure'])}{section('Run', ['schedule', 'monitor', 'log'])}</main>")
+    text = parse_html(page(body)).text
+    assert all(f"How to {item}" in text for item in ("install", "configure", "schedule", "monitor", "log"))
+
+
+def test_the_lead_search_ends_at_the_headline() -> None:
+    notice = ("<div class='announcement'><p>Our shop is closed on Monday for the holiday. Orders placed after Friday "
+              "noon ship on Tuesday.</p></div>")
+    post = f"<div class='post'><div class='entry-header'><h1>Flood Market</h1><span>12 May</span></div><div class='entry-content'>{paragraphs(6)}</div></div>"
+    text = parse_html(page(f"<div class='site'>{notice}<div class='site-content'>{post}</div></div>")).text
+    assert text.count("Body paragraph") == 6 and "shop is closed" not in text
