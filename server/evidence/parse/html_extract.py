@@ -119,7 +119,9 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     found = measure(body, exempt=exempt)
     kept = found.text_len(body)
     raw, total = _text_lengths(body)
-    wrapper, held = wrapped_page(found) if total >= _WRAPPED_SHARE * kept else (None, 0)
+    # (held <= total - kept: no wrapper can hold 4x what was kept and 200 characters unless this holds)
+    can_wrap = total - kept >= max(_WRAPPED_SHARE * kept, _WRAPPED_PAGE)
+    wrapper, held = wrapped_page(found) if can_wrap else (None, 0)
     if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept:
         # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
         # role=complementary), it holds the page and nothing else was kept: read it as a container.
@@ -202,21 +204,12 @@ def _names(element: Element) -> str:
 
 def _text_lengths(body: Element) -> tuple[int, int]:
     """Characters of text in the page, boilerplate or not: without scripts, styles and noscripts,
-    and all of it. One walk: a code element's text is counted once, not again for each one nested
-    in it."""
-    text = code = 0
-    stack = [iter([body])]
-    while stack:
-        element = next(stack[-1], None)
-        if element is None:
-            stack.pop()
-            continue
-        if element is not body and element.tail:
-            text += len(element.tail.strip())
-        if element.tag in _NOT_TEXT:
-            code += sum(len(piece.strip()) for piece in element.itertext())
-            continue
-        if element.text and element.tag.__class__ is str:
-            text += len(element.text.strip())
-        stack.append(iter(element))
-    return text, text + code
+    and all of it. Code nested in code is counted once, not again for each level."""
+    total = sum(len(piece.strip()) for piece in body.itertext())
+    code = sum(
+        len(piece.strip())
+        for element in body.iter(*_NOT_TEXT)
+        if next(element.iterancestors(*_NOT_TEXT), None) is None  # (the walks run in libxml2)
+        for piece in element.itertext()
+    )
+    return total - code, total
