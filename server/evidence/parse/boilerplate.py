@@ -114,10 +114,19 @@ def marks_only_widget(value: str, is_id: bool = False) -> bool:
     return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=False)
 
 
+@lru_cache(maxsize=4096)
+def marks_only_caption(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names furniture only by calling it a caption: galleries and
+    photo posts put the text of the page in one."""
+    return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, captions=False)
+
+
 _WIDGET = frozenset({"widget", "widgets"})
+_CAPTION = frozenset({"caption", "captions"})
 
 
-def _marks(value: str, is_id: bool, widget_last: bool) -> bool:
+def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) -> bool:
+    words = _WORDS if captions else _WORDS - _CAPTION
     for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
         if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS):
             return True
@@ -133,7 +142,7 @@ def _marks(value: str, is_id: bool, widget_last: bool) -> bool:
         first, last = parts[0], parts[-1]
         if first in ("comment", "comments") and last in _COMMENT_CONTENT:
             continue
-        if first in _WORDS or (last in _WORDS and (widget_last or first == last or last not in _WIDGET)):
+        if first in words or (last in words and (widget_last or first == last or last not in _WIDGET)):
             return True
         if len(parts) > 1 and last in _LAST_WORDS:
             return True

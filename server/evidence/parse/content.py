@@ -23,6 +23,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     class_weight,
     hidden_style,
     marks_boilerplate,
+    marks_only_caption,
     marks_only_widget,
     names_elsewhere,
 )
@@ -159,6 +160,7 @@ class _Walker:
                     and marks_boilerplate(value, key == "id")
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element))
+                    and not (marks_only_caption(value, key == "id") and _holds_prose(element))
                 ):
                     self.result.soft_dropped.append(element)
                     return 0
@@ -403,6 +405,7 @@ def _sample(pieces: Iterable[str]) -> str:
 
 
 _PROSE_PARAGRAPH = 80  # characters
+
 
 
 def _holds_prose(element: Element) -> bool:

@@ -439,3 +439,11 @@ def test_the_lead_search_ends_at_the_headline() -> None:
     post = f"<div class='post'><div class='entry-header'><h1>Flood Market</h1><span>12 May</span></div><div class='entry-content'>{paragraphs(6)}</div></div>"
     text = parse_html(page(f"<div class='site'>{notice}<div class='site-content'>{post}</div></div>")).text
     assert text.count("Body paragraph") == 6 and "shop is closed" not in text
+
+
+def test_a_gallery_slides_text_in_a_block_named_caption_is_content_and_a_photo_caption_is_not() -> None:
+    slide = f"<div class='slide'><img src='/1.jpg'><div class='caption' id='slide-content'>{paragraphs(3)}</div></div>"
+    photo = "<figure class='photo'><img src='/2.jpg'><div class='caption'>Boats on the square at dawn, seen from the bridge.</div></figure>"
+    intro = f"<p>Intro. {SENTENCE * 4}</p>"
+    text = parse_html(page(f"{nav()}<article><h1>Flood Market</h1>{intro}{slide}{photo}</article>")).text
+    assert text.count("Body paragraph") == 3 and "Boats on the square" not in text
