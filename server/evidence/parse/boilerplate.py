@@ -122,12 +122,19 @@ def marks_only_caption(value: str, is_id: bool = False) -> bool:
 
 
 _WIDGET = frozenset({"widget", "widgets"})
+# A post's taxonomy classes (WordPress's post_class beside "hentry"): "tag-tax-credits",
+# "category-social", "author-admin" name what the post is about, not furniture.
+_TAXONOMY = ("tag-", "category-", "author-")
 _CAPTION = frozenset({"caption", "captions"})
 
 
 def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) -> bool:
     words = _WORDS if captions else _WORDS - _CAPTION
-    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+    tokens = _CAMEL.sub(r"\1-\2", value).lower().split()
+    post = not is_id and "hentry" in tokens  # a post's classes name its tags and author: any word
+    for raw in tokens:
+        if post and raw.startswith(_TAXONOMY):
+            continue
         if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS):
             return True
         if raw.startswith(_MODIFIERS):

@@ -177,9 +177,14 @@ def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
     kept = found.text_len(found.body)
     elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
     container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
-    own = kept >= _OWN_TEXT or (container is not None and names_content(_names(container)) and held >= _OWN_POST)
+    own = (
+        kept >= _OWN_TEXT
+        or (container is not None and names_content(_names(container)) and held >= _OWN_POST)
+        or _keeps_a_post(found)
+    )
     discussion = [e for e in elsewhere if names_discussion(_names(e))] if own else []
-    _, held_elsewhere = dropped_container(found, elsewhere)
+    # (a comment section counts by its text outside links: a thread is full of names that link)
+    held_elsewhere = max(dropped_container(found, elsewhere)[1], held_text(discussion))
     _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])
     if kept < _SHORT_CONTENT or (held_ads > _WHOLE_PAGE * raw and held_ads >= _WHOLE_PAGE_OVER_KEPT * kept):
         held_elsewhere = held_text(discussion)
@@ -191,6 +196,15 @@ def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
     if kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept):
         return container, held_elsewhere
     return None, held_elsewhere
+
+
+def _keeps_a_post(found: Measure) -> bool:
+    """A kept element named like a post or an article ("hentry post") holds _OWN_POST characters."""
+    return any(
+        text >= _OWN_POST and (element.get("class") or element.get("id")) and names_content(_names(element))
+        for element, (text, _) in found.info.items()
+        if element is not found.body
+    )
 
 
 def _named_elsewhere(element: Element) -> bool:

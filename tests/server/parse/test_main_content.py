@@ -447,3 +447,11 @@ def test_a_gallery_slides_text_in_a_block_named_caption_is_content_and_a_photo_c
     intro = f"<p>Intro. {SENTENCE * 4}</p>"
     text = parse_html(page(f"{nav()}<article><h1>Flood Market</h1>{intro}{slide}{photo}</article>")).text
     assert text.count("Body paragraph") == 3 and "Boats on the square" not in text
+
+
+def test_a_posts_tag_and_category_classes_do_not_make_it_furniture() -> None:
+    intro = f"<div class='intro'><p>About this blog. {SENTENCE * 4}</p></div>"
+    post = f"<div class='post-7 post type-post hentry tag-tax-credits category-social author-admin'>{paragraphs(5)}</div>"
+    text = parse_html(page(f"{nav()}<div id='content'>{intro}{post}</div>")).text
+    assert text.count("Body paragraph") == 5
+    assert "Share" not in parse_html(page(f"<article>{paragraphs(3)}<div class='tag-share'>Share</div></article>")).text
