@@ -25,6 +25,7 @@ _LINK_BOXES = {
     "td": 0.6,
     "p": 0.95, "span": 0.8,  # a span only when it holds two links or more
 }  # fmt: skip
+_LIST_ITEMS = frozenset({"li", "dt", "dd"})
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 _CODE = frozenset({"code", "kbd", "samp", "tt"})
 _MARKED_INLINE = frozenset({"a", *_EMPHASIS, *_CODE})
@@ -188,7 +189,7 @@ class _Renderer:
         text, links = measured
         limit = self.link_boxes.get(element.tag)
         if limit is None or text == 0 or links <= limit * text:
-            return False
+            return False  # (a box that also holds an article's worth of text is not a box of links)
         # A <span> holding one link is a link inside a sentence, not a box of links.
         return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
 
@@ -294,6 +295,9 @@ class _Renderer:
         return ""
 
     def list(self, element: Element) -> None:
+        if not any(child.tag in _LIST_ITEMS for child in element):
+            self.block(element)  # a list with no items: old pages indent text with <ul>
+            return
         self.end_block()
         ordered = element.tag == "ol"
         number = _start_number(element)

@@ -455,3 +455,11 @@ def test_a_posts_tag_and_category_classes_do_not_make_it_furniture() -> None:
     text = parse_html(page(f"{nav()}<div id='content'>{intro}{post}</div>")).text
     assert text.count("Body paragraph") == 5
     assert "Share" not in parse_html(page(f"<article>{paragraphs(3)}<div class='tag-share'>Share</div></article>")).text
+
+
+def test_a_list_without_items_that_indents_text_keeps_its_text() -> None:
+    # Old pages indent a whole transcript with <ul> (no <li>): its loose text and paragraphs are the page.
+    loose = "".join(f"Speaker {n}: {SENTENCE}<br>" for n in range(8))
+    body = f"<div id='text'><ul>{loose}<p>Closing remarks. {SENTENCE}</p></ul></div>"
+    text = parse_html(page(body)).text
+    assert text.count("Speaker") == 8 and "Closing remarks" in text
