@@ -149,7 +149,7 @@ def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) ->
         first, last = parts[0], parts[-1]
         if first in ("comment", "comments") and last in _COMMENT_CONTENT:
             continue
-        if first in words or (last in words and (widget_last or first == last or last not in _WIDGET)):
+        if first in words or (last in words and (widget_last or last not in _WIDGET)):
             return True
         if len(parts) > 1 and last in _LAST_WORDS:
             return True

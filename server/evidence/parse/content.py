@@ -9,7 +9,7 @@ the parent of repeated similar blocks (forum posts, sections), plus good sibling
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -61,7 +61,7 @@ _SENTENCE_END = re.compile(r"\.( |$)")
 # Widening to an enclosing <article>/<main> takes this much real content outside the best node.
 _WIDEN_FOR = 200
 _CONTENT_BLOCKS = frozenset({"p", "pre", "blockquote", "ul", "ol", "dl", "table"})
-_NOT_TEXT = ("script", "style", "template")
+_SCRIPTS = ("script", "style", "template")
 MAX_DEPTH = 120  # deeper subtrees are read as plain text, so recursion stays bounded
 
 
@@ -74,9 +74,17 @@ class Measure:
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
     soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
     tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag or a role (see WRAPPING_TAGS)
+    _container_sizes: dict[Element, int] = field(default_factory=dict)
 
     def text_len(self, element: Element) -> int:
         return self.info[element][0]
+
+    def container_size(self, element: Element) -> int:
+        """_container_size of an element left out, worked out once."""
+        size = self._container_sizes.get(element)
+        if size is None:
+            size = self._container_sizes[element] = _container_size(element)
+        return size
 
     def link_density(self, element: Element) -> float:
         text, links = self.info[element]
@@ -86,7 +94,7 @@ class Measure:
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
     """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,
     <footer>, <header>, <form>), role, class and id say; their descendants are read as usual.
-    Callers put holding_main(body) among them."""
+    Callers put holding_main(body) among them (computed once per page, not per pass)."""
     walker = _Walker(Measure(body), use_classes, exempt)
     walker.walk(body, 0, False)
     return walker.result
@@ -101,12 +109,6 @@ def holding_main(body: Element) -> frozenset[Element]:
     "share_wrapper")."""
     holding: set[Element] = set()
     for marked in _MARKED_MAIN(body):
-        if (
-            marked.tag != "main"
-            and (marked.get("role") or "").strip().lower() != "main"
-            and (marked.get("itemprop") or "").strip() != "articleBody"
-        ):
-            continue
         for ancestor in marked.iterancestors():
             if ancestor is body or ancestor in holding:
                 break
@@ -317,8 +319,8 @@ def dropped_container(found: Measure, among: list[Element]) -> tuple[Element | N
     """Of among (elements of found.soft_dropped: left out for a class or id alone, or as an <aside>),
     the one that holds the most text with little link text, and that text's length: a main
     container named like furniture ("contentWithSidebar", a "widget" wrapper, a slideshow in an
-    <aside>)."""
-    return _most_text(among, code_counts=True, links_count=True)
+    <aside>). Each element's size is worked out once per Measure, however often it is asked."""
+    return _largest(among, found.container_size)
 
 
 def _has_blocks(element: Element, count: int) -> bool:
@@ -327,52 +329,56 @@ def _has_blocks(element: Element, count: int) -> bool:
 
 def held_text(elements: list[Element]) -> int:
     """The most text outside links and code that one of elements holds."""
-    return _most_text(elements, code_counts=False, links_count=False)[1]
+    return _largest(elements, _text_outside_links)[1]
 
 
 def wrapped_page(found: Measure) -> tuple[Element | None, int]:
-    """The element left out for its tag or role alone that holds the most text with little link
-    text, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
+    """The element left out for its tag or role alone that holds the most text outside links, and
+    that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
     role=complementary wrapper the parser made hold the page."""
-    return _most_text([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], code_counts=False, links_count=False)
+    return _largest([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], _text_outside_links)
 
 
-def _most_text(elements: list[Element], code_counts: bool, links_count: bool) -> tuple[Element | None, int]:
-    """code_counts: script and style text is counted too (a long-tuned threshold reads it so).
-    links_count: link text is counted, and an element of 30% link text or more is passed over;
-    else only the text outside links counts (a wrapper that holds the navigation too)."""
+def _largest(elements: list[Element], size: Callable[[Element], int]) -> tuple[Element | None, int]:
     best, best_len = None, 0
     for element in elements:
-        # all text (the element was never measured), or all but its code's, in one walk
-        text = sum(len(piece.strip()) for piece in element.itertext(None)) if code_counts else _text_outside_code(element)
-        links = sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
-        if not links_count:
-            text -= links
-        elif links >= 0.3 * text:
-            continue
-        if text > best_len:
-            best, best_len = element, text
+        length = size(element)
+        if length > best_len:
+            best, best_len = element, length
     return best, best_len
 
 
-def _text_outside_code(element: Element) -> int:
-    """Characters of text in element outside scripts, styles and templates; code inside code is
-    not entered (a walk, not a count per nested level)."""
-    size = len(element.text.strip()) if element.text else 0
-    stack = [iter(element)]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-            continue
-        if child.tail:
-            size += len(child.tail.strip())
-        if child.tag in _NOT_TEXT or child.tag.__class__ is not str:
-            continue
-        if child.text:
-            size += len(child.text.strip())
-        stack.append(iter(child))
-    return size
+def _container_size(element: Element) -> int:
+    """All the text of an element left out (it was never measured), scripts' too, as a long-tuned
+    threshold reads it; 0 when 30% of it or more is link text."""
+    text = sum(len(piece.strip()) for piece in element.itertext())
+    return 0 if _link_text(element) >= 0.3 * text else text
+
+
+def _text_outside_links(element: Element) -> int:
+    """The text of an element outside links and code (a wrapper that holds the navigation too)."""
+    return text_outside(element, _SCRIPTS) - _link_text(element)
+
+
+def _link_text(element: Element) -> int:
+    return sum(len("".join(a.itertext()).strip()) for a in element.iter("a"))
+
+
+def text_outside(element: Element, code: tuple[str, ...]) -> int:
+    """Characters of text in element outside the elements named in code (each code element counted
+    once, not again for each one nested in it: the walks run in libxml2)."""
+    total = sum(len(piece.strip()) for piece in element.itertext())
+    return total - sum(
+        len(piece.strip())
+        for inner in element.iter(*code)
+        if inner is not element and next(inner.iterancestors(*code), None) in (None, element)
+        for piece in inner.itertext()
+    )
+
+
+def names_of(element: Element) -> str:
+    """An element's class and id, as the name checks of boilerplate.py read them."""
+    return f"{element.get('class', '')} {element.get('id', '')}"
 
 
 def _loose_text(element: Element) -> str:
@@ -405,7 +411,6 @@ def _sample(pieces: Iterable[str]) -> str:
 
 
 _PROSE_PARAGRAPH = 80  # characters
-
 
 
 def _holds_prose(element: Element) -> bool:
@@ -576,10 +581,7 @@ def _teasers(found: Measure, element: Element) -> bool:
     headings or titles that are links."""
     linked = 0
     for heading in element.iter(*_HEADINGS):
-        measured = found.info.get(heading)
-        if measured is not None and measured[0] and measured[1] >= 0.8 * measured[0]:
-            if all((a.get("href") or "").lstrip().startswith("#") for a in heading.iter("a")):
-                continue  # a heading's link to its own anchor (docs sections), not to another page
+        if _links_away(found, heading):
             linked += 1
             if linked >= 2:
                 return True
@@ -670,9 +672,8 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
     ancestor levels) put back: a lead paragraph styled apart from the body is often a sibling or
     cousin of it that scores too little to be kept. Short blocks (bylines, dates, subheadings)
     between are passed over; the headline (h1), a link list or a long block ends the search. Not
-    when the content begins with
-    its own heading: then its lead is inside it, and what stands before is the site's (a blog's
-    description above its posts)."""
+    when the content begins with its own heading: then its lead is inside it, and what stands
+    before is the site's (a blog's description above its posts)."""
     first = chosen[0]
     if _opens_with_heading(found, first):
         return chosen
@@ -726,7 +727,7 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
     text, links = found.info[element]
     if element.tag == "h1" or (text < _LEAD_MIN and next(element.iter("h1"), None) is not None):
         return False  # the headline: a lead comes after it, and what stands before is the site's
-    if text < _LEAD_MIN or element.tag in _HEADINGS or names_elsewhere(f"{element.get('class', '')} {element.get('id', '')}"):
+    if text < _LEAD_MIN or element.tag in _HEADINGS or names_elsewhere(names_of(element)):
         return None  # a byline, a date, a subheading, an author's bio
     if links > _LEAD_LINKS * text:
         return False
@@ -817,6 +818,8 @@ def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
 
 
 def _links_away(found: Measure, heading: Element) -> bool:
+    """A heading that is a link to another page (not a heading's link to its own anchor, as docs
+    sections have)."""
     measured = found.info.get(heading)
     if measured is None or not measured[0] or measured[1] < 0.8 * measured[0]:
         return False

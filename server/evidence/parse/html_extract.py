@@ -18,8 +18,10 @@ from evidencekit.server.evidence.parse.content import (
     held_text,
     holding_main,
     measure,
+    names_of,
     prune_furniture,
     teaser_grids,
+    text_outside,
     with_lead,
     wrapped_page,
 )
@@ -179,20 +181,21 @@ def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
     container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
     own = (
         kept >= _OWN_TEXT
-        or (container is not None and names_content(_names(container)) and held >= _OWN_POST)
+        or (container is not None and names_content(names_of(container)) and held >= _OWN_POST)
         or _keeps_a_post(found)
     )
-    discussion = [e for e in elsewhere if names_discussion(_names(e))] if own else []
+    discussion = [e for e in elsewhere if names_discussion(names_of(e))] if own else []
     # (a comment section counts by its text outside links: a thread is full of names that link)
-    held_elsewhere = max(dropped_container(found, elsewhere)[1], held_text(discussion))
+    held_discussion = held_text(discussion)
+    held_elsewhere = max(dropped_container(found, elsewhere)[1], held_discussion)
     _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])
     if kept < _SHORT_CONTENT or (held_ads > _WHOLE_PAGE * raw and held_ads >= _WHOLE_PAGE_OVER_KEPT * kept):
-        held_elsewhere = held_text(discussion)
+        held_elsewhere = held_discussion
         if held < 500:
             container, held = dropped_container(found, [e for e in found.soft_dropped if e not in discussion])
     if container is None:
         return None, held_elsewhere
-    names = _names(container)
+    names = names_of(container)
     if kept < 500 or names_content(names) or held > raw // 2 or (held >= 1000 and held >= 2 * kept):
         return container, held_elsewhere
     return None, held_elsewhere
@@ -201,29 +204,18 @@ def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
 def _keeps_a_post(found: Measure) -> bool:
     """A kept element named like a post or an article ("hentry post") holds _OWN_POST characters."""
     return any(
-        text >= _OWN_POST and (element.get("class") or element.get("id")) and names_content(_names(element))
+        text >= _OWN_POST and (element.get("class") or element.get("id")) and names_content(names_of(element))
         for element, (text, _) in found.info.items()
         if element is not found.body
     )
 
 
 def _named_elsewhere(element: Element) -> bool:
-    names = _names(element)
+    names = names_of(element)
     return names_elsewhere(names) and not names_content(names)
-
-
-def _names(element: Element) -> str:
-    return f"{element.get('class', '')} {element.get('id', '')}"
 
 
 def _text_lengths(body: Element) -> tuple[int, int]:
     """Characters of text in the page, boilerplate or not: without scripts, styles and noscripts,
-    and all of it. Code nested in code is counted once, not again for each level."""
-    total = sum(len(piece.strip()) for piece in body.itertext())
-    code = sum(
-        len(piece.strip())
-        for element in body.iter(*_NOT_TEXT)
-        if next(element.iterancestors(*_NOT_TEXT), None) is None  # (the walks run in libxml2)
-        for piece in element.itertext()
-    )
-    return total - code, total
+    and all of it."""
+    return text_outside(body, _NOT_TEXT), sum(len(piece.strip()) for piece in body.itertext())

@@ -189,7 +189,7 @@ class _Renderer:
         text, links = measured
         limit = self.link_boxes.get(element.tag)
         if limit is None or text == 0 or links <= limit * text:
-            return False  # (a box that also holds an article's worth of text is not a box of links)
+            return False
         # A <span> holding one link is a link inside a sentence, not a box of links.
         return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
 
