@@ -7,10 +7,11 @@
 
 """The interface hand-written server logic implements: one async method per operation.
 
-A handler answers with the output model or with the same answer as JSON data (its TypedDict);
-either way the answer is checked against every published output variant before it is sent. Or
-with a CheckedAnswer, checked when the data behind it was written: sent as it is while the
-contract's hash is the one it was checked against, checked again otherwise."""
+A handler answers with the answer's JSON data (its `<Op>OutputData` TypedDict: nothing is built
+only to be dumped again), or with the output model; either way the answer is checked against every
+published output variant before it is sent. Or with a CheckedAnswer, checked when the data behind
+it was written: sent as it is while the contract's hash is the one it was checked against, checked
+again otherwise."""
 
 from typing import Protocol
 

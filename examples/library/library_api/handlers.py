@@ -1,25 +1,29 @@
 """The catalogue: an in-memory implementation of the generated `Handlers` interface.
 
 The runtime has already checked every payload against its contract (and the caller's capability)
-before a method runs, and checks every answer against the output schema before it is sent.
+before a method runs, and checks every answer against the output schema before it is sent. The
+handlers answer with the contracts' JSON data (the generated `<Op>OutputData` types): no output
+model is built only to be turned back into JSON.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evidencekit.server.runtime.context import RequestContext
+from pydantic import MISSING
 
 from library_api.generated.models import (
     AddBookInput,
-    AddBookOutput,
+    AddBookOutputData,
     GetBookInput,
-    GetBookOutput,
+    GetBookOutputData,
     SearchBooksInput,
-    SearchBooksOutput,
+    SearchBooksOutputData,
 )
+from library_api.generated.models.search_books_output_data import Book
 
 DEFAULT_LIMIT = 20
 
@@ -27,13 +31,14 @@ DEFAULT_LIMIT = 20
 class Catalogue:
     """Books as the contracts' `Book` JSON, by id, in the order they were added."""
 
-    def __init__(self, books: Iterable[dict[str, Any]] = ()) -> None:
-        self.books: dict[uuid.UUID, dict[str, Any]] = {}
+    def __init__(self, books: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.books: dict[uuid.UUID, Book] = {}
         for book in books:
             self.add(book)
 
-    def add(self, given: dict[str, Any]) -> dict[str, Any]:
-        book = {
+    def add(self, given: Mapping[str, Any]) -> Book:
+        """A book from an add_book payload's JSON data (optional fields may be left out)."""
+        book: Book = {
             "id": str(uuid.uuid4()),
             "title": given["title"],
             "subtitle": given.get("subtitle"),
@@ -47,23 +52,22 @@ class Catalogue:
 
     # The generated Handlers protocol: one method per operation.
 
-    async def add_book(self, payload: AddBookInput, context: RequestContext) -> AddBookOutput:
+    async def add_book(self, payload: AddBookInput, context: RequestContext) -> AddBookOutputData:
         # JSON data of the payload; optional fields that were not sent are left out.
-        return AddBookOutput.model_validate({"book": self.add(payload.model_dump(mode="json"))})
+        return {"book": self.add(payload.model_dump(mode="json"))}
 
-    async def get_book(self, payload: GetBookInput, context: RequestContext) -> GetBookOutput:
-        return GetBookOutput.model_validate({"book": self.books.get(payload.id)})
+    async def get_book(self, payload: GetBookInput, context: RequestContext) -> GetBookOutputData:
+        return {"book": self.books.get(payload.id)}
 
-    async def search_books(self, payload: SearchBooksInput, context: RequestContext) -> SearchBooksOutput:
-        wanted = payload.model_dump(mode="json")  # without the optional fields that were not sent
-        needle, of_format = payload.query.casefold(), wanted.get("format")
+    async def search_books(self, payload: SearchBooksInput, context: RequestContext) -> SearchBooksOutputData:
+        needle = payload.query.casefold()
         found = [book for book in self.books.values()
-                 if of_format in (None, book["format"]) and _matches(book, needle)]
-        limit = wanted.get("limit", DEFAULT_LIMIT)
-        return SearchBooksOutput.model_validate({"books": found[:limit], "total": len(found)})
+                 if payload.format in (MISSING, book["format"]) and _matches(book, needle)]
+        limit = DEFAULT_LIMIT if payload.limit is MISSING else payload.limit
+        return {"books": found[:limit], "total": len(found)}
 
 
-def _matches(book: dict[str, Any], needle: str) -> bool:
+def _matches(book: Book, needle: str) -> bool:
     texts = [book["title"], book["subtitle"] or "", *(author["name"] for author in book["authors"])]
     return any(needle in text.casefold() for text in texts)
 
