@@ -39,6 +39,7 @@ from evidencekit.server.runtime.mcp import (
     build_server,
     current,
 )
+from evidencekit.server.runtime.mcp_direct import McpDirect
 from evidencekit.server.runtime.mcp_hosts import McpHosts
 from evidencekit.server.runtime.mcp_streams import McpStreams
 from evidencekit.server.runtime.pipeline import Handler
@@ -104,10 +105,17 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         optional=[] if every_tool_authenticated else [MCP_PATH])
     # The Host/Origin checks are McpHosts' (JSON errors); the SDK's own are left off, and its body
     # limit is the tools' (BodyLimit's), not its 4 MiB
-    sessions = StreamableHTTPSessionManager(app=build_server(ToolCaller(tools, hooks, mcp)), stateless=True,
+    caller = ToolCaller(tools, hooks, mcp)
+    server = build_server(caller)
+    sessions = StreamableHTTPSessionManager(app=server, stateless=True,
                                             security_settings=TransportSecuritySettings(
                                                 enable_dns_rebinding_protection=False),
                                             max_request_body_size=mcp_body_limit(tools))
+    # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended;
+    # plain requests answered as JSON (mcp_direct), the rest by the SDK
+    mcp_endpoint = McpStreams(McpHosts(BodyLimit(CallerInstructions(
+        McpDirect(StreamableHTTPASGIApp(sessions), caller, server), lambda: current(mcp).caller_instructions),
+        mcp_body_limit(tools)), mcp_security or loopback_security()), lambda: current(mcp).streams)
     document = openapi.read_bytes()
 
     async def openapi_json(_: Request) -> Response:
@@ -126,17 +134,13 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
         Route("/openapi.json", openapi_json),
         *(docs_routes(docs_title) if docs_title is not None else []),
-        # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended
-        Route(MCP_PATH, McpStreams(McpHosts(BodyLimit(CallerInstructions(StreamableHTTPASGIApp(sessions),
-                                                                         lambda: current(mcp).caller_instructions),
-                                                      mcp_body_limit(tools)),
-                                            mcp_security or loopback_security()),
-                                   lambda: current(mcp).streams)),
+        Route(MCP_PATH, mcp_endpoint),
         *routes,
     ]
     app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
                     middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
-    return DirectDispatch(app, {} if middleware else endpoints, check, protects)
+    direct: dict[tuple[str, str], ASGIApp] = {**endpoints, ("POST", MCP_PATH): mcp_endpoint}
+    return DirectDispatch(app, {} if middleware else direct, check, protects)
 
 
 def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,

@@ -1,9 +1,9 @@
 """The operations' own paths, served without Starlette's middleware stack and router.
 
-A POST to an operation's exact path goes straight to its endpoint (unless the app has middleware of
-a team's own: then every request goes through the Starlette app and that middleware), through the same access log and
-bearer check every request gets; everything else (other paths and methods, lifespan, /mcp) goes to
-the Starlette app. A polled operation (a status read) pays for Starlette's error middlewares,
+A POST to an operation's exact path, or to /mcp, goes straight to its endpoint (unless the app has
+middleware of a team's own: then every request goes through the Starlette app and that middleware),
+through the same access log and bearer check every request gets; everything else (other paths and
+methods, lifespan, GET and DELETE on /mcp) goes to the Starlette app. A polled operation (a status read) pays for Starlette's error middlewares,
 router and send wrappers about as much as a whole bare Starlette endpoint costs (measured on the
 evidence service's status read). Nothing is lost by skipping them: the bearer check and the endpoints
 answer every error themselves, in the shape the Starlette app's handlers give.
@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from evidencekit.server.runtime.access_log import AccessLog
 from evidencekit.server.runtime.access_log import log as access_log
 from evidencekit.server.runtime.bearer import BearerCheck, Protected
+from evidencekit.server.runtime.rest_runtime import header_values
 
 
 class DirectDispatch:
@@ -36,10 +37,20 @@ class DirectDispatch:
             self.by_path.setdefault(path, {})[method] = endpoint
         self.check = check
         self.protected = frozenset(path for path in self.by_path if protects(path))  # decided once per path
+        # checked only when a credential is sent (/mcp with public tools beside protected ones)
+        self.optional = frozenset(path for path in self.by_path if path in protects.optional)
         self.logged = AccessLog(self._direct)
 
+    async def _allowed(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Whether the request may go on: True on paths needing no caller, else the bearer check's
+        answer (which has answered the request when it says False)."""
+        path = scope["path"]
+        if path in self.protected or (path in self.optional and b"authorization" in header_values(scope)):
+            return await self.check(scope, receive, send)
+        return True
+
     async def _direct(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"] not in self.protected or await self.check(scope, receive, send):
+        if await self._allowed(scope, receive, send):
             await self.by_path[scope["path"]][scope["method"]](scope, receive, send)
 
     def add_middleware(self, middleware_class: Any, *args: Any, **kwargs: Any) -> None:
@@ -47,7 +58,7 @@ class DirectDispatch:
         the operations are no longer served straight."""
         self.app.add_middleware(middleware_class, *args, **kwargs)
         self.by_path = {}
-        self.protected = frozenset()
+        self.protected = self.optional = frozenset()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         methods = self.by_path.get(scope["path"]) if scope["type"] == "http" else None
@@ -56,5 +67,5 @@ class DirectDispatch:
             await self.app(scope, receive, send)
         elif access_log.isEnabledFor(logging.INFO):
             await self.logged(scope, receive, send)
-        elif scope["path"] not in self.protected or await self.check(scope, receive, send):
-            await endpoint(scope, receive, send)  # what _direct does, one coroutine less
+        elif await self._allowed(scope, receive, send):
+            await endpoint(scope, receive, send)  # what _direct does

@@ -20,6 +20,7 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from starlette.types import Scope
 
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import FieldError
@@ -79,11 +80,10 @@ def listed_tools(bindings: Sequence[ToolBinding], profile: str | None, output_sc
     return tools
 
 
-def error_result(error: ApiError, request_id: str) -> types.CallToolResult:
+def error_result(error: ApiError, request_id: str) -> dict[str, Any]:
     """The REST error body (error, message, code, request_id, fields, retry_after_seconds) as an
-    isError result."""
-    return types.CallToolResult(content=[types.TextContent(text=json.dumps(error.to_json(request_id)))],
-                                is_error=True)
+    isError result (its JSON data)."""
+    return {"content": [{"type": "text", "text": json.dumps(error.to_json(request_id))}], "isError": True}
 
 
 def _arguments_refused(errors: Sequence[FieldError]) -> BadRequest:
@@ -136,21 +136,29 @@ class ToolCaller:
 
     async def call_tool(self, ctx: ServerRequestContext[Any, Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
-        pipeline = self._pipelines.get(params.name)
-        if pipeline is None or not self._listed(params.name):
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        """The SDK's tools/call handler (stdio, and the HTTP requests mcp_direct leaves to the SDK)."""
+        scope = ctx.request.scope if ctx.request is not None else None
+        return types.CallToolResult.model_validate(await self.result(params.name, params.arguments, scope))
+
+    async def result(self, name: str, arguments: Mapping[str, Any] | None, http: Scope | None) -> dict[str, Any]:
+        """tools/call's result as JSON data: the answer (content and structuredContent) or an
+        isError result; MCPError for a tool the profile does not list. `http`: the request's scope,
+        where the bearer check has put the caller; None over stdio."""
+        pipeline = self._pipelines.get(name)
+        if pipeline is None or not self._listed(name):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
         request_id = uuid.uuid4().hex
         spec = pipeline.spec
         try:
-            arguments = params.arguments or {}
+            arguments = arguments or {}
             raw = json.dumps(arguments)
             size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))  # as sent
             if size > spec.max_request_bytes:
-                raise PayloadTooLarge(f"the arguments of {params.name} are larger than {spec.max_request_bytes} bytes")
+                raise PayloadTooLarge(f"the arguments of {name} are larger than {spec.max_request_bytes} bytes")
             context = RequestContext(request_id, "mcp")
-            if ctx.request is not None:  # HTTP: the bearer check has authenticated the request
-                context.principal = ctx.request.scope.get("state", {}).get("principal")
-            caller = None if ctx.request is not None else self.stdio_caller  # stdio: asked once the input is valid
+            if http is not None:  # HTTP: the bearer check has authenticated the request
+                context.principal = http.get("state", {}).get("principal")
+            caller = None if http is not None else self.stdio_caller  # stdio: asked once the input is valid
             data = await pipeline.run(arguments, raw, context, caller)
         except BadRequest as refused:
             if refused.code == "validation_failed":
@@ -160,9 +168,9 @@ class ToolCaller:
             return error_result(error, request_id)
         except Exception as exc:  # a tool failure, not a protocol error: the caller gets an isError result
             return error_result(unexpected(exc, f"{spec.name} (request {request_id})", self.hooks), request_id)
-        content = [types.TextContent(text=json.dumps(data, ensure_ascii=False))]
-        content += [types.TextContent(text=note) for note in current(self.settings).notes(spec, data)]
-        return types.CallToolResult(content=content, structured_content=data)
+        content = [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}]
+        content += [{"type": "text", "text": note} for note in current(self.settings).notes(spec, data)]
+        return {"content": content, "structuredContent": data, "isError": False}
 
 
 class _InstructedServer(Server[Any]):

@@ -1,0 +1,189 @@
+"""Stateless `/mcp` requests answered as JSON, without the SDK's per-request session machinery.
+
+In stateless mode the MCP SDK sets up, for every POST, a transport, a server task, memory streams
+and a task group, and answers with an event stream: about twenty times the cost of the same
+operation over REST. Most requests a stateless client sends are one of four plain requests, and
+their answers need none of that: `tools/call` (through the same ToolCaller, and so the same
+operation pipeline, as the SDK's handler), `tools/list`, `initialize` and `ping`. Those are
+answered here, as JSON (the client has said it accepts `application/json`: the spec lets a server
+answer either way), with the bytes the SDK would put in its event's data.
+
+Everything else goes to the SDK unchanged: notifications and responses (202), batches, anything
+that is not one well-formed request of those four methods with params in their plain shape (a
+`_meta`, a cursor, a task), a protocol version of the single-exchange era (2026-07-28, which the
+SDK already answers in one exchange) or one not known, a `tools/call` at a version whose result
+shape differs from the one written here (before 2025-06-18: no structuredContent), requests whose
+Accept or Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py
+sends the same requests both ways and holds the answers equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from mcp.server import Server
+from mcp.server.streamable_http import CONTENT_TYPE_JSON, CONTENT_TYPE_SSE
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+)
+from mcp_types import methods as surfaces
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from pydantic import ValidationError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from evidencekit.server.runtime.json_answer import answer_bytes
+from evidencekit.server.runtime.mcp import ToolCaller, current
+
+# Versions at which a tools/call result goes on the wire as ToolCaller writes it (content,
+# structuredContent, isError): the SDK's per-version sieve leaves it whole.
+_CALL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
+_VERSION_KEY = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_CALL_KEYS = frozenset({"name", "arguments"})
+_JSON_HEADERS = [(b"content-type", CONTENT_TYPE_JSON.encode("ascii"))]
+
+
+class McpDirect:
+    """ASGI app in front of the SDK's Streamable HTTP app (`sdk`), given the whole body of a POST
+    in one message (BodyLimit reads it)."""
+
+    def __init__(self, sdk: ASGIApp, caller: ToolCaller, server: Server[Any]) -> None:
+        self.sdk = sdk
+        self.caller = caller
+        self.server = server
+        self._lists: dict[tuple[str | None, bool, str], dict[str, Any]] = {}  # tools/list, made once each
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.sdk(scope, receive, send)
+            return
+        version, accepts_both, json_body = _request_headers(scope)
+        message = await receive()
+        answered = False
+        if accepts_both and json_body and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
+            request = _plain_request(message.get("body", b"")) if not message.get("more_body") else None
+            if request is not None:
+                answered = await self._answer(scope, send, version or DEFAULT_NEGOTIATED_VERSION, *request)
+        if answered:
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return message
+
+        await self.sdk(scope, replay, send)
+
+    async def _answer(self, scope: Scope, send: Send, version: str, request_id: str | int, method: str,
+                      params: dict[str, Any] | None) -> bool:
+        """Answer the request and say True, or say False to leave it to the SDK."""
+        result: Any
+        if method == "tools/call":
+            if version not in _CALL_VERSIONS or params is None or not params.keys() <= _CALL_KEYS:
+                return False
+            name, arguments = params.get("name"), params.get("arguments")
+            if type(name) is not str or not (arguments is None or type(arguments) is dict):
+                return False
+            try:
+                result = await self.caller.result(name, arguments, scope)
+            except MCPError as error:
+                await _send(send, {"jsonrpc": "2.0", "id": request_id, "error": error.error.model_dump(
+                    by_alias=True, mode="json", exclude_none=True)})
+                return True
+        elif params:  # ping, tools/list and initialize with more than their plain params: the SDK's
+            if method != "initialize":
+                return False
+            result = self._initialized(version, params)
+            if result is None:
+                return False
+        elif method == "tools/list":
+            result = self._tools(version)
+        elif method == "ping":
+            result = {}
+        else:
+            return False
+        await _send(send, {"jsonrpc": "2.0", "id": request_id, "result": result})
+        return True
+
+    def _tools(self, version: str) -> dict[str, Any]:
+        """tools/list's result at `version`, as the SDK shapes it, made once per profile and version."""
+        settings = current(self.caller.settings)
+        key = (settings.profile, settings.output_schemas, version)  # all that tools() reads of them
+        listed = self._lists.get(key)
+        if listed is None:
+            dumped = {"tools": [tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                                for tool in self.caller.tools()]}
+            listed = self._lists[key] = surfaces.serialize_server_result("tools/list", version, dumped)
+        return listed
+
+    def _initialized(self, version: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """initialize's result as the SDK's stateless connection answers it (the requested protocol
+        version when it is one of the handshake's, else the latest), or None for params it refuses."""
+        try:
+            surfaces.validate_client_request("initialize", version, params)
+            requested = InitializeRequestParams.model_validate(params, by_name=False).protocol_version
+        except (ValidationError, KeyError, ValueError):
+            return None
+        options = self.server.create_initialization_options()
+        result = InitializeResult(
+            protocol_version=requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
+            capabilities=options.capabilities,
+            server_info=Implementation(name=options.server_name, title=options.title,
+                                       description=options.description, version=options.server_version,
+                                       website_url=options.website_url, icons=options.icons),
+            instructions=options.instructions)
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return surfaces.serialize_server_result("initialize", version, dumped)
+
+
+def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
+    """(MCP-Protocol-Version, whether Accept names both JSON and event streams, whether the
+    Content-Type is JSON), the first of each name, read as the SDK's transport reads them."""
+    version = accept = content_type = None
+    for name, value in scope["headers"]:
+        if name == _VERSION_KEY and version is None:
+            version = value.decode("latin-1")
+        elif name == b"accept" and accept is None:
+            accept = value.decode("latin-1")
+        elif name == b"content-type" and content_type is None:
+            content_type = value.decode("latin-1")
+    types = {part.strip().split(";")[0].strip().lower() for part in (accept or "").split(",")}
+    wildcard = "*/*" in types
+    accepts_both = (wildcard or bool(types & {CONTENT_TYPE_JSON, "application/*"})) and (
+        wildcard or bool(types & {CONTENT_TYPE_SSE, "text/*"}))
+    json_body = CONTENT_TYPE_JSON in (part.strip() for part in (content_type or "").split(";")[0].split(","))
+    return version, accepts_both, json_body
+
+
+def _plain_request(body: bytes) -> tuple[str | int, str, dict[str, Any] | None] | None:
+    """(id, method, params) of a single JSON-RPC request with nothing else in its envelope; None
+    for anything else (a notification, a batch, text that is not JSON), which the SDK answers."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if type(message) is not dict or not message.keys() <= _ENVELOPE_KEYS or message.get("jsonrpc") != "2.0":
+        return None
+    request_id, method, params = message.get("id"), message.get("method"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(method, str):
+        return None
+    if "params" in message and not isinstance(params, dict):
+        return None
+    return request_id, method, params
+
+
+async def _send(send: Send, answer: dict[str, Any]) -> None:
+    body = answer_bytes(answer)
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode("ascii"))]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,163 @@
+"""The direct path of `/mcp` (mcp_direct) against the SDK it stands in for: the same requests sent
+both ways get the same JSON-RPC answers, at every protocol version of the handshake era; what the
+direct path does not take (notifications, batches, other methods and shapes, the single-exchange
+era) is answered by the SDK as before."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from evidencekit.server.generated.app import create_app
+from evidencekit.server.runtime import mcp_direct
+from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.mcp import McpSettings
+from tests.support import CONTRACTS_DIR, AllowAll, ExampleHandlers, live_server
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+VERSIONS = [None, *HANDSHAKE_PROTOCOL_VERSIONS]  # None: no MCP-Protocol-Version header
+
+
+def initialize(version: str) -> dict[str, Any]:
+    return {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+
+def status_arguments() -> dict[str, Any]:
+    path = CONTRACTS_DIR / "sosoapi_research_evidence_status" / "examples" / "mcp.input.json"
+    return json.loads(path.read_text())["arguments"]  # type: ignore[no-any-return]
+
+
+# (method, params) of the requests compared: every kind the direct path answers, with the answers
+# that are errors (a bad argument, an unknown tool, a protected tool without a caller) among them
+REQUESTS: list[tuple[str, Any]] = [
+    ("ping", None),
+    ("ping", {}),
+    ("tools/list", None),
+    ("tools/list", {}),
+    ("initialize", initialize("2025-06-18")),
+    ("initialize", initialize("2025-11-25")),
+    ("initialize", initialize("1999-01-01")),  # unknown: the server answers its latest
+    ("initialize", {"protocolVersion": "2025-06-18"}),  # params the SDK refuses
+    ("tools/call", {"name": "sosoapi_research_evidence_status", "arguments": status_arguments()}),
+    ("tools/call", {"name": "search_documents", "arguments": {"query": "ünïcode — text"}}),
+    ("tools/call", {"name": "get_documents", "arguments": {"names": ["documents/x"]}}),
+    ("tools/call", {"name": "search_documents", "arguments": {"query": 5}}),
+    ("tools/call", {"name": "search_documents"}),
+    ("tools/call", {"name": "no_such_tool", "arguments": {}}),
+    ("tools/call", {"name": 5, "arguments": {}}),
+    ("tools/call", {"name": "search_documents", "arguments": {"query": "x"}, "_meta": {"progressToken": 1}}),
+    ("resources/list", None),
+    ("no/such/method", {}),
+]
+
+
+class CountingAuth(AllowAll):
+    """Any credential is a caller but "wrong"."""
+
+    async def authenticate(self, credential: str) -> AllowAll.Caller | None:
+        return None if credential == "wrong" else await super().authenticate(credential)
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    app = create_app(ExampleHandlers(), ServiceHooks(auth=CountingAuth()), mcp=McpSettings(name="t", version="9"))
+    with live_server(app, lifespan="on") as url:
+        yield url
+
+
+def post(base: str, body: Any, version: str | None, accept: str = ACCEPT_BOTH,
+         token: str | None = "ada") -> httpx.Response:
+    headers = {"Content-Type": "application/json", "Accept": accept}
+    if version is not None:
+        headers["MCP-Protocol-Version"] = version
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(base + "/mcp", content=content, headers=headers, timeout=30)
+
+
+def message_of(answer: httpx.Response) -> Any:
+    """The JSON-RPC message an answer carries: its JSON body, or its event stream's message; an
+    error result's request_id (new for every call) left out."""
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in answer.text.splitlines() if line.startswith("data:")]
+        message = json.loads(next(item for item in data if item))
+    else:
+        message = answer.json() if answer.content else None
+    result = message.get("result") if isinstance(message, dict) else None
+    if isinstance(result, dict) and result.get("isError"):
+        for item in result["content"]:
+            error = json.loads(item["text"])
+            assert error.pop("request_id")
+            item["text"] = json.dumps(error)
+    return message
+
+
+def both_ways(base: str, body: Any, version: str | None, monkeypatch: pytest.MonkeyPatch,
+              **options: Any) -> tuple[httpx.Response, httpx.Response]:
+    """(direct, SDK): the answer as served, and as the SDK alone answers it."""
+    direct = post(base, body, version, **options)
+    with monkeypatch.context() as patched:
+        async def to_the_sdk(*_: Any) -> bool:
+            return False
+
+        patched.setattr(mcp_direct.McpDirect, "_answer", to_the_sdk)
+        sdk = post(base, body, version, **options)
+    return direct, sdk
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=lambda v: v or "no-header")
+@pytest.mark.parametrize(("method", "params"), REQUESTS, ids=lambda v: json.dumps(v)[:40])
+def test_the_direct_answer_is_the_sdks(base: str, version: str | None, method: str, params: Any,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": 7, "method": method}
+    if params is not None:
+        request["params"] = params
+    direct, sdk = both_ways(base, request, version, monkeypatch)
+    assert direct.status_code == sdk.status_code == 200
+    assert message_of(direct) == message_of(sdk)
+
+
+@pytest.mark.parametrize("request_id", ["abc", 0, -3, 2**53])
+def test_ids_come_back_as_sent(base: str, request_id: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    request = {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
+    direct, sdk = both_ways(base, request, "2025-06-18", monkeypatch)
+    assert message_of(direct) == message_of(sdk) == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+
+
+def test_plain_requests_are_answered_as_json_the_rest_by_the_sdk(base: str) -> None:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search_documents", "arguments": {"query": "x"}}}
+    answer = post(base, call, "2025-06-18")
+    assert answer.headers["content-type"] == "application/json"
+    assert int(answer.headers["content-length"]) == len(answer.content)
+    # what it leaves: the SDK's event stream, or the SDK's own refusals
+    assert post(base, call, "2025-03-26").headers["content-type"].startswith("text/event-stream")
+    assert post(base, {**call, "params": {**call["params"], "_meta": {"progressToken": 2}}},
+                "2025-06-18").headers["content-type"].startswith("text/event-stream")
+    assert post(base, call, "2025-06-18", accept="application/json").status_code == 406
+    notification = post(base, {"jsonrpc": "2.0", "method": "notifications/initialized"}, "2025-06-18")
+    assert (notification.status_code, notification.content) == (202, b"")
+    batch = post(base, [call, call], "2025-06-18")
+    assert batch.status_code == 400 and batch.json()["error"]["code"] == -32602
+    broken = post(base, b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', "2025-06-18")
+    assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
+    assert httpx.get(base + "/mcp", headers={"Accept": ACCEPT_BOTH, "Authorization": "Bearer ada"}).status_code == 405
+
+
+def test_a_single_exchange_version_is_the_sdks(base: str) -> None:
+    """2026-07-28 requests carry their own envelope: the SDK answers them, in one exchange."""
+    answer = post(base, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, "2026-07-28")
+    assert answer.status_code in (200, 400)
+    assert answer.headers["content-type"] == "application/json"
+
+
+def test_the_bearer_check_comes_before_the_direct_path(base: str) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    refused = post(base, ping, "2025-06-18", token="wrong")
+    assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
