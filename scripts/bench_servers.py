@@ -156,7 +156,8 @@ def serve(side: str, port: int, project: Path) -> None:
 
         catalogue = Catalogue()
         loaded = json.loads(Path(os.environ["BENCH_LIBRARY_BOOKS"]).read_text())
-        catalogue.books = {uuid.UUID(book["id"]): book for book in loaded}
+        for book in loaded:
+            catalogue.keep(book)
         log_off_the_loop("INFO" if side == "ours_logged" else "WARNING")
         # wrk's 32 connections are one client: /mcp's limit of calls in progress per credential
         # (McpSettings.streams, 8 by default) is set above them, as a team serving one busy client would

@@ -77,28 +77,35 @@ class Catalogue:
 
     def __init__(self) -> None:
         self.books: dict[UUID, Book] = {}
+        self.texts: dict[UUID, list[str]] = {}  # by id: what a query is matched against, casefolded
         path = os.environ.get("BENCH_LIBRARY_BOOKS")
         for data in json.loads(Path(path).read_text(encoding="utf-8")) if path else []:
-            book = Book.model_validate(data)
-            self.books[book.id] = book
+            self._keep(Book.model_validate(data))
+
+    def _keep(self, book: Book) -> Book:
+        self.books[book.id] = book
+        self.texts[book.id] = [text.casefold() for text in (book.title, book.subtitle or "",
+                                                            *(author.name for author in book.authors))]
+        return book
 
     def add(self, given: AddBookInput) -> Book:
         book = Book(id=uuid4(), title=given.title, subtitle=given.subtitle,
                     authors=[Author(name=a.name, born=a.born) for a in given.authors], format=given.format,
                     published_on=given.published_on, cover_url=given.cover_url)
-        self.books[book.id] = book
-        return book
+        return self._keep(book)
 
     def search(self, query: str, of_format: Format | None, limit: int) -> SearchBooksOutput:
-        needle = query.casefold()
+        needle, texts = query.casefold(), self.texts
         found = [book for book in self.books.values()
-                 if of_format in (None, book.format) and _matches(book, needle)]
+                 if (of_format is None or book.format == of_format) and _holds(texts[book.id], needle)]
         return SearchBooksOutput(books=found[:limit], total=len(found))
 
 
-def _matches(book: Book, needle: str) -> bool:
-    texts = [book.title, book.subtitle or "", *(author.name for author in book.authors)]
-    return any(needle in text.casefold() for text in texts)
+def _holds(texts: list[str], needle: str) -> bool:
+    for text in texts:  # noqa: SIM110 (any() over a generator costs ~3x: this runs for every book)
+        if needle in text:
+            return True
+    return False
 
 
 LIBRARIAN_TOKEN = os.environ.get("LIBRARY_API_TOKEN", "")

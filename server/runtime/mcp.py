@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp.types as types
+import orjson
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from starlette.types import Scope
@@ -29,6 +30,7 @@ from evidencekit.server.runtime.caller_instructions import with_caller
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import ApiError, BadRequest, PayloadTooLarge
 from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.mcp_streams import StreamLimits
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime.rest_runtime import unexpected
@@ -91,6 +93,16 @@ def _arguments_refused(errors: Sequence[FieldError]) -> BadRequest:
     return BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed", fields=errors)
 
 
+def _arguments_json(arguments: Mapping[str, Any]) -> tuple[bytes | str, int]:
+    """The arguments as JSON text for the typed model to parse, and their size as sent (compact UTF-8)."""
+    try:
+        raw = orjson.dumps(arguments)
+        return raw, len(raw)
+    except TypeError:  # beyond orjson (an integer past 64 bits, a lone surrogate)
+        return json.dumps(arguments), len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"))
+
+
 SettingsSource = McpSettings | Callable[[], McpSettings]  # a callable: read again on every request
 
 
@@ -151,8 +163,7 @@ class ToolCaller:
         spec = pipeline.spec
         try:
             arguments = arguments or {}
-            raw = json.dumps(arguments)
-            size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))  # as sent
+            raw, size = _arguments_json(arguments)
             if size > spec.max_request_bytes:
                 raise PayloadTooLarge(f"the arguments of {name} are larger than {spec.max_request_bytes} bytes")
             context = RequestContext(request_id, "mcp")
@@ -160,6 +171,7 @@ class ToolCaller:
                 context.principal = http.get("state", {}).get("principal")
             caller = None if http is not None else self.stdio_caller  # stdio: asked once the input is valid
             data = await pipeline.run(arguments, raw, context, caller)
+            text = answer_bytes(data).decode()  # the JSON REST sends
         except BadRequest as refused:
             if refused.code == "validation_failed":
                 refused = _arguments_refused(refused.fields)
@@ -168,7 +180,7 @@ class ToolCaller:
             return error_result(error, request_id)
         except Exception as exc:  # a tool failure, not a protocol error: the caller gets an isError result
             return error_result(unexpected(exc, f"{spec.name} (request {request_id})", self.hooks), request_id)
-        content = [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}]
+        content = [{"type": "text", "text": text}]
         content += [{"type": "text", "text": note} for note in current(self.settings).notes(spec, data)]
         return {"content": content, "structuredContent": data, "isError": False}
 

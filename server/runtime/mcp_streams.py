@@ -17,6 +17,7 @@ stream, and what one credential and all clients together keep open is bounded in
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections import Counter
@@ -101,7 +102,8 @@ class McpStreams:
                 body.extend(message.get("body", b""))
             return message
 
-        with anyio.CancelScope(deadline=anyio.current_time() + idle) as limit:
+        with anyio.CancelScope() as limit:
+            timer = _IdleTimer(limit, idle)
 
             async def sent(message: Message) -> None:
                 nonlocal started, done
@@ -109,12 +111,15 @@ class McpStreams:
                 done = message["type"] == "http.response.body" and not message.get("more_body", False)
                 activity = not _keep_alive_only(message)
                 if activity:
-                    limit.deadline = anyio.current_time() + idle
+                    timer.touch()
                 await send(message)  # a send held by a client that does not read counts as idle
                 if activity:
-                    limit.deadline = anyio.current_time() + idle
+                    timer.touch()
 
-            await self.app(scope, received, sent)
+            try:
+                await self.app(scope, received, sent)
+            finally:
+                timer.stop()
         if limit.cancelled_caught and not done:
             await self._end(scope, receive, send, started, bytes(body))
 
@@ -128,6 +133,32 @@ class McpStreams:
                 await error_response(error, request_id, scope["path"], {})(scope, receive, send)
                 return
             await send({"type": "http.response.body", "body": _timeout_event(request, message), "more_body": False})
+
+
+class _IdleTimer:
+    """Cancels `scope` once nothing has happened for `idle` seconds. One timer per request, moved
+    lazily: an activity only notes the time, and the timer, when due, sets itself again for what
+    is left (re-arming a deadline on every message cost a third of a direct /mcp answer)."""
+
+    def __init__(self, scope: anyio.CancelScope, idle: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.scope = scope
+        self.idle = idle
+        self.last = self.loop.time()
+        self.handle = self.loop.call_at(self.last + idle, self._due)
+
+    def touch(self) -> None:
+        self.last = self.loop.time()
+
+    def _due(self) -> None:
+        due = self.last + self.idle
+        if self.loop.time() >= due:
+            self.scope.cancel()
+        else:
+            self.handle = self.loop.call_at(due, self._due)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 MAX_KEPT = 64 * 1024
