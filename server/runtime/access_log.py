@@ -32,27 +32,41 @@ class AccessLog:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
             await self.app(scope, receive, send)
-            return
+        else:
+            await self.logged(scope, receive, send)
+
+    async def logged(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's answer, with its line (for callers that have checked the level themselves)."""
         started = time.perf_counter()
-        status = 500
-        request_id = "-"
-
-        async def observe(message: Message) -> None:
-            nonlocal status, request_id
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                for key, value in message.get("headers", []):
-                    if key == b"x-request-id":
-                        request_id = value.decode("latin-1")
-            await send(message)
-
+        seen = _Answer(send)
         try:
-            await self.app(scope, receive, observe)
+            await self.app(scope, receive, seen.send)
         finally:
-            args = (scope["method"], logged_path(scope), status, (time.perf_counter() - started) * 1000, request_id)
+            args = (scope["method"], logged_path(scope), seen.status, (time.perf_counter() - started) * 1000,
+                    seen.request_id)
             handler = direct_handler(log)
             if handler is not None:  # the line straight to the log thread's queue (log_queue)
                 handler.line(log.name, _LINE, args)
             else:  # a record made directly: Logger.info would first walk the stack to find its
                 # caller (findCaller), which costs more than the rest of the line
                 log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, args, None))
+
+
+class _Answer:
+    """What a response said of itself: its status and request id, seen as it is sent."""
+
+    __slots__ = ("forward", "status", "request_id")
+
+    def __init__(self, send: Send) -> None:
+        self.forward = send
+        self.status = 500
+        self.request_id = "-"
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            for key, value in message.get("headers", ()):
+                if key == b"x-request-id":
+                    self.request_id = value.decode("latin-1")
+                    break
+        await self.forward(message)

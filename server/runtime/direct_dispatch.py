@@ -39,7 +39,7 @@ class DirectDispatch:
         self.protected = frozenset(path for path in self.by_path if protects(path))  # decided once per path
         # checked only when a credential is sent (/mcp with public tools beside protected ones)
         self.optional = frozenset(path for path in self.by_path if path in protects.optional)
-        self.logged = AccessLog(self._direct)
+        self.logged = AccessLog(self._direct).logged
 
     async def _allowed(self, scope: Scope, receive: Receive, send: Send) -> bool:
         """Whether the request may go on: True on paths needing no caller, else the bearer check's

@@ -57,8 +57,8 @@ class _SecondsCached(logging.Formatter):
         return f"{self._text},{int(msecs):03d}"
 
 
-# A line queued without a record: (created, msecs as LogRecord computes them, logger name, format, args)
-_Line = tuple[float, int, str, str, tuple[object, ...]]
+# A line queued without a record: (time.time_ns(), logger name, format, args)
+_Line = tuple[int, str, str, tuple[object, ...]]
 
 
 class BatchedLog(logging.Handler):
@@ -102,7 +102,7 @@ class BatchedLog(logging.Handler):
             return
         if not warning:
             self.waiting.append(record)
-            if len(self.waiting) >= BATCH:
+            if len(self.waiting) >= BATCH and not self.wake.is_set():
                 self.wake.set()
             return
         written = threading.Event()
@@ -121,19 +121,20 @@ class BatchedLog(logging.Handler):
     def line(self, name: str, fmt: str, args: tuple[object, ...]) -> None:
         """An INFO line of logger `name`, `fmt % args`, written as a record of it would be: for
         callers that `direct_handler` gave this handler."""
-        if not self._room(False):
+        waiting = self.waiting
+        if len(waiting) >= self.max_waiting and not self._room(False):
             return
-        now = time.time_ns()
-        self.waiting.append((now / 1e9, (now % 1_000_000_000) // 1_000_000, name, fmt, args))
-        if len(self.waiting) >= BATCH:
+        waiting.append((time.time_ns(), name, fmt, args))  # the time made readable by the writer
+        if len(waiting) >= BATCH and not self.wake.is_set():  # set once: Event.set takes a lock
             self.wake.set()
 
     def _text(self, item: logging.LogRecord | _Line) -> str:
         if isinstance(item, logging.LogRecord):
             return self.format(item)
-        created, msecs, name, fmt, args = item
+        now, name, fmt, args = item
         assert self.own_format is not None  # direct_handler hands out only handlers with their own format
-        return f"{self.own_format.time_text(created, msecs)} INFO {name} {fmt % args}"
+        # created and msecs as LogRecord computes them
+        return f"{self.own_format.time_text(now / 1e9, (now % 1_000_000_000) // 1_000_000)} INFO {name} {fmt % args}"
 
     def flush(self) -> None:
         """Have every waiting record written: by the writer thread while it runs (waiting at most
@@ -164,7 +165,7 @@ class BatchedLog(logging.Handler):
                 lines.append(self._text(item))
             except Exception:  # noqa: BLE001 - as logging does: report it and go on
                 self.handleError(item if isinstance(item, logging.LogRecord) else
-                                 logging.LogRecord(item[2], logging.INFO, "", 0, item[3], item[4], None))
+                                 logging.LogRecord(item[1], logging.INFO, "", 0, item[2], item[3], None))
         if lines:
             try:
                 self.stream.write("\n".join(lines) + "\n")
