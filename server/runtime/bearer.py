@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidencekit.server.runtime.access_log import logged_path
+from evidencekit.server.runtime.access_log import answered, logged_path
 from evidencekit.server.runtime.auth import UNAUTHENTICATED, bearer_secret
 from evidencekit.server.runtime.errors import Unauthorized
 from evidencekit.server.runtime.hooks import ServiceHooks
@@ -42,10 +42,12 @@ class BearerCheck:
         except Exception as exc:  # the token lookup met an outage (503), or a bug (500)
             error = unexpected(exc, f"the bearer check of {scope['method']} {logged_path(scope)}", self.hooks)
             request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            answered(scope, error.status, request_id)
             await error_response(error, request_id, scope["path"], self.hashes)(scope, receive, send)
             return False
         if principal is None:
             request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            answered(scope, 401, request_id)
             response = error_response(Unauthorized(UNAUTHENTICATED), request_id, scope["path"], self.hashes)
             response.headers["WWW-Authenticate"] = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
             await response(scope, receive, send)

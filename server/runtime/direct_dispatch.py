@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from evidencekit.server.runtime.access_log import AccessLog
 from evidencekit.server.runtime.access_log import log as access_log
 from evidencekit.server.runtime.bearer import BearerCheck, Protected
-from evidencekit.server.runtime.rest_runtime import header_values
+from evidencekit.server.runtime.rest_runtime import OperationEndpoint, header_values
 
 
 class DirectDispatch:
@@ -39,7 +39,11 @@ class DirectDispatch:
         self.protected = frozenset(path for path in self.by_path if protects(path))  # decided once per path
         # checked only when a credential is sent (/mcp with public tools beside protected ones)
         self.optional = frozenset(path for path in self.by_path if path in protects.optional)
-        self.logged = AccessLog(self._direct).logged
+        logging_app = AccessLog(self._direct)
+        self.logged, self.reported = logging_app.logged, logging_app.reported
+        # paths whose every endpoint says what it answers (access_log.answered), as the bearer check does
+        self.reporting = frozenset(path for path, methods in self.by_path.items()
+                                   if all(isinstance(endpoint, OperationEndpoint) for endpoint in methods.values()))
 
     async def _allowed(self, scope: Scope, receive: Receive, send: Send) -> bool:
         """Whether the request may go on: True on paths needing no caller, else the bearer check's
@@ -58,7 +62,7 @@ class DirectDispatch:
         the operations are no longer served straight."""
         self.app.add_middleware(middleware_class, *args, **kwargs)
         self.by_path = {}
-        self.protected = self.optional = frozenset()
+        self.protected = self.optional = self.reporting = frozenset()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         methods = self.by_path.get(scope["path"]) if scope["type"] == "http" else None
@@ -66,6 +70,6 @@ class DirectDispatch:
         if endpoint is None or scope.get("root_path"):
             await self.app(scope, receive, send)
         elif access_log.isEnabledFor(logging.INFO):
-            await self.logged(scope, receive, send)
+            await (self.reported if scope["path"] in self.reporting else self.logged)(scope, receive, send)
         elif await self._allowed(scope, receive, send):
             await endpoint(scope, receive, send)  # what _direct does

@@ -160,9 +160,18 @@ class BatchedLog(logging.Handler):
             lines.append(self.format(logging.LogRecord(
                 "evidencekit.log", logging.WARNING, __file__, 0,
                 "%d log records dropped: the log stream did not keep up", (dropped,), None)))
+        own = self.own_format
+        second, stamp = -1, ""  # the current second as _SecondsCached writes it, made once a second
         for item in items:
             try:
-                lines.append(self._text(item))
+                if type(item) is tuple and own is not None:  # a line (the access log's): made here
+                    now, name, fmt, args = item
+                    if now // 1_000_000_000 != second:
+                        second = now // 1_000_000_000
+                        stamp = own.time_text(second, 0)[:-4]
+                    lines.append(f"{stamp},{now % 1_000_000_000 // 1_000_000:03d} INFO {name} {fmt % args}")
+                else:
+                    lines.append(self._text(item))
             except Exception:  # noqa: BLE001 - as logging does: report it and go on
                 self.handleError(item if isinstance(item, logging.LogRecord) else
                                  logging.LogRecord(item[1], logging.INFO, "", 0, item[2], item[3], None))

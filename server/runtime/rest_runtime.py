@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 from evidencekit.contracts.loader import CONTRACT_HASH_PATTERN
 from evidencekit.contracts.query import from_query
 from evidencekit.contracts.spec import OperationSpec
+from evidencekit.server.runtime.access_log import answered
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import (
     ApiError,
@@ -161,14 +162,17 @@ class OperationEndpoint:
         try:
             body = await self._answer(scope, receive, headers, request_id)
         except ApiError as error:
+            answered(scope, error.status, request_id)
             await send_json(send, error.status, answer_bytes(error.to_json(request_id)),
                             [*error_headers(error, request_id), *hash_headers])
             return
         except ClientDisconnect:
             log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
+            answered(scope, 400, "-")
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
+        answered(scope, self.spec.success_status, request_id)
         await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers])
 
     async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:

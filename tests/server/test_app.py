@@ -222,6 +222,20 @@ def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str
     assert all(service["token"] not in r.getMessage() for r in caplog.records)
 
 
+def test_refusals_are_logged_with_their_status_and_id(service: dict[str, str],
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """The operations' own paths say what they answer (access_log.answered) instead of having each
+    send watched: the bearer check's 401 and the endpoint's 400 are logged as sent."""
+    caplog.set_level("INFO", logger="evidencekit.access")
+    path = service["base"] + "/research-api/evidence/status"
+    anonymous = httpx.post(path, json={}, headers={"X-Request-Id": "no-token-1"})
+    invalid = httpx.post(path, json={"workspace_id": "x"}, headers={"Authorization": f"Bearer {service['token']}",
+                                                                     "X-Request-Id": "invalid-1"})
+    assert (anonymous.status_code, invalid.status_code) == (401, 400)
+    assert access_line(caplog, "no-token-1").startswith("POST /research-api/evidence/status 401 ")
+    assert access_line(caplog, "invalid-1").startswith("POST /research-api/evidence/status 400 ")
+
+
 def test_a_path_cannot_forge_access_log_lines(service: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
     """The path is logged as sent (percent-encoded), so %0a cannot start a forged line."""
     caplog.set_level("INFO", logger="evidencekit.access")
