@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,10 +66,11 @@ handlers: Handlers = Wrong()
 '''
 
 
-def mypy(*targets: str) -> subprocess.CompletedProcess[str]:
+def mypy(*targets: str, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MYPYPATH": str(path)} if path is not None else None
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", "/dev/null", *targets],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
+        cwd=PROJECT_ROOT, capture_output=True, text=True, check=False, env=env,
     )
 
 
@@ -84,3 +87,21 @@ def test_a_handler_that_breaks_the_interface_does_not(tmp_path: Path) -> None:
     done = mypy(str(wrong))
     assert done.returncode == 1
     assert "Incompatible types in assignment" in done.stdout
+
+
+def test_the_library_examples_handlers_answer_typed_json_data(tmp_path: Path) -> None:
+    """The example answers with its contracts' JSON data (`<Op>OutputData`): typed all the same."""
+    project = tmp_path / "library"
+    shutil.copytree(PROJECT_ROOT / "examples" / "library", project, ignore=shutil.ignore_patterns(
+        "generated", "contracts.lock.json", ".venv", "__pycache__", ".pytest_cache", ".hypothesis"))
+    for step in ("lock", "generate"):
+        subprocess.run([sys.executable, "-m", "evidencekit", "codegen", step], cwd=project, check=True,
+                       capture_output=True)
+    handlers = project / "library_api" / "handlers.py"
+    done = mypy(str(handlers), str(project / "library_api" / "serve.py"), path=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # a handler that answers data the contract's TypedDict does not describe is refused
+    handlers.write_text(handlers.read_text().replace('return {"books": found[:limit], "total": len(found)}',
+                                                     'return {"books": found[:limit], "count": len(found)}'))
+    wrong = mypy(str(handlers), path=project)
+    assert wrong.returncode == 1 and "SearchBooksOutputData" in wrong.stdout, wrong.stdout
