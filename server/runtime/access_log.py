@@ -16,7 +16,7 @@ from evidencekit.server.runtime.log_queue import direct_handler
 log = logging.getLogger("evidencekit.access")
 _LINE = "%s %s %s %.1fms request_id=%s"
 # (status, request id) of the answer, put in the scope by an endpoint that says what it answers
-# before sending it (`answered`): its line needs no wrapper around `send` (AccessLog.reported)
+# before sending it (`answered`): its line needs no wrapper around `send` (DirectDispatch)
 ANSWERED = "evidencekit.answered"
 
 
@@ -45,24 +45,15 @@ class AccessLog:
     async def logged(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The app's answer, with its line (for callers that have checked the level themselves)."""
         started = time.perf_counter()
-        seen = _Answer(send)
+        seen = Answer(send)
         try:
             await self.app(scope, receive, seen.send)
         finally:
-            _line(scope, seen.status, seen.request_id, started)
-
-    async def reported(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """`logged` for an app that says what it answers (`answered`) before sending it: a wrapper
-        around every send cost about as much as the rest of the line."""
-        started = time.perf_counter()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            status, request_id = scope.get(ANSWERED, (500, "-"))
-            _line(scope, status, request_id, started)
+            write_line(scope, seen.status, seen.request_id, started)
 
 
-def _line(scope: Scope, status: int, request_id: str, started: float) -> None:
+def write_line(scope: Scope, status: int, request_id: str, started: float) -> None:
+    """The request's line: `started` is its time.perf_counter() when it came in."""
     args = (scope["method"], logged_path(scope), status, (time.perf_counter() - started) * 1000, request_id)
     handler = direct_handler(log)
     if handler is not None:  # the line straight to the log thread's queue (log_queue)
@@ -72,8 +63,10 @@ def _line(scope: Scope, status: int, request_id: str, started: float) -> None:
         log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, args, None))
 
 
-class _Answer:
-    """What a response said of itself: its status and request id, seen as it is sent."""
+class Answer:
+    """What a response said of itself: its status and request id, seen as it is sent (`send`
+    forwards every message). An endpoint that says so itself (`answered`) needs none: watching
+    every send cost about as much as the rest of the line."""
 
     __slots__ = ("forward", "status", "request_id")
 

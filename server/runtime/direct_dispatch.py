@@ -12,13 +12,14 @@ answer every error themselves, in the shape the Starlette app's handlers give.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidencekit.server.runtime.access_log import AccessLog
+from evidencekit.server.runtime.access_log import ANSWERED, Answer, write_line
 from evidencekit.server.runtime.access_log import log as access_log
 from evidencekit.server.runtime.bearer import BearerCheck, Protected
 from evidencekit.server.runtime.rest_runtime import OperationEndpoint, header_values
@@ -39,23 +40,12 @@ class DirectDispatch:
         self.protected = frozenset(path for path in self.by_path if protects(path))  # decided once per path
         # checked only when a credential is sent (/mcp with public tools beside protected ones)
         self.optional = frozenset(path for path in self.by_path if path in protects.optional)
-        logging_app = AccessLog(self._direct)
-        self.logged, self.reported = logging_app.logged, logging_app.reported
         # paths whose every endpoint says what it answers (access_log.answered), as the bearer check does
         self.reporting = frozenset(path for path, methods in self.by_path.items()
                                    if all(isinstance(endpoint, OperationEndpoint) for endpoint in methods.values()))
 
-    async def _allowed(self, scope: Scope, receive: Receive, send: Send) -> bool:
-        """Whether the request may go on: True on paths needing no caller, else the bearer check's
-        answer (which has answered the request when it says False)."""
-        path = scope["path"]
-        if path in self.protected or (path in self.optional and b"authorization" in header_values(scope)):
-            return await self.check(scope, receive, send)
-        return True
-
-    async def _direct(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if await self._allowed(scope, receive, send):
-            await self.by_path[scope["path"]][scope["method"]](scope, receive, send)
+    def _needs_caller(self, scope: Scope, path: str) -> bool:
+        return path in self.protected or (path in self.optional and b"authorization" in header_values(scope))
 
     def add_middleware(self, middleware_class: Any, *args: Any, **kwargs: Any) -> None:
         """Starlette's `add_middleware` (outermost), and from now on every request goes through it:
@@ -65,11 +55,24 @@ class DirectDispatch:
         self.protected = self.optional = self.reporting = frozenset()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        methods = self.by_path.get(scope["path"]) if scope["type"] == "http" else None
+        # One flat function: each coroutine a request passes through costs it a frame (the log line
+        # is written here too, not by an AccessLog around another coroutine)
+        path = scope.get("path", "")  # a lifespan scope has none
+        methods = self.by_path.get(path) if scope["type"] == "http" else None
         endpoint = methods.get(scope["method"]) if methods else None
         if endpoint is None or scope.get("root_path"):
             await self.app(scope, receive, send)
-        elif access_log.isEnabledFor(logging.INFO):
-            await (self.reported if scope["path"] in self.reporting else self.logged)(scope, receive, send)
-        elif await self._allowed(scope, receive, send):
-            await endpoint(scope, receive, send)  # what _direct does
+        elif not access_log.isEnabledFor(logging.INFO):
+            if not self._needs_caller(scope, path) or await self.check(scope, receive, send):
+                await endpoint(scope, receive, send)
+        else:
+            started = time.perf_counter()
+            watched = None if path in self.reporting else Answer(send)
+            out = send if watched is None else watched.send
+            try:
+                if not self._needs_caller(scope, path) or await self.check(scope, receive, out):
+                    await endpoint(scope, receive, out)
+            finally:
+                status, request_id = (scope.get(ANSWERED, (500, "-")) if watched is None
+                                      else (watched.status, watched.request_id))
+                write_line(scope, status, request_id, started)
