@@ -11,13 +11,14 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from evidencekit.server.runtime.log_queue import direct_handler
+from evidencekit.server.runtime.log_queue import BatchedLog, direct_handler
 
 log = logging.getLogger("evidencekit.access")
 _LINE = "%s %s %s %.1fms request_id=%s"
 # (status, request id) of the answer, put in the scope by an endpoint that says what it answers
 # before sending it (`answered`): its line needs no wrapper around `send` (DirectDispatch)
 ANSWERED = "evidencekit.answered"
+UNANSWERED = (500, "-")  # what a request that sent nothing is logged with
 
 
 def answered(scope: Scope, status: int, request_id: str) -> None:
@@ -26,10 +27,22 @@ def answered(scope: Scope, status: int, request_id: str) -> None:
 
 def logged_path(scope: Scope) -> str:
     raw: bytes | None = scope.get("raw_path")
+    if raw is not None:
+        known = _LOGGED.get(raw)
+        if known is not None:
+            return known
     path: str = raw.partition(b"?")[0].decode("latin-1") if raw else scope["path"]
-    if path.isprintable():
-        return path
-    return "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in path)
+    if not path.isprintable():
+        path = "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in path)
+    if raw is not None and len(raw) <= _KEPT_LENGTH:
+        if len(_LOGGED) >= _KEPT_PATHS:  # paths of every kind (404s): kept no more than this many
+            _LOGGED.clear()
+        _LOGGED[raw] = path
+    return path
+
+
+_LOGGED: dict[bytes, str] = {}  # raw path as sent -> as logged: the operations' few paths, mostly
+_KEPT_PATHS, _KEPT_LENGTH = 1024, 256
 
 
 class AccessLog:
@@ -52,12 +65,24 @@ class AccessLog:
             write_line(scope, seen.status, seen.request_id, started)
 
 
+# How long the handler a line goes to is kept before it is looked up again: a handler or filter added
+# to the logging setup counts within this. Looked up for every line, it was a fifth of the line's
+# cost under load (scripts/bench_servers.py).
+RESOLVE_SECONDS = 0.1
+_resolved: tuple[BatchedLog | None, float] = (None, -RESOLVE_SECONDS)
+
+
 def write_line(scope: Scope, status: int, request_id: str, started: float) -> None:
     """The request's line: `started` is its time.perf_counter() when it came in."""
-    args = (scope["method"], logged_path(scope), status, (time.perf_counter() - started) * 1000, request_id)
-    handler = direct_handler(log)
-    if handler is not None:  # the line straight to the log thread's queue (log_queue)
-        handler.line(log.name, _LINE, args)
+    global _resolved
+    now = time.perf_counter()
+    args = (scope["method"], logged_path(scope), status, (now - started) * 1000, request_id)
+    handler, when = _resolved
+    if now - when > RESOLVE_SECONDS:
+        handler = direct_handler(log)
+        _resolved = (handler, now)
+    if handler is not None and not handler.closing:  # the line straight to the log thread's queue
+        handler.line(log.name, _LINE, args, now)
     else:  # a record made directly: Logger.info would first walk the stack to find its caller
         # (findCaller), which costs more than the rest of the line
         log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, args, None))

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidencekit.server.runtime.access_log import ANSWERED, Answer, write_line
+from evidencekit.server.runtime.access_log import ANSWERED, UNANSWERED, Answer, write_line
 from evidencekit.server.runtime.access_log import log as access_log
 from evidencekit.server.runtime.bearer import BearerCheck, Protected
 from evidencekit.server.runtime.rest_runtime import OperationEndpoint, header_values
@@ -73,6 +73,6 @@ class DirectDispatch:
                 if not self._needs_caller(scope, path) or await self.check(scope, receive, out):
                     await endpoint(scope, receive, out)
             finally:
-                status, request_id = (scope.get(ANSWERED, (500, "-")) if watched is None
+                status, request_id = (scope.get(ANSWERED, UNANSWERED) if watched is None
                                       else (watched.status, watched.request_id))
                 write_line(scope, status, request_id, started)

@@ -57,8 +57,8 @@ class _SecondsCached(logging.Formatter):
         return f"{self._text},{int(msecs):03d}"
 
 
-# A line queued without a record: (time.time_ns(), logger name, format, args)
-_Line = tuple[int, str, str, tuple[object, ...]]
+# A line queued without a record: (time.perf_counter(), logger name, format, args)
+_Line = tuple[float, str, str, tuple[object, ...]]
 
 
 class BatchedLog(logging.Handler):
@@ -118,23 +118,25 @@ class BatchedLog(logging.Handler):
         if not written.wait(timeout):
             self.stalled = True
 
-    def line(self, name: str, fmt: str, args: tuple[object, ...]) -> None:
+    def line(self, name: str, fmt: str, args: tuple[object, ...], at: float | None = None) -> None:
         """An INFO line of logger `name`, `fmt % args`, written as a record of it would be: for
-        callers that `direct_handler` gave this handler."""
+        callers that `direct_handler` gave this handler. `at`: its time.perf_counter(), when the
+        caller has read it (the writer turns it into the time of day)."""
         waiting = self.waiting
-        if len(waiting) >= self.max_waiting and not self._room(False):
+        waited = len(waiting)
+        if waited >= self.max_waiting and not self._room(False):
             return
-        waiting.append((time.time_ns(), name, fmt, args))  # the time made readable by the writer
-        if len(waiting) >= BATCH and not self.wake.is_set():  # set once: Event.set takes a lock
+        waiting.append((time.perf_counter() if at is None else at, name, fmt, args))
+        if waited == BATCH:  # the writer woken once, when the batch fills (Event.set takes a lock)
             self.wake.set()
 
     def _text(self, item: logging.LogRecord | _Line) -> str:
         if isinstance(item, logging.LogRecord):
             return self.format(item)
-        now, name, fmt, args = item
+        at, name, fmt, args = item
         assert self.own_format is not None  # direct_handler hands out only handlers with their own format
-        # created and msecs as LogRecord computes them
-        return f"{self.own_format.time_text(now / 1e9, (now % 1_000_000_000) // 1_000_000)} INFO {name} {fmt % args}"
+        created = at + (time.time() - time.perf_counter())
+        return f"{self.own_format.time_text(created, (created - int(created)) * 1000)} INFO {name} {fmt % args}"
 
     def flush(self) -> None:
         """Have every waiting record written: by the writer thread while it runs (waiting at most
@@ -162,14 +164,16 @@ class BatchedLog(logging.Handler):
                 "%d log records dropped: the log stream did not keep up", (dropped,), None)))
         own = self.own_format
         second, stamp = -1, ""  # the current second as _SecondsCached writes it, made once a second
+        to_wall = time.time() - time.perf_counter()  # a line's perf_counter() time to the time of day
         for item in items:
             try:
                 if type(item) is tuple and own is not None:  # a line (the access log's): made here
-                    now, name, fmt, args = item
-                    if now // 1_000_000_000 != second:
-                        second = now // 1_000_000_000
+                    at, name, fmt, args = item
+                    created = at + to_wall
+                    if int(created) != second:
+                        second = int(created)
                         stamp = own.time_text(second, 0)[:-4]
-                    lines.append(f"{stamp},{now % 1_000_000_000 // 1_000_000:03d} INFO {name} {fmt % args}")
+                    lines.append(f"{stamp},{int((created - second) * 1000):03d} INFO {name} {fmt % args}")
                 else:
                     lines.append(self._text(item))
             except Exception:  # noqa: BLE001 - as logging does: report it and go on
