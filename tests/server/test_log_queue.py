@@ -129,6 +129,31 @@ def test_the_access_log_of_a_served_process_goes_straight_to_the_log_thread() ->
     assert re.fullmatch(r"POST /a%20b 201 \d+\.\dms request_id=r7", match.group(3)), match.group(3)
 
 
+def test_a_handler_added_while_serving_sees_the_access_log_within_the_lookup_time() -> None:
+    """The access log looks up where its lines go once per RESOLVE_SECONDS, not per line: a handler
+    added to it (a team's own, say) sees the lines of requests made after that long."""
+    program = ("import asyncio, io, logging, time\n"
+               "from evidencekit.server.evidence.env_check import configure_logging\n"
+               "from evidencekit.server.runtime import access_log\n"
+               "configure_logging('INFO')\n"
+               "async def app(scope, receive, send):\n"
+               "    await send({'type': 'http.response.start', 'status': 200, 'headers': []})\n"
+               "    await send({'type': 'http.response.body', 'body': b''})\n"
+               "async def noop(message): pass\n"
+               "def request(path):\n"
+               "    scope = {'type': 'http', 'method': 'GET', 'path': path, 'raw_path': path.encode()}\n"
+               "    asyncio.run(access_log.AccessLog(app)(scope, None, noop))\n"
+               "request('/before')\n"
+               "seen = io.StringIO()\n"
+               "access_log.log.addHandler(logging.StreamHandler(seen))\n"
+               "time.sleep(access_log.RESOLVE_SECONDS * 1.5)\n"
+               "request('/after')\n"
+               "print(seen.getvalue(), end='')\n")
+    done = run_python(program)
+    assert "GET /before" not in done.stdout and done.stdout.startswith("GET /after 200 "), done.stdout
+    assert "GET /before 200 " in done.stderr and "GET /after 200 " in done.stderr, done.stderr
+
+
 def test_a_line_takes_the_record_path_when_anything_else_would_see_the_record() -> None:
     handler = BatchedLog(io.StringIO())
     parent = logging.getLogger("evidencekit.test.direct")
