@@ -35,13 +35,19 @@ class BodyLimit:
             return
         except ClientDisconnect:
             return
-        replayed = False
+        await self.app(scope, replaying({"type": "http.request", "body": body, "more_body": False}, receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()  # after the body: only a disconnect can come
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
 
-        await self.app(scope, replay, send)
+def replaying(first: Message, receive: Receive) -> Receive:
+    """A `receive` that gives `first` (the request, read already) once, then what `receive` gives
+    (after a whole body, only a disconnect can come)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return first
+
+    return replay

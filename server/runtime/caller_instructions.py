@@ -15,7 +15,9 @@ import json
 import logging
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evidencekit.server.runtime.body_limit import replaying
 
 log = logging.getLogger("evidencekit.mcp")
 for_caller: contextvars.ContextVar[str] = contextvars.ContextVar("evidencekit_caller_instructions", default="")
@@ -69,17 +71,8 @@ class CallerInstructions:
         token = None
         if principal is not None and _asks_for_instructions(first.get("body", b"")):
             token = for_caller.set(await _caller_text(hook, principal))
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return first
-
         try:
-            await self.app(scope, replay, send)
+            await self.app(scope, replaying(first, receive), send)
         finally:
             if token is not None:
                 for_caller.reset(token)

@@ -36,8 +36,9 @@ from mcp_types import (
 from mcp_types import methods as surfaces
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from evidencekit.server.runtime.body_limit import replaying
 from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.mcp import ToolCaller, current
 
@@ -71,18 +72,8 @@ class McpDirect:
             request = _plain_request(message.get("body", b"")) if not message.get("more_body") else None
             if request is not None:
                 answered = await self._answer(scope, send, version or DEFAULT_NEGOTIATED_VERSION, *request)
-        if answered:
-            return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return message
-
-        await self.sdk(scope, replay, send)
+        if not answered:
+            await self.sdk(scope, replaying(message, receive), send)
 
     async def _answer(self, scope: Scope, send: Send, version: str, request_id: str | int, method: str,
                       params: dict[str, Any] | None) -> bool:
