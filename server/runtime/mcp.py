@@ -97,10 +97,12 @@ def _arguments_json(arguments: Mapping[str, Any]) -> tuple[bytes | str, int]:
     """The arguments as JSON text for the typed model to parse, and their size as sent (compact UTF-8)."""
     try:
         raw = orjson.dumps(arguments)
-        return raw, len(raw)
+        if b"null" not in raw:  # orjson writes NaN and infinities as null: those go the slow way
+            return raw, len(raw)
     except TypeError:  # beyond orjson (an integer past 64 bits, a lone surrogate)
-        return json.dumps(arguments), len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogatepass"))
+        pass
+    return json.dumps(arguments), len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"))
 
 
 SettingsSource = McpSettings | Callable[[], McpSettings]  # a callable: read again on every request
@@ -171,7 +173,8 @@ class ToolCaller:
                 context.principal = http.get("state", {}).get("principal")
             caller = None if http is not None else self.stdio_caller  # stdio: asked once the input is valid
             data = await pipeline.run(arguments, raw, context, caller)
-            text = answer_bytes(data).decode()  # the JSON REST sends
+            content = [{"type": "text", "text": answer_bytes(data).decode()}]  # the JSON REST sends
+            content += [{"type": "text", "text": note} for note in current(self.settings).notes(spec, data)]
         except BadRequest as refused:
             if refused.code == "validation_failed":
                 refused = _arguments_refused(refused.fields)
@@ -180,8 +183,6 @@ class ToolCaller:
             return error_result(error, request_id)
         except Exception as exc:  # a tool failure, not a protocol error: the caller gets an isError result
             return error_result(unexpected(exc, f"{spec.name} (request {request_id})", self.hooks), request_id)
-        content = [{"type": "text", "text": text}]
-        content += [{"type": "text", "text": note} for note in current(self.settings).notes(spec, data)]
         return {"content": content, "structuredContent": data, "isError": False}
 
 

@@ -14,21 +14,26 @@ that is not one well-formed request of those four methods with params in their p
 SDK already answers in one exchange) or one not known, a `tools/call` at a version whose result
 shape differs from the one written here (before 2025-06-18: no structuredContent), requests whose
 Accept or Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py
-sends the same requests both ways and holds the answers equal.
+sends the same requests both ways and holds the answers equal. A request is read with the SDK's own
+parser (pydantic-core), so what it refuses (nesting past its limit) is the SDK's to answer.
+
+One difference: the SDK's server middleware (its OpenTelemetry spans) does not see the requests
+answered here; the access log does.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
 from mcp.server import Server
 from mcp.server.streamable_http import CONTENT_TYPE_JSON, CONTENT_TYPE_SSE
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
+    INTERNAL_ERROR,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -36,11 +41,14 @@ from mcp_types import (
 from mcp_types import methods as surfaces
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
+from pydantic_core import from_json
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.server.runtime.body_limit import replaying
 from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.mcp import ToolCaller, current
+
+log = logging.getLogger("evidencekit.mcp")
 
 # Versions at which a tools/call result goes on the wire as ToolCaller writes it (content,
 # structuredContent, isError): the SDK's per-version sieve leaves it whole.
@@ -71,7 +79,13 @@ class McpDirect:
         if accepts_both and json_body and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
             request = _plain_request(message.get("body", b"")) if not message.get("more_body") else None
             if request is not None:
-                answered = await self._answer(scope, send, version or DEFAULT_NEGOTIATED_VERSION, *request)
+                try:
+                    answered = await self._answer(scope, send, version or DEFAULT_NEGOTIATED_VERSION, *request)
+                except Exception:  # past the tool pipeline's own net (settings or instructions that raise)
+                    log.exception("/mcp %s failed", request[1])
+                    await _send(send, {"jsonrpc": "2.0", "id": request[0],
+                                       "error": {"code": INTERNAL_ERROR, "message": "Internal error"}})
+                    return
         if not answered:
             await self.sdk(scope, replaying(message, receive), send)
 
@@ -91,6 +105,7 @@ class McpDirect:
                 await _send(send, {"jsonrpc": "2.0", "id": request_id, "error": error.error.model_dump(
                     by_alias=True, mode="json", exclude_none=True)})
                 return True
+
         elif params:  # ping, tools/list and initialize with more than their plain params: the SDK's
             if method != "initialize":
                 return False
@@ -158,10 +173,12 @@ def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
 
 def _plain_request(body: bytes) -> tuple[str | int, str, dict[str, Any] | None] | None:
     """(id, method, params) of a single JSON-RPC request with nothing else in its envelope; None
-    for anything else (a notification, a batch, text that is not JSON), which the SDK answers."""
+    for anything else (a notification, a batch, text that is not JSON), which the SDK answers.
+    Read by the SDK's own parser (pydantic-core), which refuses what it refuses (nesting past its
+    limit, say)."""
     try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        message = from_json(body, cache_strings=False)
+    except ValueError:
         return None
     if type(message) is not dict or not message.keys() <= _ENVELOPE_KEYS or message.get("jsonrpc") != "2.0":
         return None

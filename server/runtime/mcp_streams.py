@@ -93,7 +93,7 @@ class McpStreams:
 
     async def _within_idle_limit(self, scope: Scope, receive: Receive, send: Send) -> None:
         idle = self.limits.idle_seconds
-        started = done = False
+        started = done = streamed = False
         body = bytearray()  # the request as read (BodyLimit bounds it): whom a timeout answers
 
         async def received() -> Message:
@@ -106,8 +106,11 @@ class McpStreams:
             timer = _IdleTimer(limit, idle)
 
             async def sent(message: Message) -> None:
-                nonlocal started, done
-                started = started or message["type"] == "http.response.start"
+                nonlocal started, done, streamed
+                if message["type"] == "http.response.start":
+                    started = True
+                    streamed = any(key == b"content-type" and value.startswith(b"text/event-stream")
+                                   for key, value in message.get("headers", ()))
                 done = message["type"] == "http.response.body" and not message.get("more_body", False)
                 activity = not _keep_alive_only(message)
                 if activity:
@@ -120,11 +123,14 @@ class McpStreams:
                 await self.app(scope, received, sent)
             finally:
                 timer.stop()
-        if limit.cancelled_caught and not done:
+        if limit.cancelled_caught and not done and (streamed or not started):
             await self._end(scope, receive, send, started, bytes(body))
+        # a JSON answer cut after its head (a client that stopped reading): nothing more can be said
+        # in it; the server closes the connection
 
     async def _end(self, scope: Scope, receive: Receive, send: Send, started: bool, request: bytes) -> None:
-        """The answer after the idle limit: an error if nothing was sent, else the stream's last event."""
+        """The answer after the idle limit: an error if nothing was sent, else the event stream's
+        last event."""
         message = f"no answer within {self.limits.idle_seconds:g} s"
         with anyio.move_on_after(1):  # a client that does not read is not waited for
             if not started:

@@ -161,3 +161,40 @@ def test_the_bearer_check_comes_before_the_direct_path(base: str) -> None:
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     refused = post(base, ping, "2025-06-18", token="wrong")
     assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
+
+
+def test_what_the_sdks_parser_refuses_is_the_sdks_to_answer(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The direct path reads a request with the SDK's own parser: a message nested past its limit
+    gets the SDK's parse error, not an answer."""
+    deep: Any = "x"
+    for _ in range(300):
+        deep = [deep]
+    params = {**initialize("2025-06-18"), "capabilities": {"experimental": {"deep": deep}}}
+    direct, sdk = both_ways(base, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+                            "2025-06-18", monkeypatch)
+    assert direct.status_code == sdk.status_code == 400
+    assert direct.json()["error"]["code"] == sdk.json()["error"]["code"] == -32700
+
+
+def test_arguments_keep_values_json_cannot_write_compactly() -> None:
+    """NaN and infinities (which the SDK's parser reads) reach the typed model as they were sent,
+    not as null (orjson's writing of them)."""
+    from evidencekit.server.runtime.mcp import _arguments_json
+
+    raw, _ = _arguments_json({"x": float("nan"), "y": float("inf"), "z": None})
+    assert "NaN" in str(raw) and "Infinity" in str(raw)
+    assert _arguments_json({"q": "é"}) == (b'{"q":"\xc3\xa9"}', 10)  # compact UTF-8, as sent
+
+
+def test_a_failing_notes_function_is_an_error_result_not_a_dropped_answer() -> None:
+    def broken(spec: Any, data: Any) -> list[str]:
+        raise RuntimeError("notes broke")
+
+    app = create_app(ExampleHandlers(), ServiceHooks(auth=CountingAuth()), mcp=McpSettings(name="t", notes=broken))
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "search_documents", "arguments": {"query": "x"}}}
+    with live_server(app, lifespan="on") as url:
+        answer = post(url, call, "2025-06-18")
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    result = answer.json()["result"]
+    assert result["isError"] is True and json.loads(result["content"][0]["text"])["error"] == "internal_error"
