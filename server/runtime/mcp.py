@@ -122,6 +122,8 @@ class ToolCaller:
     stdio_credential: str | None = None  # over stdio: the credential every call acts with
     _pipelines: dict[str, OperationPipeline] = field(init=False)
     _profiles: dict[str, tuple[str, ...]] = field(init=False)
+    _listed_tools: dict[tuple[str | None, bool], list[types.Tool]] = field(init=False, default_factory=dict)
+    _by_name: dict[str, ToolBinding] = field(init=False)
 
     def __post_init__(self) -> None:
         unauthenticated = current(self.settings).unauthenticated
@@ -130,6 +132,7 @@ class ToolCaller:
                            for binding in self.bindings}
         self._profiles = {binding.descriptor["name"]: tuple(binding.descriptor.get("profiles", ()))
                           for binding in self.bindings}
+        self._by_name = {binding.descriptor["name"]: binding for binding in self.bindings}
 
     def _listed(self, name: str) -> bool:
         """Whether the profile lists the tool (a tool it hides is not callable either), without
@@ -137,9 +140,22 @@ class ToolCaller:
         profile = current(self.settings).profile
         return profile is None or profile in self._profiles.get(name, ())
 
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A listed tool's inputSchema (None for one the profile does not list): what the SDK checks a
+        2026-07-28 call's Mcp-Param headers against. Without it the SDK lists every tool, validated
+        and serialized again, on each such call to find the schema."""
+        binding = self._by_name.get(name)
+        return binding.descriptor["inputSchema"] if binding is not None and self._listed(name) else None
+
     def tools(self) -> list[types.Tool]:
+        """tools/list's tools, made once per profile: the SDK lists them again for every 2026-07-28
+        call that names its tool in a header (to check the header against the tool's schema)."""
         settings = current(self.settings)
-        return listed_tools(self.bindings, settings.profile, settings.output_schemas)
+        key = (settings.profile, settings.output_schemas)  # all that listed_tools reads of the settings
+        listed = self._listed_tools.get(key)
+        if listed is None:
+            listed = self._listed_tools[key] = listed_tools(self.bindings, settings.profile, settings.output_schemas)
+        return list(listed)
 
     async def stdio_caller(self) -> Any:
         return await self.hooks.auth.authenticate(self.stdio_credential or "")
@@ -205,7 +221,8 @@ class _InstructedServer(Server[Any]):
 
 def build_server(caller: ToolCaller) -> Server[Any]:
     return _InstructedServer(caller.settings, version=current(caller.settings).version,
-                             on_list_tools=caller.list_tools, on_call_tool=caller.call_tool)
+                             on_list_tools=caller.list_tools, on_call_tool=caller.call_tool,
+                             get_tool_input_schema=caller.input_schema)
 
 
 # At the end of input, how long requests already read may still take to be answered.

@@ -198,3 +198,19 @@ def test_a_failing_notes_function_is_an_error_result_not_a_dropped_answer() -> N
     assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
     result = answer.json()["result"]
     assert result["isError"] is True and json.loads(result["content"][0]["text"])["error"] == "internal_error"
+
+
+@pytest.mark.anyio
+async def test_a_client_of_the_single_exchange_era_calls_tools_through_the_sdk(base: str) -> None:
+    """The SDK's Client in its default mode speaks 2026-07-28 (server/discover first): the SDK
+    answers it, checking the call's Mcp-Param headers against the tool's schema, which it now asks
+    the tool caller for (get_tool_input_schema) instead of listing every tool on each call."""
+    import httpx2
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer ada"}) as http, \
+            Client(streamable_http_client(base + "/mcp", http_client=http)) as client:
+        result = await client.call_tool("search_documents", {"query": "notes"})
+    assert not result.is_error and result.structured_content is not None
+    assert "results" in result.structured_content
