@@ -18,7 +18,8 @@ fastmcp_sse    the same answering with an event stream (its default)
 
 Loads: REST get_book (a small answer, cycling through the 50 ids) and search_books (all 50 books,
 ~12 KB); MCP tools/call of the same two over Streamable HTTP, as a 2025 client sends them (no
-session, MCP-Protocol-Version 2025-06-18). Before measuring, every side's answer to each load is
+session, MCP-Protocol-Version 2025-06-18); and get_book as a 2026-07-28 call (what the Python SDK's
+Client sends by default: its envelope in params._meta), which the SDK answers on both sides. Before measuring, every side's answer to each load is
 checked to carry the same JSON data. Ratios are medians over the rounds of ours / peer.
 """
 
@@ -45,13 +46,24 @@ MCP_VERSION = "2025-06-18"
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                "MCP-Protocol-Version": MCP_VERSION}
 REST_HEADERS = {"Content-Type": "application/json"}
+# A 2026-07-28 call (what the Python SDK's Client sends by default): its envelope in params._meta
+# and its routing headers
+MODERN_VERSION = "2026-07-28"
+MODERN_HEADERS = {**MCP_HEADERS, "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/call",
+                  "Mcp-Name": "get_book"}
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+               "io.modelcontextprotocol/clientCapabilities": {}}
 SIDES = {
     "rest_get": ("ours", "ours_logged", "fastapi"),
     "rest_search": ("ours", "ours_logged", "fastapi"),
     "mcp_get": ("ours", "fastmcp_json", "fastmcp_sse"),
     "mcp_search": ("ours", "fastmcp_json", "fastmcp_sse"),
+    "mcp_get_2026": ("ours", "fastmcp_json"),
 }
-PATHS = {"rest_get": "/books/get", "rest_search": "/books/search", "mcp_get": "/mcp", "mcp_search": "/mcp"}
+PATHS = {"rest_get": "/books/get", "rest_search": "/books/search", "mcp_get": "/mcp", "mcp_search": "/mcp",
+         "mcp_get_2026": "/mcp"}
+HEADERS = {"rest_get": REST_HEADERS, "rest_search": REST_HEADERS, "mcp_get": MCP_HEADERS, "mcp_search": MCP_HEADERS,
+           "mcp_get_2026": MODERN_HEADERS}
 # (load, ours' side, peer side, the issue's target)
 RATIOS = [
     ("REST get_book", "rest_get", "ours", "fastapi", 2.0),
@@ -60,6 +72,7 @@ RATIOS = [
     ("MCP tools/call search_books", "mcp_search", "ours", "fastmcp_json", 2.0),
     ("MCP tools/call get_book, against SSE", "mcp_get", "ours", "fastmcp_sse", None),
     ("MCP tools/call search_books, against SSE", "mcp_search", "ours", "fastmcp_sse", None),
+    ("MCP tools/call get_book, 2026-07-28 (SDK path)", "mcp_get_2026", "ours", "fastmcp_json", None),
 ]
 
 
@@ -101,10 +114,11 @@ def bodies(load: str, data: list[dict[str, object]]) -> list[str]:
         return [json.dumps({"id": book_id}) for book_id in ids]
     if load == "rest_search":
         return [json.dumps({"query": "", "limit": 50})]
-    tool, arguments = (("get_book", [{"id": book_id} for book_id in ids]) if load == "mcp_get"
+    tool, arguments = (("get_book", [{"id": book_id} for book_id in ids]) if load.startswith("mcp_get")
                        else ("search_books", [{"query": "", "limit": 50}]))
+    meta = {"_meta": MODERN_META} if load == "mcp_get_2026" else {}
     return [json.dumps({"jsonrpc": "2.0", "id": n + 1, "method": "tools/call",
-                        "params": {"name": tool, "arguments": given}}) for n, given in enumerate(arguments)]
+                        "params": {"name": tool, "arguments": given, **meta}}) for n, given in enumerate(arguments)]
 
 
 def wrk_script(requests: list[str], headers: dict[str, str]) -> str:
@@ -120,8 +134,7 @@ def answer_data(load: str, port: int, body: str) -> object:
     (from a JSON answer or from the event stream's message)."""
     import httpx
 
-    headers = REST_HEADERS if load.startswith("rest") else MCP_HEADERS
-    answer = httpx.post(f"http://127.0.0.1:{port}{PATHS[load]}", content=body, headers=headers, timeout=10)
+    answer = httpx.post(f"http://127.0.0.1:{port}{PATHS[load]}", content=body, headers=HEADERS[load], timeout=10)
     answer.raise_for_status()
     if load.startswith("rest"):
         return answer.json()
@@ -208,8 +221,7 @@ def main() -> int:
                 seen = {side: answer_data(load, ports[side], first) for side in SIDES[load] if side in ports}
                 if len({json.dumps(value, sort_keys=True) for value in seen.values()}) != 1:
                     raise SystemExit(f"{load}: the sides answer different data: {seen}")
-                headers = REST_HEADERS if load.startswith("rest") else MCP_HEADERS
-                (data_dir / f"{load}.lua").write_text(wrk_script(bodies(load, data), headers))
+                (data_dir / f"{load}.lua").write_text(wrk_script(bodies(load, data), HEADERS[load]))
             size = len(json.dumps(answer_data("rest_search", ports[SIDES["rest_search"][0]],
                                               bodies("rest_search", data)[0]))) if "rest_search" in loads else 0
             print(f"50 books; search_books answers {size:,} bytes of JSON" if size else "50 books", flush=True)

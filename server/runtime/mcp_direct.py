@@ -5,15 +5,14 @@ and a task group, and answers with an event stream: about twenty times the cost 
 operation over REST. Most requests a stateless client sends are one of four plain requests, and
 their answers need none of that: `tools/call` (through the same ToolCaller, and so the same
 operation pipeline, as the SDK's handler), `tools/list`, `initialize` and `ping`. Those are
-answered here, as JSON (the client has said it accepts `application/json`: the spec lets a server
-answer either way), with the bytes the SDK would put in its event's data.
+answered here, as the SDK answers them (it runs in JSON mode: app.py).
 
 Everything else goes to the SDK unchanged: notifications and responses (202), batches, anything
 that is not one well-formed request of those four methods with params in their plain shape (a
 `_meta`, a cursor, a task), a protocol version of the single-exchange era (2026-07-28, which the
 SDK already answers in one exchange) or one not known, a `tools/call` at a version whose result
 shape differs from the one written here (before 2025-06-18: no structuredContent), requests whose
-Accept or Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py
+Accept (no JSON) or Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py
 sends the same requests both ways and holds the answers equal. A request is read with the SDK's own
 parser (pydantic-core), so what it refuses (nesting past its limit) is the SDK's to answer.
 
@@ -28,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp.server import Server
-from mcp.server.streamable_http import CONTENT_TYPE_JSON, CONTENT_TYPE_SSE
+from mcp.server.streamable_http import CONTENT_TYPE_JSON
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import (
@@ -73,10 +72,10 @@ class McpDirect:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.sdk(scope, receive, send)
             return
-        version, accepts_both, json_body = _request_headers(scope)
+        version, accepts_json, json_body = _request_headers(scope)
         message = await receive()
         answered = False
-        if accepts_both and json_body and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
+        if accepts_json and json_body and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
             request = _plain_request(message.get("body", b"")) if not message.get("more_body") else None
             if request is not None:
                 try:
@@ -153,8 +152,8 @@ class McpDirect:
 
 
 def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
-    """(MCP-Protocol-Version, whether Accept names both JSON and event streams, whether the
-    Content-Type is JSON), the first of each name, read as the SDK's transport reads them."""
+    """(MCP-Protocol-Version, whether Accept takes JSON, whether the Content-Type is JSON), the
+    first of each name, read as the SDK's transport reads them in JSON mode."""
     version = accept = content_type = None
     for name, value in scope["headers"]:
         if name == _VERSION_KEY and version is None:
@@ -164,11 +163,9 @@ def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
         elif name == b"content-type" and content_type is None:
             content_type = value.decode("latin-1")
     types = {part.strip().split(";")[0].strip().lower() for part in (accept or "").split(",")}
-    wildcard = "*/*" in types
-    accepts_both = (wildcard or bool(types & {CONTENT_TYPE_JSON, "application/*"})) and (
-        wildcard or bool(types & {CONTENT_TYPE_SSE, "text/*"}))
+    accepts_json = bool(types & {"*/*", CONTENT_TYPE_JSON, "application/*"})
     json_body = CONTENT_TYPE_JSON in (part.strip() for part in (content_type or "").split(";")[0].split(","))
-    return version, accepts_both, json_body
+    return version, accepts_json, json_body
 
 
 def _plain_request(body: bytes) -> tuple[str | int, str, dict[str, Any] | None] | None:

@@ -10,7 +10,8 @@ stream, and what one credential and all clients together keep open is bounded in
   `too_many_streams` past that. Each has `Retry-After: 1`.
 - An answer that sends nothing for `idle_seconds` (no first byte, or no next event; the SDK's
   keep-alive comments every 15 s do not count) is ended: if
-  nothing was sent yet, with 503 `stream_idle`; an event stream already started (the SDK starts it
+  nothing was sent yet, with 503 `stream_idle` (/mcp answers JSON: the usual case); an event stream
+  already started (a subscription's; the SDK in its event-stream mode starts it
   at once) gets, for the request it answers, a JSON-RPC error (-32001, request timeout) as its last
   event. A client that stops reading holds its stream no longer than that either.
 """

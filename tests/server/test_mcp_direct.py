@@ -1,7 +1,7 @@
 """The direct path of `/mcp` (mcp_direct) against the SDK it stands in for: the same requests sent
 both ways get the same JSON-RPC answers, at every protocol version of the handshake era; what the
 direct path does not take (notifications, batches, other methods and shapes, the single-exchange
-era) is answered by the SDK as before."""
+era) is answered by the SDK as before (in JSON mode: app.py)."""
 
 from __future__ import annotations
 
@@ -130,17 +130,28 @@ def test_ids_come_back_as_sent(base: str, request_id: Any, monkeypatch: pytest.M
     assert message_of(direct) == message_of(sdk) == {"jsonrpc": "2.0", "id": request_id, "result": {}}
 
 
-def test_plain_requests_are_answered_as_json_the_rest_by_the_sdk(base: str) -> None:
+def test_plain_requests_are_answered_directly_the_rest_by_the_sdk(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[bool] = []
+    answer_directly = mcp_direct.McpDirect._answer
+
+    async def watched(self: Any, *args: Any) -> bool:
+        taken.append(await answer_directly(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(mcp_direct.McpDirect, "_answer", watched)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "search_documents", "arguments": {"query": "x"}}}
     answer = post(base, call, "2025-06-18")
-    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["content-type"] == "application/json" and taken == [True]
     assert int(answer.headers["content-length"]) == len(answer.content)
-    # what it leaves: the SDK's event stream, or the SDK's own refusals
-    assert post(base, call, "2025-03-26").headers["content-type"].startswith("text/event-stream")
+    assert post(base, call, "2025-06-18", accept="application/json").status_code == 200 and taken[-1] is True
+    # what it leaves goes to the SDK (JSON too: it runs in JSON mode), or gets the SDK's refusals
+    taken.clear()
+    assert post(base, call, "2025-03-26").headers["content-type"] == "application/json"
     assert post(base, {**call, "params": {**call["params"], "_meta": {"progressToken": 2}}},
-                "2025-06-18").headers["content-type"].startswith("text/event-stream")
-    assert post(base, call, "2025-06-18", accept="application/json").status_code == 406
+                "2025-06-18").headers["content-type"] == "application/json"
+    assert taken == [False, False]
+    assert post(base, call, "2025-06-18", accept="text/event-stream").status_code == 406
     notification = post(base, {"jsonrpc": "2.0", "method": "notifications/initialized"}, "2025-06-18")
     assert (notification.status_code, notification.content) == (202, b"")
     batch = post(base, [call, call], "2025-06-18")

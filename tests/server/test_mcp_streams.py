@@ -4,7 +4,6 @@ per credential and in all, an answer idle past its limit ended."""
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 import uuid
@@ -85,16 +84,14 @@ def test_one_credential_holds_at_most_its_share_and_all_together_the_total() -> 
 
 
 def test_an_answer_idle_past_the_limit_is_ended() -> None:
-    handlers = HeldStatus()  # never released: the tool would hold the stream for ever
+    handlers = HeldStatus()  # never released: the tool would hold the request for ever
     with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
         BASE[0] = base
         answer = status_call("alpha")
         handlers.release.set()
-    # the SDK starts the event stream at once: its last event answers the call with a timeout
-    assert answer.status_code == 200 and answer.headers["content-type"] == "text/event-stream", answer.text
-    events = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
-    assert [json.loads(event) for event in events][-1] == {
-        "jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "no answer within 0.5 s"}}
+    # /mcp answers JSON: nothing was sent, so the caller gets a 503 it can read and retry
+    assert answer.status_code == 503 and answer.json()["code"] == "stream_idle", answer.text
+    assert answer.headers["retry-after"] == "1"
 
 
 def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> None:

@@ -31,8 +31,7 @@ def mcp_call(base: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     answer = httpx.post(base + "/mcp", json=call, headers={**AUTH, "Accept": "application/json, text/event-stream"},
                         timeout=30)
     assert answer.status_code == 200, answer.text
-    data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
-    return json.loads(data[-1])  # type: ignore[no-any-return]
+    return message_of(answer)
 
 
 def test_a_declared_success_status_is_the_status_answers_are_sent_with(tmp_path: Path) -> None:
@@ -80,9 +79,16 @@ def anonymous_mcp(base: str, tool: str, arguments: dict[str, Any]) -> httpx.Resp
     return httpx.post(base + "/mcp", json=call, headers={"Accept": "application/json, text/event-stream"}, timeout=30)
 
 
+def message_of(answer: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of an /mcp answer: its JSON body, or its event stream's last message."""
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
+        return json.loads(data[-1])  # type: ignore[no-any-return]
+    return answer.json()  # type: ignore[no-any-return]
+
+
 def result_of(answer: httpx.Response) -> dict[str, Any]:
-    data = [line[len("data: "):] for line in answer.text.splitlines() if line.startswith("data: ")]
-    return json.loads(data[-1])["result"]  # type: ignore[no-any-return]
+    return message_of(answer)["result"]  # type: ignore[no-any-return]
 
 
 def test_a_public_tool_beside_protected_ones_is_callable_without_a_credential(tmp_path: Path) -> None:
