@@ -72,7 +72,7 @@ RATIOS = [
     ("MCP tools/call search_books", "mcp_search", "ours", "fastmcp_json", 2.0),
     ("MCP tools/call get_book, against SSE", "mcp_get", "ours", "fastmcp_sse", None),
     ("MCP tools/call search_books, against SSE", "mcp_search", "ours", "fastmcp_sse", None),
-    ("MCP tools/call get_book, 2026-07-28 (SDK path)", "mcp_get_2026", "ours", "fastmcp_json", None),
+    ("MCP tools/call get_book, 2026-07-28", "mcp_get_2026", "ours", "fastmcp_json", None),
 ]
 
 

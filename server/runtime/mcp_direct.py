@@ -22,6 +22,7 @@ answered here; the access log does.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -29,18 +30,31 @@ from typing import Any
 from mcp.server import Server
 from mcp.server.streamable_http import CONTENT_TYPE_JSON
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
     INTERNAL_ERROR,
+    SERVER_INFO_META_KEY,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
+    JSONRPCRequest,
 )
 from mcp_types import methods as surfaces
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
 from pydantic import ValidationError
 from pydantic_core import from_json
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.server.runtime.body_limit import replaying
@@ -54,6 +68,7 @@ log = logging.getLogger("evidencekit.mcp")
 _CALL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
 _VERSION_KEY = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_MODERN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 _CALL_KEYS = frozenset({"name", "arguments"})
 _JSON_HEADERS = [(b"content-type", CONTENT_TYPE_JSON.encode("ascii"))]
 
@@ -75,7 +90,15 @@ class McpDirect:
         version, accepts_json, json_body = _request_headers(scope)
         message = await receive()
         answered = False
-        if accepts_json and json_body and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
+        if accepts_json and json_body and version in MODERN_PROTOCOL_VERSIONS and not message.get("more_body"):
+            try:
+                answered = await self._single_exchange_call(scope, send, version, message.get("body", b""))
+            except Exception:  # past the tool pipeline's own net: the SDK's answer to a handler failure
+                log.exception("/mcp %s tools/call failed", version)
+                answered = True
+                await _send(send, {"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR,
+                                                                          "message": "Internal error"}})
+        elif accepts_json and json_body and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
             request = _plain_request(message.get("body", b"")) if not message.get("more_body") else None
             if request is not None:
                 try:
@@ -118,6 +141,51 @@ class McpDirect:
         else:
             return False
         await _send(send, {"jsonrpc": "2.0", "id": request_id, "result": result})
+        return True
+
+    async def _single_exchange_call(self, scope: Scope, send: Send, version: str, body: bytes) -> bool:
+        """A 2026-07-28 `tools/call` of a tool this server lists, its envelope checked by the SDK's
+        own ladder (the checks its single-exchange entry runs, in its order), answered as that entry
+        answers it; False for anything else (other methods, a refusal, a tool not listed)."""
+        try:
+            decoded = json.loads(body)  # the SDK's parser for this era
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(decoded, dict) or decoded.get("method") != "tools/call" or "id" not in decoded:
+            return False
+        params = decoded.get("params")
+        if not isinstance(params, dict) or not params.keys() <= _MODERN_CALL_KEYS:
+            return False
+        name, arguments = params.get("name"), params.get("arguments")
+        if type(name) is not str or not (arguments is None or type(arguments) is dict):
+            return False
+        schema = self.caller.input_schema(name)
+        if schema is None or self.server.cache_hints.get("tools/call") is not None:
+            return False  # an unknown or hidden tool, a cache hint to add: the SDK's to answer
+        try:
+            request = JSONRPCRequest.model_validate(decoded)
+        except ValidationError:
+            return False
+        headers = Headers(scope=scope)
+        if find_duplicated_routing_header(headers.items()) is not None:
+            return False
+        verdict = classify_inbound_request(decoded, headers=dict(headers))
+        if isinstance(verdict, InboundLadderRejection):
+            return False
+        if validate_mcp_param_headers(schema, arguments or {}, headers) is not None:
+            return False
+        try:
+            surfaces.validate_client_request("tools/call", verdict.protocol_version, params)
+        except (ValidationError, KeyError, ValueError):
+            return False
+        result = await self.caller.result(name, arguments, scope)
+        # as the SDK dumps the CallToolResult its handler gets back, then shapes it for the version
+        shaped = surfaces.serialize_server_result("tools/call", verdict.protocol_version,
+                                                  {**result, "resultType": "complete"})
+        meta = shaped.get("_meta")
+        if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
+            shaped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        await _send(send, {"jsonrpc": "2.0", "id": request.id, "result": shaped})
         return True
 
     def _tools(self, version: str) -> dict[str, Any]:

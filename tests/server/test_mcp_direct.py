@@ -225,3 +225,64 @@ async def test_a_client_of_the_single_exchange_era_calls_tools_through_the_sdk(b
         result = await client.call_tool("search_documents", {"query": "notes"})
     assert not result.is_error and result.structured_content is not None
     assert "results" in result.structured_content
+
+
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+# (params, extra headers) of 2026-07-28 tools/calls: answered directly when the SDK's ladder passes
+# them, left to the SDK otherwise; the answers must be the same either way
+MODERN_CALLS: list[tuple[dict[str, Any], dict[str, str]]] = [
+    ({"name": "search_documents", "arguments": {"query": "notes"}, "_meta": ENVELOPE}, {}),
+    ({"name": "search_documents", "arguments": {"query": "ünïcode"},
+      "_meta": {**ENVELOPE, "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}}}, {}),
+    ({"name": "sosoapi_research_evidence_status", "arguments": status_arguments(), "_meta": ENVELOPE}, {}),
+    ({"name": "search_documents", "arguments": {"query": 5}, "_meta": ENVELOPE}, {}),  # an isError result
+    ({"name": "search_documents", "_meta": ENVELOPE}, {}),
+    ({"name": "no_such_tool", "arguments": {}, "_meta": ENVELOPE}, {}),  # the SDK's error
+    ({"name": "search_documents", "arguments": {"query": "x"}}, {}),  # no envelope: refused
+    ({"name": "search_documents", "arguments": {"query": "x"},
+      "_meta": {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}}, {}),  # mismatch
+    ({"name": "search_documents", "arguments": {"query": "x"}, "_meta": ENVELOPE}, {"Mcp-Name": "get_documents"}),
+    ({"name": "search_documents", "arguments": {"query": "x"}, "_meta": ENVELOPE}, {"Mcp-Method": "tools/list"}),
+    ({"name": "search_documents", "arguments": {"query": "x"}, "_meta": {**ENVELOPE, "progressToken": 3}}, {}),
+]
+
+
+def post_modern(base: str, params: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+    routing = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH, "Authorization": "Bearer ada",
+               "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": str(params.get("name")),
+               **headers}
+    body = {"jsonrpc": "2.0", "id": "m-1", "method": "tools/call", "params": params}
+    return httpx.post(base + "/mcp", json=body, headers=routing, timeout=30)
+
+
+@pytest.mark.parametrize(("params", "headers"), MODERN_CALLS, ids=lambda v: json.dumps(v)[:50])
+def test_a_single_exchange_call_is_answered_as_the_sdk_answers_it(
+        base: str, params: dict[str, Any], headers: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    direct = post_modern(base, params, headers)
+    with monkeypatch.context() as patched:
+        async def to_the_sdk(*_: Any) -> bool:
+            return False
+
+        patched.setattr(mcp_direct.McpDirect, "_single_exchange_call", to_the_sdk)
+        sdk = post_modern(base, params, headers)
+    assert direct.status_code == sdk.status_code
+    assert message_of(direct) == message_of(sdk)
+
+
+def test_a_plain_single_exchange_call_takes_the_direct_path(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[bool] = []
+    call_directly = mcp_direct.McpDirect._single_exchange_call
+
+    async def watched(self: Any, *args: Any) -> bool:
+        taken.append(await call_directly(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(mcp_direct.McpDirect, "_single_exchange_call", watched)
+    answer = post_modern(base, *MODERN_CALLS[0])
+    assert answer.status_code == 200 and taken == [True]
+    result = answer.json()["result"]
+    assert result["resultType"] == "complete" and "io.modelcontextprotocol/serverInfo" in result["_meta"]
+    post_modern(base, *MODERN_CALLS[5])  # an unknown tool: the SDK's
+    post_modern(base, *MODERN_CALLS[8])  # a routing header that disagrees: the SDK's refusal
+    assert taken == [True, False, False]
