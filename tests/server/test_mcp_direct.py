@@ -111,6 +111,20 @@ def both_ways(base: str, body: Any, version: str | None, monkeypatch: pytest.Mon
     return direct, sdk
 
 
+def watch_direct(monkeypatch: pytest.MonkeyPatch, method: str) -> list[bool]:
+    """Whether each request reached through `McpDirect.<method>` was answered there (True) or left to
+    the SDK (False), in order."""
+    taken: list[bool] = []
+    answer_directly = getattr(mcp_direct.McpDirect, method)
+
+    async def watched(self: Any, *args: Any) -> bool:
+        taken.append(await answer_directly(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(mcp_direct.McpDirect, method, watched)
+    return taken
+
+
 @pytest.mark.parametrize("version", VERSIONS, ids=lambda v: v or "no-header")
 @pytest.mark.parametrize(("method", "params"), REQUESTS, ids=lambda v: json.dumps(v)[:40])
 def test_the_direct_answer_is_the_sdks(base: str, version: str | None, method: str, params: Any,
@@ -131,14 +145,7 @@ def test_ids_come_back_as_sent(base: str, request_id: Any, monkeypatch: pytest.M
 
 
 def test_plain_requests_are_answered_directly_the_rest_by_the_sdk(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    taken: list[bool] = []
-    answer_directly = mcp_direct.McpDirect._answer
-
-    async def watched(self: Any, *args: Any) -> bool:
-        taken.append(await answer_directly(self, *args))
-        return taken[-1]
-
-    monkeypatch.setattr(mcp_direct.McpDirect, "_answer", watched)
+    taken = watch_direct(monkeypatch, "_answer")
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "search_documents", "arguments": {"query": "x"}}}
     answer = post(base, call, "2025-06-18")
@@ -271,14 +278,7 @@ def test_a_single_exchange_call_is_answered_as_the_sdk_answers_it(
 
 
 def test_a_plain_single_exchange_call_takes_the_direct_path(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    taken: list[bool] = []
-    call_directly = mcp_direct.McpDirect._single_exchange_call
-
-    async def watched(self: Any, *args: Any) -> bool:
-        taken.append(await call_directly(self, *args))
-        return taken[-1]
-
-    monkeypatch.setattr(mcp_direct.McpDirect, "_single_exchange_call", watched)
+    taken = watch_direct(monkeypatch, "_single_exchange_call")
     answer = post_modern(base, *MODERN_CALLS[0])
     assert answer.status_code == 200 and taken == [True]
     result = answer.json()["result"]
