@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import add, mul, sub
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from evidencekit.server.runtime.log_queue import BatchedLog, direct_handler
+from evidencekit.server.runtime.log_queue import BATCH, BatchedLog, direct_handler
 
-log = logging.getLogger("evidencekit.access")
+NAME = "evidencekit.access"
+log = logging.getLogger(NAME)
 _LINE = "%s %s %s %.1fms request_id=%s"
 # (status, request id) of the answer, put in the scope by an endpoint that says what it answers
 # before sending it (`answered`): its line needs no wrapper around `send` (DirectDispatch)
@@ -26,22 +32,28 @@ def answered(scope: Scope, status: int, request_id: str) -> None:
 
 
 def logged_path(scope: Scope) -> str:
-    raw: bytes | None = scope.get("raw_path")
-    if raw is not None:
+    return _logged(scope.get("raw_path"), scope["path"])
+
+
+def _logged(raw: bytes | None, path: str) -> str:
+    """The path as it is logged: as sent (`raw`, without its query), else `path`; made printable."""
+    if raw:
         known = _LOGGED.get(raw)
         if known is not None:
             return known
-    path: str = raw.partition(b"?")[0].decode("latin-1") if raw else scope["path"]
+        path = raw.partition(b"?")[0].decode("latin-1")
     if not path.isprintable():
         path = "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in path)
-    if raw is not None and len(raw) <= _KEPT_LENGTH:
+    if raw and len(raw) <= _KEPT_LENGTH:
         if len(_LOGGED) >= _KEPT_PATHS:  # paths of every kind (404s): kept no more than this many
             _LOGGED.clear()
         _LOGGED[raw] = path
     return path
 
 
-_LOGGED: dict[bytes, str] = {}  # raw path as sent -> as logged: the operations' few paths, mostly
+# raw path as sent -> as logged: the operations' few paths, mostly (the log thread's, and the loop's
+# for a line that goes as a record)
+_LOGGED: dict[bytes, str] = {}
 _KEPT_PATHS, _KEPT_LENGTH = 1024, 256
 
 
@@ -65,27 +77,76 @@ class AccessLog:
             write_line(scope, seen.status, seen.request_id, started)
 
 
-# How long the handler a line goes to is kept before it is looked up again: a handler or filter added
-# to the logging setup counts within this. Looked up for every line, it was a fifth of the line's
-# cost under load (scripts/bench_servers.py).
+# How long what the access log does with a line (whether INFO is on, the handler it goes to) is kept
+# before it is looked up again: a level set, a handler or filter added to the logging setup counts
+# within this. Looked up for every line, it was a fifth of the line's cost under load
+# (scripts/bench_servers.py).
 RESOLVE_SECONDS = 0.1
-_resolved: tuple[BatchedLog | None, float] = (None, -RESOLVE_SECONDS)
+
+
+class Lane:
+    """What the access log does with a request's line, looked up once per RESOLVE_SECONDS
+    (`refresh`): nothing (`enabled` false); or, while the log thread's handler is its only
+    destination (log_queue.direct_handler), append it to that handler's `waiting` as a Maker's line
+    (`line_of`) while fewer than `room` lines wait (past that, `write_line` puts it, and wakes the
+    writer or counts it dropped); or else make a record of it."""
+
+    __slots__ = ("until", "enabled", "handler", "waiting", "room")
+
+    def __init__(self) -> None:
+        self.until = -RESOLVE_SECONDS
+        self.enabled = False
+        self.handler: BatchedLog | None = None
+        self.waiting: deque[Any] | None = None
+        self.room = 0
+
+    def refresh(self, now: float) -> None:
+        self.until = now + RESOLVE_SECONDS
+        self.enabled = log.isEnabledFor(logging.INFO)
+        handler = self.handler = direct_handler(log) if self.enabled else None
+        usable = handler is not None and not handler.closing
+        self.waiting = handler.waiting if usable else None  # type: ignore[union-attr]
+        self.room = min(BATCH, handler.max_waiting) if usable else 0  # type: ignore[union-attr]
+
+
+LANE = Lane()
+
+
+def line_of(scope: Scope, status: int, request_id: str, started: float, now: float) -> list[Any]:
+    """The request's line as the log thread's queue takes it (`made` makes its text). DirectDispatch
+    builds the same list itself: a call is a noticeable part of a line's cost."""
+    return [made, now, started, scope["method"], scope.get("raw_path"), scope["path"], status, request_id]
 
 
 def write_line(scope: Scope, status: int, request_id: str, started: float) -> None:
     """The request's line: `started` is its time.perf_counter() when it came in."""
-    global _resolved
     now = time.perf_counter()
-    args = (scope["method"], logged_path(scope), status, (now - started) * 1000, request_id)
-    handler, when = _resolved
-    if now - when > RESOLVE_SECONDS:
-        handler = direct_handler(log)
-        _resolved = (handler, now)
-    if handler is not None and not handler.closing:  # the line straight to the log thread's queue
-        handler.line(log.name, _LINE, args, now)
+    if now >= LANE.until:
+        LANE.refresh(now)
+    handler = LANE.handler
+    if handler is not None and not handler.closing:
+        handler.put(line_of(scope, status, request_id, started, now))
     else:  # a record made directly: Logger.info would first walk the stack to find its caller
         # (findCaller), which costs more than the rest of the line
-        log.handle(log.makeRecord(log.name, logging.INFO, "", 0, _LINE, args, None))
+        args = (scope["method"], logged_path(scope), status, (now - started) * 1000, request_id)
+        log.handle(log.makeRecord(NAME, logging.INFO, "", 0, _LINE, args, None))
+
+
+_TEXT = f"%s,%03d INFO {NAME} {_LINE}"  # log_queue.FORMAT's line of an access record
+
+
+def made(run: list[list[Any]], second_text: Callable[[int], str], to_wall: float) -> Iterable[str]:
+    """The text of a run of access lines (log_queue.Maker), as their records would be written:
+    column by column, without a Python step per line."""
+    _, ats, starts, methods, raws, paths, statuses, request_ids = zip(*run, strict=True)
+    logged = {sent: _logged(*sent) for sent in set(zip(raws, paths, strict=True))}
+    created = list(map(add, ats, repeat(to_wall)))
+    seconds = list(map(int, created))
+    stamps = {second: second_text(second) for second in set(seconds)}
+    return map(_TEXT.__mod__, zip(map(stamps.__getitem__, seconds),
+                                  map(mul, map(sub, created, seconds), repeat(1000)),  # msecs, as %03d cuts them
+                                  methods, map(logged.__getitem__, zip(raws, paths, strict=True)), statuses,
+                                  map(mul, map(sub, ats, starts), repeat(1000)), request_ids, strict=True))
 
 
 class Answer:

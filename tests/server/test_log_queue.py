@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evidencekit.server.runtime import access_log
 from evidencekit.server.runtime.log_queue import INTERVAL, BatchedLog, direct_handler
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,6 +128,87 @@ def test_the_access_log_of_a_served_process_goes_straight_to_the_log_thread() ->
     assert match is not None, done.stderr
     assert match.group(1, 2) == ("INFO", "evidencekit.access")
     assert re.fullmatch(r"POST /a%20b 201 \d+\.\dms request_id=r7", match.group(3)), match.group(3)
+
+
+def test_access_lines_queued_as_lists_read_as_their_records_would_in_order() -> None:
+    """A request's line goes to the log thread as the bare facts (access_log.line_of); the thread
+    makes a run of them at once (access_log.made): the same text a record of the line gives, the path
+    as sent and made printable, in order with what else was logged."""
+    out = io.StringIO()
+    handler = BatchedLog(out)
+    started = time.perf_counter()
+    sent: list[dict[str, Any]] = [{"method": "POST", "path": "/a b", "raw_path": b"/a%20b?token=secret"},
+            {"method": "GET", "path": "/x", "raw_path": b"/x\x1b[2J\n"},  # not printable: escaped
+            {"method": "GET", "path": "/no raw path"}]
+    try:
+        handler.put(access_log.line_of(sent[0], 201, "r1", started, started + 0.0012))
+        handler.put(access_log.line_of(sent[1], 404, "r2", started, started + 0.5))
+        handler.emit(logging.LogRecord("evidencekit.other", logging.INFO, "", 0, "between %s", ("them",), None))
+        handler.put(access_log.line_of(sent[2], 500, "-", started, started + 0.00004))
+        handler.put(access_log.line_of(sent[0], 200, "r3", started, started + 2.5))
+    finally:
+        handler.close()
+    lines = out.getvalue().splitlines()
+    assert [LINE.match(line).groups() for line in lines] == [  # type: ignore[union-attr]
+        ("INFO", "evidencekit.access", "POST /a%20b 201 1.2ms request_id=r1"),
+        ("INFO", "evidencekit.access", "GET /x\\x1b[2J\\x0a 404 500.0ms request_id=r2"),
+        ("INFO", "evidencekit.other", "between them"),
+        ("INFO", "evidencekit.access", "GET /no raw path 500 0.0ms request_id=-"),
+        ("INFO", "evidencekit.access", "POST /a%20b 200 2500.0ms request_id=r3")]
+    stamps = [time.mktime(time.strptime(line[:19], "%Y-%m-%d %H:%M:%S")) + int(line[20:23]) / 1000 for line in lines]
+    assert abs(stamps[0] - time.time()) < 5 and 2.4 < stamps[4] - stamps[0] < 2.6  # each line's own time
+    for scope, status, request_id, took, line in zip(sent[:1], [201], ["r1"], [1.2], lines, strict=False):
+        record = logging.LogRecord(access_log.NAME, logging.INFO, "", 0, "%s %s %s %.1fms request_id=%s",
+                                   (scope["method"], access_log.logged_path(scope), status, took, request_id), None)
+        assert line[24:] == f"INFO {access_log.NAME} {record.getMessage()}"
+
+
+def test_a_queued_line_that_cannot_be_made_is_reported_and_the_rest_written(capsys: Any) -> None:
+    def picky(run: list[list[Any]], second_text: Any, to_wall: float) -> list[str]:
+        if any(item[2] == "bad" for item in run):
+            raise ValueError("cannot make that one")
+        return [f"{second_text(int(item[1] + to_wall))},000 INFO evidencekit.test.made {item[2]}" for item in run]
+
+    out = io.StringIO()
+    handler = BatchedLog(out)
+    try:
+        for word in ("good", "bad", "fine"):
+            handler.put([picky, time.perf_counter(), word])
+        handler.flush()
+    finally:
+        handler.close()
+    assert [line.rsplit(" ", 1)[1] for line in out.getvalue().splitlines()] == ["good", "fine"]
+    assert "--- Logging error ---" in capsys.readouterr().err
+
+
+def test_direct_dispatch_writes_its_lines_straight_to_the_log_thread_and_sees_the_level_within_the_lookup_time() -> None:
+    program = ("import asyncio, logging, time\n"
+               "from starlette.applications import Starlette\n"
+               "from evidencekit.server.evidence.env_check import configure_logging\n"
+               "from evidencekit.server.runtime import access_log\n"
+               "from evidencekit.server.runtime.bearer import Protected\n"
+               "from evidencekit.server.runtime.direct_dispatch import DirectDispatch\n"
+               "configure_logging('INFO')\n"
+               "async def endpoint(scope, receive, send):\n"
+               "    await send({'type': 'http.response.start', 'status': 201, 'headers': [(b'x-request-id', b'r7')]})\n"
+               "    await send({'type': 'http.response.body', 'body': b''})\n"
+               "app = DirectDispatch(Starlette(), {('POST', '/a b'): endpoint}, None, Protected())\n"
+               "async def noop(message): pass\n"
+               "def request(raw):\n"
+               "    scope = {'type': 'http', 'method': 'POST', 'path': '/a b', 'raw_path': raw}\n"
+               "    asyncio.run(app(scope, None, noop))\n"
+               "for n in range(3):\n"
+               "    request(b'/a%20b?token=x')\n"
+               "assert access_log.LANE.waiting is not None\n"
+               "access_log.log.setLevel(logging.WARNING)\n"
+               "time.sleep(access_log.RESOLVE_SECONDS * 1.5)\n"
+               "request(b'/a%20b?quiet')\n")
+    done = run_python(program)
+    lines = [LINE.match(line) for line in done.stderr.splitlines() if "evidencekit.access" in line]
+    assert len(lines) == 3, done.stderr
+    for match in lines:
+        assert match is not None and match.group(1, 2) == ("INFO", "evidencekit.access")
+        assert re.fullmatch(r"POST /a%20b 201 \d+\.\dms request_id=r7", match.group(3)), match.group(3)
 
 
 def test_a_handler_added_while_serving_sees_the_access_log_within_the_lookup_time() -> None:
