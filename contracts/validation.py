@@ -140,24 +140,44 @@ QUICK_PATTERNS = {
 }
 
 
-def _formats_as_patterns(node: Any) -> Any:
+def _formats_as_patterns(node: Any, native: frozenset[str] = frozenset()) -> Any:
+    """`node` with the formats of QUICK_PATTERNS as those patterns, but for those in `native`."""
     if isinstance(node, list):
-        return [_formats_as_patterns(item) for item in node]
+        return [_formats_as_patterns(item, native) for item in node]
     if not isinstance(node, dict):
         return node
-    out = each_subschema(node, _formats_as_patterns)
+    out = each_subschema(node, lambda sub: _formats_as_patterns(sub, native))
     fmt = out.get("format")
-    if isinstance(fmt, str) and fmt in QUICK_PATTERNS:
+    if isinstance(fmt, str) and fmt in QUICK_PATTERNS and fmt not in native:
         del out["format"]
         out["allOf"] = [*out.get("allOf", []), {"pattern": QUICK_PATTERNS[fmt]}]
     return out
 
 
+# Dialects whose `uuid` format jsonschema-rs checks itself (it ignores it under drafts 4-7, which do
+# not define it): canonical forms only, a part of what is_uuid accepts (tests/contracts/
+# test_quick_formats.py), and as cheap as no check (the pattern took 3 of the 18 us a 50-book answer's check cost)
+_NATIVE_UUID_DIALECTS = frozenset({"https://json-schema.org/draft/2020-12/schema",
+                                   "https://json-schema.org/draft/2019-09/schema"})
+
+
+def _one_dialect(node: Any, root: bool = True) -> bool:
+    """Whether no schema inside `node` names a dialect of its own."""
+    if isinstance(node, list):
+        return all(_one_dialect(item, False) for item in node)
+    if not isinstance(node, dict):
+        return True
+    return (root or "$schema" not in node) and all(_one_dialect(value, False) for value in node.values())
+
+
 def compile_quick(schema: dict[str, Any]) -> Any:
     """A jsonschema-rs validator whose "valid" implies compile_fast's, with no call into Python
-    for `uuid` and `date-time` (their QUICK_PATTERNS instead); its "invalid" proves nothing."""
-    return jsonschema_rs.validator_for(_int_formats_as_ranges(_formats_as_patterns(schema)), validate_formats=True,
-                                       ignore_unknown_formats=True)
+    for `uuid` and `date-time` (their QUICK_PATTERNS instead, or jsonschema-rs's own uuid check
+    under the dialects that define it); its "invalid" proves nothing."""
+    native = frozenset({"uuid"}) if schema.get("$schema") in _NATIVE_UUID_DIALECTS and _one_dialect(schema) \
+        else frozenset()
+    return jsonschema_rs.validator_for(_int_formats_as_ranges(_formats_as_patterns(schema, native)),
+                                       validate_formats=True, ignore_unknown_formats=True)
 
 
 def engine_problems(operation: Operation) -> list[str]:
