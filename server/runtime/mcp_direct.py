@@ -82,6 +82,7 @@ class McpDirect:
         self.caller = caller
         self.server = server
         self._lists: dict[tuple[str | None, bool, str], dict[str, Any]] = {}  # tools/list, made once each
+        self._stamp: dict[str, Any] | None = None  # server_info_stamp, copied once: only ever serialized here
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -184,7 +185,9 @@ class McpDirect:
                                                   {**result, "resultType": "complete"})
         meta = shaped.get("_meta")
         if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
-            shaped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+            if self._stamp is None:  # the SDK deep-copies it on every read, for callers that change it
+                self._stamp = self.server.server_info_stamp
+            shaped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self._stamp}
         await _send(send, {"jsonrpc": "2.0", "id": request.id, "result": shaped})
         return True
 
