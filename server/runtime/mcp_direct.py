@@ -35,7 +35,9 @@ from mcp.shared.inbound import (
     InboundLadderRejection,
     classify_inbound_request,
     find_duplicated_routing_header,
+    find_invalid_x_mcp_header,
     validate_mcp_param_headers,
+    x_mcp_header_map,
 )
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
@@ -82,6 +84,7 @@ class McpDirect:
         self.caller = caller
         self.server = server
         self._lists: dict[tuple[str | None, bool, str], dict[str, Any]] = {}  # tools/list, made once each
+        self._param_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}  # _has_param_headers
         self._stamp: dict[str, Any] | None = None  # server_info_stamp, copied once: only ever serialized here
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -173,7 +176,8 @@ class McpDirect:
         verdict = classify_inbound_request(decoded, headers=dict(headers))
         if isinstance(verdict, InboundLadderRejection):
             return False
-        if validate_mcp_param_headers(schema, arguments or {}, headers) is not None:
+        if self._has_param_headers(name, schema) and \
+                validate_mcp_param_headers(schema, arguments or {}, headers) is not None:
             return False
         try:
             surfaces.validate_client_request("tools/call", verdict.protocol_version, params)
@@ -190,6 +194,18 @@ class McpDirect:
             shaped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self._stamp}
         await _send(send, {"jsonrpc": "2.0", "id": request.id, "result": shaped})
         return True
+
+    def _has_param_headers(self, name: str, schema: Mapping[str, Any]) -> bool:
+        """Whether `schema` asks for Mcp-Param headers the SDK checks (remembered per tool, for the
+        schema it was worked out from). When it asks for none, validate_mcp_param_headers has nothing
+        to compare, whatever the arguments and headers, and answers None: its only refusals are
+        inside its walk of the schema's annotated properties (x_mcp_header_map), and a schema
+        find_invalid_x_mcp_header refuses is not checked at all."""
+        known = self._param_headers.get(name)
+        if known is None or known[0] is not schema:
+            asks = find_invalid_x_mcp_header(schema) is None and bool(x_mcp_header_map(schema))
+            known = self._param_headers[name] = (schema, asks)
+        return known[1]
 
     def _tools(self, version: str) -> dict[str, Any]:
         """tools/list's result at `version`, as the SDK shapes it, made once per profile and version."""

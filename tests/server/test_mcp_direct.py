@@ -11,6 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp.shared.inbound import validate_mcp_param_headers
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from evidencekit.server.generated.app import create_app
@@ -286,3 +289,39 @@ def test_a_plain_single_exchange_call_takes_the_direct_path(base: str, monkeypat
     post_modern(base, *MODERN_CALLS[5])  # an unknown tool: the SDK's
     post_modern(base, *MODERN_CALLS[8])  # a routing header that disagrees: the SDK's refusal
     assert taken == [True, False, False]
+
+
+def _listed_input_schemas() -> list[Any]:
+    """The published MCP input schemas: what the tool caller hands the SDK for each tool."""
+    return [json.loads(path.read_text()) for path in sorted(CONTRACTS_DIR.glob("*/mcp.input.schema.json"))]
+
+
+_HEADER_NAMES = st.sampled_from(["Mcp-Param-Query", "mcp-param-names", "Mcp-Param-", "Mcp-Name", "X-Other"])
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(arguments=st.dictionaries(st.sampled_from(["query", "names", "workspace_id", "x"]), _JSON, max_size=4),
+       headers=st.dictionaries(_HEADER_NAMES, st.text(max_size=8), max_size=4))
+def test_a_schema_that_asks_for_no_param_headers_never_has_them_refused(arguments: dict[str, Any],
+                                                                        headers: dict[str, str]) -> None:
+    """The direct path skips the SDK's Mcp-Param check for a tool whose schema asks for no such
+    header (McpDirect._has_param_headers): the SDK's check refuses nothing there, whatever the
+    arguments and headers; and a schema that does ask is told apart."""
+    invalid = {"type": "object", "properties": {"query": {"type": "object", "x-mcp-header": "Query"}}}
+    listed = _listed_input_schemas()
+    assert len(listed) >= 4
+    for schema in [*listed, invalid]:
+        assert not mcp_direct.McpDirect._has_param_headers(_Remembers(), "tool", schema)
+        assert validate_mcp_param_headers(schema, arguments, headers) is None
+    asking = {"type": "object", "properties": {"query": {"type": "string", "x-mcp-header": "Query"}}}
+    assert mcp_direct.McpDirect._has_param_headers(_Remembers(), "tool", asking)
+
+
+class _Remembers:
+    """What McpDirect._has_param_headers keeps between calls."""
+
+    def __init__(self) -> None:
+        self._param_headers: dict[str, Any] = {}
