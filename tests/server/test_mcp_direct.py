@@ -325,3 +325,90 @@ class _Remembers:
 
     def __init__(self) -> None:
         self._param_headers: dict[str, Any] = {}
+
+
+# Generated requests, sent both ways: the lists above, each changed in up to three places (the id of
+# another JSON type, the envelope's members, the params' shape and members, the version and routing
+# headers, Accept): envelopes nobody wrote down, near the line between what the direct path takes
+# and what it leaves to the SDK
+_IDS = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=6), st.none(), st.booleans(),
+                 st.floats(allow_nan=False, allow_infinity=False), st.lists(st.integers(), max_size=1))
+_TOOLS = st.one_of(st.sampled_from(["search_documents", "get_documents", "sosoapi_research_evidence_status",
+                                    "no_such_tool"]), st.integers(), st.none())
+_ARGUMENTS = st.one_of(st.none(), st.just({"query": "notes"}), st.just({"names": ["documents/x"]}),
+                       st.just(status_arguments()), st.lists(st.integers(), max_size=2),
+                       st.dictionaries(st.sampled_from(["query", "names", "x"]), _JSON, max_size=2))
+_METAS = st.one_of(st.just(ENVELOPE), st.just({**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}),
+                   st.just({"progressToken": 1}), st.just({}), st.dictionaries(st.text(max_size=4), _JSON, max_size=2))
+_TOKEN = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=12)
+
+
+def _changed(data: st.DataObject, body: dict[str, Any], headers: dict[str, str]) -> None:
+    """One change to a request (its body or its headers), drawn from `data`."""
+    change = data.draw(st.sampled_from(["id", "jsonrpc", "extra", "method", "params", "name", "arguments",
+                                        "meta", "cursor", "version", "routing", "accept"]))
+    params = body.get("params")
+    if change == "id":
+        body["id"] = data.draw(_IDS)
+    elif change == "jsonrpc":
+        body["jsonrpc"] = data.draw(st.sampled_from(["1.0", 2, None]))
+    elif change == "extra":
+        body[data.draw(st.sampled_from(["extra", "result", "error"]))] = data.draw(_JSON)
+    elif change == "method":
+        body["method"] = data.draw(st.sampled_from(["tools/call", "tools/list", "ping", "initialize",
+                                                    "resources/list", "notifications/initialized"]))
+    elif change == "params":
+        body["params"] = data.draw(st.one_of(st.none(), st.just([]), st.integers(), st.just({})))
+    elif change == "version":
+        version = data.draw(st.sampled_from([None, *HANDSHAKE_PROTOCOL_VERSIONS, MODERN, "1999-01-01"]))
+        headers.pop("MCP-Protocol-Version", None)
+        if version is not None:
+            headers["MCP-Protocol-Version"] = version
+    elif change == "routing":
+        header = data.draw(st.sampled_from(["Mcp-Method", "Mcp-Name", "Mcp-Param-Query"]))
+        if data.draw(st.booleans()):
+            headers.pop(header, None)
+        else:
+            headers[header] = data.draw(st.one_of(_TOKEN, st.sampled_from(["tools/call", "search_documents"])))
+    elif change == "accept":
+        headers["Accept"] = data.draw(st.sampled_from(["application/json", "text/event-stream", "*/*"]))
+    elif isinstance(params, dict):
+        key = {"name": "name", "arguments": "arguments", "meta": "_meta", "cursor": "cursor"}[change]
+        value = {"name": _TOOLS, "arguments": _ARGUMENTS, "meta": _METAS, "cursor": st.text(max_size=3)}[change]
+        if data.draw(st.booleans()) and key in params:
+            del params[key]
+        else:
+            params[key] = data.draw(value)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(data=st.data())
+def test_generated_requests_get_the_sdks_answers(base: str, data: st.DataObject) -> None:
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH, "Authorization": "Bearer ada"}
+    if data.draw(st.booleans()):  # a request of the handshake era
+        method, params = data.draw(st.sampled_from(REQUESTS))
+        version = data.draw(st.sampled_from(VERSIONS))
+        if version is not None:
+            headers["MCP-Protocol-Version"] = version
+    else:  # a 2026-07-28 tools/call, its routing headers and all
+        method = "tools/call"
+        params, extra = data.draw(st.sampled_from(MODERN_CALLS))
+        headers.update({"MCP-Protocol-Version": MODERN, "Mcp-Method": method, "Mcp-Name": str(params.get("name")),
+                        **extra})
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": data.draw(st.integers(0, 99) | st.text(max_size=4) | _IDS),
+                            "method": method}
+    if params is not None:
+        body["params"] = json.loads(json.dumps(params))  # a copy the changes may change
+    for _ in range(data.draw(st.integers(0, 3))):
+        _changed(data, body, headers)
+    content = json.dumps(body).encode()
+    direct = httpx.post(base + "/mcp", content=content, headers=headers, timeout=30)
+    with pytest.MonkeyPatch.context() as patched:
+        async def to_the_sdk(*_: Any) -> bool:
+            return False
+
+        patched.setattr(mcp_direct.McpDirect, "_answer", to_the_sdk)
+        patched.setattr(mcp_direct.McpDirect, "_single_exchange_call", to_the_sdk)
+        sdk = httpx.post(base + "/mcp", content=content, headers=headers, timeout=30)
+    assert direct.status_code == sdk.status_code, (direct.text, sdk.text)
+    assert message_of(direct) == message_of(sdk)
