@@ -24,3 +24,18 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -c "$check" || { echo "installation failed" >&2; exit 1; }
   touch "$stamp"
 fi
+# The dev extras' tools that run as commands of their own environment (scripts/tools/*.txt): made
+# beside .venv, again when their requirements change
+if [ "$extras" = dev ]; then
+  for requirements in scripts/tools/*.txt; do
+    tool=var/tools/$(basename "$requirements" .txt)
+    if [ ! -f "$tool/.installed" ] || [ "$requirements" -nt "$tool/.installed" ]; then
+      echo "== installing $(basename "$requirements" .txt) into $tool"
+      rm -rf "$tool"
+      "$PYTHON_BIN" -m venv "$tool"
+      "$tool/bin/python" -m pip install --quiet -r "$requirements" 2>&1 | grep -v "^WARNING: Location" || true
+      "$tool/bin/python" -c "import $(basename "$requirements" .txt)" || { echo "installing $tool failed" >&2; exit 1; }
+      touch "$tool/.installed"
+    fi
+  done
+fi
