@@ -31,6 +31,9 @@ from evidencekit.server.generated.operations import OPERATIONS_BY_NAME
 from evidencekit.server.runtime.context import RequestContext
 
 REPO = Path(__file__).resolve().parents[1]
+# Schemathesis's `st`, from its own environment (scripts/_venv.sh makes it from
+# scripts/tools/schemathesis.txt): it pins a jsonschema-rs older than the toolkit's
+SCHEMATHESIS = REPO / "var" / "tools" / "schemathesis" / "bin" / "st"
 CONTRACTS_DIR = REPO / "contracts"  # the service's published contracts
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-# Its own environment (scripts/_venv.sh makes it from scripts/tools/schemathesis.txt): it pins a
-# jsonschema-rs older than the toolkit's
-ST = Path(__file__).resolve().parents[2] / "var" / "tools" / "schemathesis" / "bin" / "st"
+from tests.support import SCHEMATHESIS
+
+ST = SCHEMATHESIS
 
 
 def st_run(base: str, token: str, cwd: Path) -> None:

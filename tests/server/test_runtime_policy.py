@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.support import edit_json, library_project, live_server
+from tests.support import SCHEMATHESIS, edit_json, library_project, live_server
 
 TOKEN = "librarian-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -259,7 +259,7 @@ def test_a_get_operation_takes_its_input_from_the_query_string(tmp_path: Path) -
                 assert answered.model_dump(mode="json") == found.json()
             assert mcp_call(base, "search_books", {"query": "the"})["result"].get("isError") is not True
             checked = gate(project, "--url", base, "--mcp-url", base + "/mcp")
-            swept = subprocess.run([str(Path(sys.executable).with_name("st")), "run", base + "/openapi.json", "-H",
+            swept = subprocess.run([str(SCHEMATHESIS), "run", base + "/openapi.json", "-H",
                                     f"Authorization: Bearer {TOKEN}", "--checks", "all", "--seed", "1", "--no-color"],
                                    capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
