@@ -48,9 +48,22 @@ _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 def new_request_id() -> str:
-    """128 random bits (~0.5 us): a per-process counter would tell callers the server's volume and
-    its restarts; the kernel's generator is fork-safe."""
-    return os.urandom(16).hex()
+    """128 random bits from the kernel's generator: a per-process counter would tell callers the
+    server's volume and its restarts. Read for _POOLED ids at a time: a read per id was a system
+    call on every request (~1.5 us of the server's CPU under load). A forked child starts with an
+    empty pool (no two processes hand out the same ids); `list.pop` is atomic, so no two threads
+    get the same one."""
+    while True:
+        try:
+            return _pool.pop()
+        except IndexError:
+            fresh = os.urandom(16 * _POOLED).hex()
+            _pool.extend([fresh[start:start + 32] for start in range(0, len(fresh), 32)])
+
+
+_POOLED = 256
+_pool: list[str] = []
+os.register_at_fork(after_in_child=_pool.clear)
 
 
 def request_id_for(given: str) -> str:

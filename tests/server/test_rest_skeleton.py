@@ -193,10 +193,12 @@ def test_request_ids_are_random_not_a_counter() -> None:
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
-        os.write(write, new_request_id().encode())
+        os.write(write, "".join(new_request_id() for _ in range(300)).encode())
         os._exit(0)
     os.waitpid(pid, 0)
-    assert os.read(read, 64).decode() not in ids
+    child = os.read(read, 64 * 300).decode()
+    after = {new_request_id() for _ in range(300)}  # the parent's next ids, from what it held at the fork
+    assert {child[start:start + 32] for start in range(0, len(child), 32)}.isdisjoint(after | set(ids))
 
 
 def test_an_unreachable_database_is_503_unavailable_not_a_bare_500(bad_url: str) -> None:
