@@ -18,10 +18,9 @@ wait until a write completes again: the thread that logs (the event loop) is hel
 stream once, for that long, never for every warning, and never writes to the stream itself.
 
 A line logged on every request (the access log) can skip the LogRecord too (`direct_handler`,
-`BatchedLog.line`): making and handling a record cost ~8 us of the loop's time, a status read's
-tenth, for a line whose only destination is this handler's queue. Or it can be queued as the bare
-facts it states, with a `Maker` that writes a run of such lines at once (`BatchedLog.put`): the
-interpreter lock makes the writer's time the loop's too, and a Python step per line cost the served
+`BatchedLog.put`): making and handling a record cost ~8 us of the loop's time, a status read's
+tenth, for a line whose only destination is this handler's queue. It is queued as the bare facts it
+states, with a `Maker` that writes a run of such lines at once: the interpreter lock makes the writer's time the loop's too, and a Python step per line cost the served
 process several times what it costs in a loop of its own (scripts/bench_servers.py: the access log
 took 13% of get_book's throughput with a line made per step, 8% with a run made column by column).
 """
@@ -64,8 +63,6 @@ class _SecondsCached(logging.Formatter):
         return f"{self._text},{int(msecs):03d}"
 
 
-# A line queued without a record: (time.perf_counter(), logger name, format, args)
-_Line = tuple[float, str, str, tuple[object, ...]]
 # A line queued as a list, [maker, time.perf_counter(), *what it says]: the writer hands each run of
 # one maker's lines to it at once, with a function from a second (of the epoch) to its text as
 # FORMAT's asctime starts and the offset from perf_counter() time to the epoch. It gives the lines'
@@ -82,9 +79,9 @@ class BatchedLog(logging.Handler):
         super().__init__()
         self.stream = stream or sys.stderr
         self.max_waiting = max_waiting
-        self.own_format = _SecondsCached(fmt) if fmt == FORMAT else None  # what `line` writes with
+        self.own_format = _SecondsCached(fmt) if fmt == FORMAT else None  # what a Maker's lines are written in
         self.setFormatter(self.own_format or _SecondsCached(fmt))
-        self.waiting: collections.deque[logging.LogRecord | _Line | list[Any]] = collections.deque()  # appends are thread-safe
+        self.waiting: collections.deque[logging.LogRecord | list[Any]] = collections.deque()  # appends are thread-safe
         # Taken to empty the queue, and by a warning to queue itself with its event, so that a
         # batch's events are exactly those of the warnings in it; an INFO line never takes it.
         self.queue = threading.Lock()
@@ -132,18 +129,6 @@ class BatchedLog(logging.Handler):
         if not written.wait(timeout):
             self.stalled = True
 
-    def line(self, name: str, fmt: str, args: tuple[object, ...], at: float | None = None) -> None:
-        """An INFO line of logger `name`, `fmt % args`, written as a record of it would be: for
-        callers that `direct_handler` gave this handler. `at`: its time.perf_counter(), when the
-        caller has read it (the writer turns it into the time of day)."""
-        waiting = self.waiting
-        waited = len(waiting)
-        if waited >= self.max_waiting and not self._room(False):
-            return
-        waiting.append((time.perf_counter() if at is None else at, name, fmt, args))
-        if waited == BATCH:  # the writer woken once, when the batch fills (Event.set takes a lock)
-            self.wake.set()
-
     def put(self, item: list[Any]) -> None:
         """A line queued as `[maker, time.perf_counter(), *what it says]` (`Maker`), for callers
         that `direct_handler` gave this handler; while the queue holds fewer than
@@ -171,14 +156,6 @@ class BatchedLog(logging.Handler):
                     self.handleError(logging.LogRecord("evidencekit.log", logging.INFO, "", 0, "%r", (item[1:],), None))
             return made
 
-    def _text(self, item: logging.LogRecord | _Line) -> str:
-        if isinstance(item, logging.LogRecord):
-            return self.format(item)
-        at, name, fmt, args = item
-        assert self.own_format is not None  # direct_handler hands out only handlers with their own format
-        created = at + (time.time() - time.perf_counter())
-        return f"{self.own_format.time_text(created, (created - int(created)) * 1000)} INFO {name} {fmt % args}"
-
     def flush(self) -> None:
         """Have every waiting record written: by the writer thread while it runs (waiting at most
         STALL_SECONDS, or not at all while the stream is stalled), else here."""
@@ -204,7 +181,6 @@ class BatchedLog(logging.Handler):
                 "evidencekit.log", logging.WARNING, __file__, 0,
                 "%d log records dropped: the log stream did not keep up", (dropped,), None)))
         own = self.own_format or _SecondsCached(FORMAT)  # a Maker's lines are in FORMAT whatever came since
-        second, stamp = -1, ""  # the current second as _SecondsCached writes it, made once a second
         to_wall = time.time() - time.perf_counter()  # a line's perf_counter() time to the time of day
 
         def second_text(second: int) -> str:
@@ -215,20 +191,11 @@ class BatchedLog(logging.Handler):
                 for _, same in groupby(cast("Iterator[list[Any]]", run), _first):
                     lines += self._made(list(same), second_text, to_wall)
                 continue
-            for item in run:
+            for record in cast("Iterator[logging.LogRecord]", run):
                 try:
-                    if type(item) is tuple and self.own_format is not None:  # a line: made here
-                        at, name, fmt, args = item
-                        created = at + to_wall
-                        if int(created) != second:
-                            second = int(created)
-                            stamp = second_text(second)
-                        lines.append(f"{stamp},{int((created - second) * 1000):03d} INFO {name} {fmt % args}")
-                    else:
-                        lines.append(self._text(item))  # type: ignore[arg-type]
+                    lines.append(self.format(record))
                 except Exception:  # noqa: BLE001 - as logging does: report it and go on
-                    self.handleError(item if isinstance(item, logging.LogRecord) else
-                                     logging.LogRecord(item[1], logging.INFO, "", 0, item[2], item[3], None))
+                    self.handleError(record)
         if lines:
             try:
                 self.stream.write("\n".join(lines) + "\n")
