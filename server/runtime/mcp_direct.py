@@ -5,15 +5,17 @@ and a task group, and answers with an event stream: about twenty times the cost 
 operation over REST. Most requests a stateless client sends are one of four plain requests, and
 their answers need none of that: `tools/call` (through the same ToolCaller, and so the same
 operation pipeline, as the SDK's handler), `tools/list`, `initialize` and `ping`. Those are
-answered here, as the SDK answers them (it runs in JSON mode: app.py).
+answered here, as the SDK answers them (it runs in JSON mode: app.py). So is a single-exchange
+(2026-07-28) `tools/call` of a listed tool, once the SDK's own ladder of envelope checks passes it
+(`_single_exchange_call`).
 
 Everything else goes to the SDK unchanged: notifications and responses (202), batches, anything
 that is not one well-formed request of those four methods with params in their plain shape (a
-`_meta`, a cursor, a task), a protocol version of the single-exchange era (2026-07-28, which the
-SDK already answers in one exchange) or one not known, a `tools/call` at a version whose result
-shape differs from the one written here (before 2025-06-18: no structuredContent), requests whose
-Accept (no JSON) or Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py
-sends the same requests both ways and holds the answers equal. A request is read with the SDK's own
+`_meta`, a cursor, a task), any other single-exchange request (and any the ladder refuses), a
+protocol version not known, a `tools/call` at a version whose result shape differs from the one
+written here (before 2025-06-18: no structuredContent), requests whose Accept (no JSON) or
+Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py sends the
+same requests both ways, fixed and generated, and holds the answers equal. A request is read with the SDK's own
 parser (pydantic-core), so what it refuses (nesting past its limit) is the SDK's to answer.
 
 One difference: the SDK's server middleware (its OpenTelemetry spans) does not see the requests
