@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.mcp_streams import StreamLimits
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
-from evidencekit.server.runtime.rest_runtime import unexpected
+from evidencekit.server.runtime.rest_runtime import new_request_id, unexpected
 
 log = logging.getLogger("evidencekit.mcp")
 
@@ -177,7 +176,7 @@ class ToolCaller:
         pipeline = self._pipelines.get(name)
         if pipeline is None or not self._listed(name):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-        request_id = uuid.uuid4().hex
+        request_id = new_request_id()
         spec = pipeline.spec
         try:
             arguments = arguments or {}

@@ -7,7 +7,7 @@ their answers need none of that: `tools/call` (through the same ToolCaller, and 
 operation pipeline, as the SDK's handler), `tools/list`, `initialize` and `ping`. Those are
 answered here, as the SDK answers them (it runs in JSON mode: app.py). So is a single-exchange
 (2026-07-28) `tools/call` of a listed tool, once the SDK's own ladder of envelope checks passes it
-(`_single_exchange_call`).
+(`_single_exchange_call`; mcp_single_exchange remembers the ladder's verdicts by what they read).
 
 Everything else goes to the SDK unchanged: notifications and responses (202), batches, anything
 that is not one well-formed request of those four methods with params in their plain shape (a
@@ -24,7 +24,6 @@ answered here; the access log does.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -34,9 +33,6 @@ from mcp.server.streamable_http import CONTENT_TYPE_JSON
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import (
     MCP_PROTOCOL_VERSION_HEADER,
-    InboundLadderRejection,
-    classify_inbound_request,
-    find_duplicated_routing_header,
     find_invalid_x_mcp_header,
     validate_mcp_param_headers,
     x_mcp_header_map,
@@ -48,7 +44,6 @@ from mcp_types import (
     Implementation,
     InitializeRequestParams,
     InitializeResult,
-    JSONRPCRequest,
 )
 from mcp_types import methods as surfaces
 from mcp_types.version import (
@@ -61,6 +56,7 @@ from pydantic_core import from_json
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from evidencekit.server.runtime import mcp_single_exchange as single_exchange
 from evidencekit.server.runtime.body_limit import replaying
 from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.mcp import ToolCaller, current
@@ -88,6 +84,7 @@ class McpDirect:
         self._lists: dict[tuple[str | None, bool, str], dict[str, Any]] = {}  # tools/list, made once each
         self._param_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}  # _has_param_headers
         self._stamp: dict[str, Any] | None = None  # server_info_stamp, copied once: only ever serialized here
+        self._ladder = single_exchange.Ladder()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -151,16 +148,18 @@ class McpDirect:
 
     async def _single_exchange_call(self, scope: Scope, send: Send, version: str, body: bytes) -> bool:
         """A 2026-07-28 `tools/call` of a tool this server lists, its envelope checked by the SDK's
-        own ladder (the checks its single-exchange entry runs, in its order), answered as that entry
-        answers it; False for anything else (other methods, a refusal, a tool not listed)."""
+        own ladder (mcp_single_exchange.Ladder: the checks its single-exchange entry runs), answered
+        as that entry answers it; False for anything else (other methods, a refusal, a tool not
+        listed, a body only the SDK's reading takes)."""
         try:
-            decoded = json.loads(body)  # the SDK's parser for this era
+            message = single_exchange.decoded(body)
         except (ValueError, RecursionError):
             return False
-        if not isinstance(decoded, dict) or decoded.get("method") != "tools/call" or "id" not in decoded:
+        if type(message) is not dict or message.get("method") != "tools/call" or \
+                not single_exchange.plain_envelope(message):
             return False
-        params = decoded.get("params")
-        if not isinstance(params, dict) or not params.keys() <= _MODERN_CALL_KEYS:
+        params = message["params"]
+        if not params.keys() <= _MODERN_CALL_KEYS:
             return False
         name, arguments = params.get("name"), params.get("arguments")
         if type(name) is not str or not (arguments is None or type(arguments) is dict):
@@ -168,33 +167,21 @@ class McpDirect:
         schema = self.caller.input_schema(name)
         if schema is None or self.server.cache_hints.get("tools/call") is not None:
             return False  # an unknown or hidden tool, a cache hint to add: the SDK's to answer
-        try:
-            request = JSONRPCRequest.model_validate(decoded)
-        except ValidationError:
-            return False
-        headers = Headers(scope=scope)
-        if find_duplicated_routing_header(headers.items()) is not None:
-            return False
-        verdict = classify_inbound_request(decoded, headers=dict(headers))
-        if isinstance(verdict, InboundLadderRejection):
+        protocol_version = self._ladder.protocol_version(message, scope["headers"])
+        if protocol_version is None:
             return False
         if self._has_param_headers(name, schema) and \
-                validate_mcp_param_headers(schema, arguments or {}, headers) is not None:
-            return False
-        try:
-            surfaces.validate_client_request("tools/call", verdict.protocol_version, params)
-        except (ValidationError, KeyError, ValueError):
+                validate_mcp_param_headers(schema, arguments or {}, Headers(scope=scope)) is not None:
             return False
         result = await self.caller.result(name, arguments, scope)
         # as the SDK dumps the CallToolResult its handler gets back, then shapes it for the version
-        shaped = surfaces.serialize_server_result("tools/call", verdict.protocol_version,
-                                                  {**result, "resultType": "complete"})
+        shaped = single_exchange.complete(protocol_version, result)
         meta = shaped.get("_meta")
         if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
             if self._stamp is None:  # the SDK deep-copies it on every read, for callers that change it
                 self._stamp = self.server.server_info_stamp
             shaped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self._stamp}
-        await _send(send, {"jsonrpc": "2.0", "id": request.id, "result": shaped})
+        await _send(send, {"jsonrpc": "2.0", "id": message["id"], "result": shaped})
         return True
 
     def _has_param_headers(self, name: str, schema: Mapping[str, Any]) -> bool:
