@@ -107,9 +107,8 @@ def _key(params: Mapping[str, Any], raw_headers: Sequence[tuple[bytes, bytes]]) 
             return None
         if len(written) > MEMO_META_BYTES or (b"null" in written and _not_finite(meta)):
             return None
-    arguments = params.get("arguments", _ABSENT)
-    shape = "absent" if arguments is _ABSENT else "null" if arguments is None else type(arguments).__name__
-    routing = tuple(pair for pair in raw_headers if pair[0].lower() in _ROUTING)
+    shape = type(params.get("arguments", _ABSENT))  # absent (the marker's type), null, an object, ...
+    routing = tuple([pair for pair in raw_headers if pair[0].lower() in _ROUTING])
     return (params["name"], shape, written, routing)
 
 
