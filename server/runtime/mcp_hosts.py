@@ -36,15 +36,24 @@ class McpHosts:
         await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
 
     def _refusal(self, scope: Scope) -> ApiError | None:
-        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
-        if scope["method"] == "POST" and not headers.get("content-type", "").lower().startswith("application/json"):
+        content_type = host = origin = None  # the last of each name, as the SDK's header mapping reads them
+        for name, value in scope["headers"]:
+            if name == b"content-type":
+                content_type = value
+            elif name == b"host":
+                host = value
+            elif name == b"origin":
+                origin = value
+        if scope["method"] == "POST" and not (content_type or b"").lower().startswith(b"application/json"):
             return BadRequest("an MCP message is sent as application/json", code="unsupported_media_type")
         if not self.settings.enable_dns_rebinding_protection:
             return None
-        host = headers.get("host")
+        return self._foreign(host.decode("latin-1") if host is not None else None,
+                             origin.decode("latin-1") if origin is not None else None)
+
+    def _foreign(self, host: str | None, origin: str | None) -> ApiError | None:
         if not host or not allowed(host, self.settings.allowed_hosts):
             return MisdirectedRequest(f"this server does not answer to the host {host!r} on /mcp: {HOW_TO_ALLOW}")
-        origin = headers.get("origin")
         if origin and not allowed(origin, self.settings.allowed_origins):
             return Forbidden(f"requests from the origin {origin!r} are not taken on /mcp: {HOW_TO_ALLOW}",
                              code="origin_not_allowed")

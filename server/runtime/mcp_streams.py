@@ -63,13 +63,13 @@ class McpStreams:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refused = self._refusal(scope)
+        key = _credential(scope)
+        refused = self._refusal(scope, key)
         if refused is not None:
             headers = header_values(scope)
             request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
             await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
             return
-        key = _credential(scope)
         self.open[key] += 1
         try:
             await self._within_idle_limit(scope, receive, send)
@@ -78,7 +78,7 @@ class McpStreams:
             if self.open[key] <= 0:
                 del self.open[key]
 
-    def _refusal(self, scope: Scope) -> ApiError | None:
+    def _refusal(self, scope: Scope, key: str) -> ApiError | None:
         if scope["method"] != "POST":
             return MethodNotAllowed(f"{scope['method']} is not allowed on {scope['path']}: this MCP endpoint is "
                                     "stateless and offers no server-initiated stream; send requests with POST",
@@ -87,7 +87,7 @@ class McpStreams:
         if sum(self.open.values()) >= limits.total:
             return ServiceUnavailable(f"the server has {limits.total} MCP requests in progress; try again "
                                       "shortly", code="too_many_streams", retry_after=1)
-        if self.open[_credential(scope)] >= limits.per_credential:
+        if self.open[key] >= limits.per_credential:
             return RateLimited(f"this credential has {limits.per_credential} MCP requests in progress; wait for "
                                "one to end", retry_after=1, code="too_many_streams")
         return None
