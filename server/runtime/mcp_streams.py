@@ -54,6 +54,7 @@ class McpStreams:
         self.app = app
         self._limits = limits or StreamLimits()
         self.open: Counter[str] = Counter()  # POSTs in progress by credential
+        self.total = 0  # all of them
 
     @property
     def limits(self) -> StreamLimits:
@@ -63,28 +64,30 @@ class McpStreams:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limits = self.limits  # read once a request
         key = _credential(scope)
-        refused = self._refusal(scope, key)
+        refused = self._refusal(scope, key, limits)
         if refused is not None:
             headers = header_values(scope)
             request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
             await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
             return
         self.open[key] += 1
+        self.total += 1
         try:
-            await self._within_idle_limit(scope, receive, send)
+            await self._within_idle_limit(scope, receive, send, limits.idle_seconds)
         finally:
+            self.total -= 1
             self.open[key] -= 1
             if self.open[key] <= 0:
                 del self.open[key]
 
-    def _refusal(self, scope: Scope, key: str) -> ApiError | None:
+    def _refusal(self, scope: Scope, key: str, limits: StreamLimits) -> ApiError | None:
         if scope["method"] != "POST":
             return MethodNotAllowed(f"{scope['method']} is not allowed on {scope['path']}: this MCP endpoint is "
                                     "stateless and offers no server-initiated stream; send requests with POST",
                                     allow="POST")
-        limits = self.limits
-        if sum(self.open.values()) >= limits.total:
+        if self.total >= limits.total:
             return ServiceUnavailable(f"the server has {limits.total} MCP requests in progress; try again "
                                       "shortly", code="too_many_streams", retry_after=1)
         if self.open[key] >= limits.per_credential:
@@ -92,15 +95,18 @@ class McpStreams:
                                "one to end", retry_after=1, code="too_many_streams")
         return None
 
-    async def _within_idle_limit(self, scope: Scope, receive: Receive, send: Send) -> None:
-        idle = self.limits.idle_seconds
+    async def _within_idle_limit(self, scope: Scope, receive: Receive, send: Send, idle: float) -> None:
         started = done = streamed = False
-        body = bytearray()  # the request as read (BodyLimit bounds it): whom a timeout answers
+        kept: list[bytes] = []  # the request as read (BodyLimit bounds it): whom a timeout answers
+        size = 0
 
         async def received() -> Message:
+            nonlocal size
             message = await receive()
-            if message["type"] == "http.request" and len(body) <= MAX_KEPT:
-                body.extend(message.get("body", b""))
+            if message["type"] == "http.request" and size <= MAX_KEPT:
+                chunk = message.get("body", b"")
+                kept.append(chunk)
+                size += len(chunk)
             return message
 
         with anyio.CancelScope() as limit:
@@ -108,12 +114,17 @@ class McpStreams:
 
             async def sent(message: Message) -> None:
                 nonlocal started, done, streamed
-                if message["type"] == "http.response.start":
+                kind = message["type"]
+                if kind == "http.response.start":
                     started = True
-                    streamed = any(key == b"content-type" and value.startswith(b"text/event-stream")
-                                   for key, value in message.get("headers", ()))
-                done = message["type"] == "http.response.body" and not message.get("more_body", False)
-                activity = not _keep_alive_only(message)
+                    for key, value in message.get("headers", ()):
+                        if key == b"content-type" and value.startswith(b"text/event-stream"):
+                            streamed = True
+                            break
+                    activity = True
+                else:
+                    done = kind == "http.response.body" and not message.get("more_body", False)
+                    activity = not _keep_alive_only(message)
                 if activity:
                     timer.touch()
                 await send(message)  # a send held by a client that does not read counts as idle
@@ -125,14 +136,15 @@ class McpStreams:
             finally:
                 timer.stop()
         if limit.cancelled_caught and not done and (streamed or not started):
-            await self._end(scope, receive, send, started, bytes(body))
+            await self._end(scope, receive, send, started, b"".join(kept), idle)
         # a JSON answer cut after its head (a client that stopped reading): nothing more can be said
         # in it; the server closes the connection
 
-    async def _end(self, scope: Scope, receive: Receive, send: Send, started: bool, request: bytes) -> None:
+    async def _end(self, scope: Scope, receive: Receive, send: Send, started: bool, request: bytes,
+                   idle: float) -> None:
         """The answer after the idle limit: an error if nothing was sent, else the event stream's
         last event."""
-        message = f"no answer within {self.limits.idle_seconds:g} s"
+        message = f"no answer within {idle:g} s"
         with anyio.move_on_after(1):  # a client that does not read is not waited for
             if not started:
                 error = ServiceUnavailable(message, code="stream_idle", retry_after=1)
@@ -169,6 +181,9 @@ class _IdleTimer:
 
 
 MAX_KEPT = 64 * 1024
+# The digests of the credentials seen last (a client sends one credential over and over)
+_DIGESTS_KEPT = 256
+_digests: dict[str, str] = {}
 REQUEST_TIMEOUT = -32001  # JSON-RPC's server-error range, as the MCP SDK names it
 
 
@@ -187,7 +202,13 @@ def _timeout_event(request: bytes, message: str) -> bytes:
 def _keep_alive_only(message: Message) -> bool:
     """An event-stream comment (the SDK's `: ping` every 15 s), which says nothing about the call."""
     chunk = message.get("body", b"") if message["type"] == "http.response.body" else b"x"
+    if chunk[:1] not in _COMMENT_OR_BLANK:  # a first line that says something (a JSON answer's `{`)
+        return False
     return bool(chunk) and all(line.startswith(b":") for line in chunk.splitlines() if line.strip())
+
+
+# First bytes of a chunk that may be comments and blank lines only: a colon, ASCII whitespace, none
+_COMMENT_OR_BLANK = frozenset([b":", b"", *(bytes([c]) for c in b" \t\n\r\x0b\x0c")])
 
 
 def _credential(scope: Scope) -> str:
@@ -195,6 +216,11 @@ def _credential(scope: Scope) -> str:
     spaces around the secret), kept as a digest, never in clear; without one, the client's address."""
     secret = bearer_secret(header_values(scope).get(b"authorization", ""))
     if secret:
-        return "token:" + hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()[:32]
+        digest = _digests.get(secret)
+        if digest is None:
+            if len(_digests) >= _DIGESTS_KEPT:
+                _digests.clear()
+            digest = _digests[secret] = "token:" + hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()[:32]
+        return digest
     client = scope.get("client")
     return f"address:{client[0] if client else '-'}"

@@ -11,8 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evidencekit.server.generated.app import create_app
+from evidencekit.server.runtime import mcp_streams
 from evidencekit.server.runtime.mcp import McpSettings
 from evidencekit.server.runtime.mcp_streams import StreamLimits
 from tests.support import AllowAll, ExampleHandlers, live_server
@@ -166,3 +169,20 @@ def test_an_error_of_the_app_behind_comes_out_as_itself() -> None:
 
     with pytest.raises(ValueError, match="the app's own error"):
         asyncio.run(call())
+
+
+_CHUNKS = st.lists(st.sampled_from([b":", b": ping", b"data: x", b"{", b" ", b"\t", b"", b"\x0b", b"\x0c", b"x",
+                                    b"event: message"]), max_size=4).flatmap(
+    lambda parts: st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b""]), min_size=len(parts), max_size=len(parts))
+    .map(lambda ends: b"".join(part + end for part, end in zip(parts, ends, strict=True))))
+
+
+@settings(max_examples=1000, deadline=None, database=None)
+@given(chunk=_CHUNKS | st.binary(max_size=12), kind=st.sampled_from(["http.response.body", "http.response.start"]))
+def test_only_comments_and_blank_lines_are_keep_alive(chunk: bytes, kind: str) -> None:
+    """The idle timer's reading of a chunk (a first byte that says something settles it at once)
+    is the event-stream definition: every line that is not blank is a comment."""
+    message = {"type": kind, "body": chunk}
+    reference = kind == "http.response.body" and bool(chunk) and \
+        all(line.startswith(b":") for line in chunk.splitlines() if line.strip())
+    assert mcp_streams._keep_alive_only(message) == reference
