@@ -97,6 +97,25 @@ def test_an_answer_idle_past_the_limit_is_ended() -> None:
     assert answer.headers["retry-after"] == "1"
 
 
+def test_an_idle_call_the_sdk_serves_is_ended_and_the_server_goes_on(caplog: Any) -> None:
+    """A call the direct path leaves to the SDK (its params carry `_meta`) runs in the SDK's task
+    group: the idle limit cancels the request's task through it, and nothing is left behind."""
+    handlers = HeldStatus()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "sosoapi_research_evidence_status", "_meta": {"progressToken": 1},
+        "arguments": {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}}}
+    headers = {**ACCEPT, "Authorization": "Bearer alpha", "MCP-Protocol-Version": "2025-06-18"}
+    with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
+        started = time.monotonic()
+        answer = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
+        assert time.monotonic() - started < 4
+        assert answer.status_code == 503 and answer.json()["code"] == "stream_idle", answer.text
+        handlers.release.set()
+        again = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
+        assert again.status_code == 200 and again.json()["result"]["isError"] is False, again.text
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.text
+
+
 def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> None:
     from evidencekit.server.runtime.mcp_streams import McpStreams
 
