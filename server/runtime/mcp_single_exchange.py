@@ -55,8 +55,8 @@ _RESULT_KEYS: Final = frozenset({"content", "structuredContent", "isError"})
 def decoded(body: bytes) -> Any:
     """The body as the SDK's `json.loads(body)` reads it, read by pydantic-core (a third of the
     time); ValueError where either refuses it. pydantic-core refuses more (NaN and the infinities
-    as words, lone surrogates, UTF-16 and UTF-32, a byte-order mark): the caller leaves those to the
-    SDK. tests/server/test_mcp_single_exchange.py holds the two readings equal where both read."""
+    as words, lone surrogates, UTF-16 and UTF-32, a byte-order mark, nesting past ~200 levels): the
+    caller leaves those to the SDK. tests/server/test_mcp_single_exchange.py holds the two readings equal where both read."""
     return from_json(body, allow_inf_nan=False, cache_strings=False)
 
 
@@ -94,9 +94,10 @@ class Ladder:
 
 def _key(params: Mapping[str, Any], raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[Any, ...] | None:
     """Everything the ladder reads of a request, or None when `_meta` cannot be written exactly or
-    is too large to keep. orjson writes two JSON values the same only when they are the same value
-    of the same types: it refuses integers past 64 bits and lone surrogates, and the one value it
-    writes as another, a float read as infinity (1e400), is looked for wherever it wrote a null."""
+    is too large to keep, or a header name is not lowercase (every name is read then). orjson
+    writes two JSON values the same only when they are the same value of the same types: it refuses
+    integers past 64 bits and lone surrogates, and the one value it writes as another, a float read
+    as infinity (1e400), is looked for wherever it wrote a null."""
     meta = params.get("_meta", _ABSENT)
     if meta is _ABSENT:
         written = None
@@ -108,8 +109,14 @@ def _key(params: Mapping[str, Any], raw_headers: Sequence[tuple[bytes, bytes]]) 
         if len(written) > MEMO_META_BYTES or (b"null" in written and _not_finite(meta)):
             return None
     shape = type(params.get("arguments", _ABSENT))  # absent (the marker's type), null, an object, ...
-    routing = tuple([pair for pair in raw_headers if pair[0].lower() in _ROUTING])
-    return (params["name"], shape, written, routing)
+    routing = []
+    for name, value in raw_headers:
+        lowered = name.lower()
+        if lowered != name:
+            return None  # a name ASGI servers lowercase: the ladder reads every name then (and fails)
+        if lowered in _ROUTING:
+            routing.append((name, value))
+    return (params["name"], shape, written, tuple(routing))
 
 
 def _not_finite(value: Any) -> bool:

@@ -4,6 +4,8 @@ per credential and in all, an answer idle past its limit ended."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import threading
 import time
 import uuid
@@ -97,7 +99,7 @@ def test_an_answer_idle_past_the_limit_is_ended() -> None:
     assert answer.headers["retry-after"] == "1"
 
 
-def test_an_idle_call_the_sdk_serves_is_ended_and_the_server_goes_on(caplog: Any) -> None:
+def test_an_idle_call_the_sdk_serves_is_ended_and_the_server_goes_on() -> None:
     """A call the direct path leaves to the SDK (its params carry `_meta`) runs in the SDK's task
     group: the idle limit cancels the request's task through it, and nothing is left behind."""
     handlers = HeldStatus()
@@ -105,15 +107,34 @@ def test_an_idle_call_the_sdk_serves_is_ended_and_the_server_goes_on(caplog: Any
         "name": "sosoapi_research_evidence_status", "_meta": {"progressToken": 1},
         "arguments": {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}}}
     headers = {**ACCEPT, "Authorization": "Bearer alpha", "MCP-Protocol-Version": "2025-06-18"}
-    with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
-        started = time.monotonic()
-        answer = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
-        assert time.monotonic() - started < 4
-        assert answer.status_code == 503 and answer.json()["code"] == "stream_idle", answer.text
-        handlers.release.set()
-        again = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
-        assert again.status_code == 200 and again.json()["result"]["isError"] is False, again.text
-    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.text
+    errors = _Errors()
+    watched = [logging.getLogger(name) for name in ("", "uvicorn.error", "asyncio", "mcp")]
+    try:
+        with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
+            for logger in watched:  # once uvicorn has set its loggers up (they pass nothing to the root)
+                logger.addHandler(errors)
+            started = time.monotonic()
+            answer = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
+            assert time.monotonic() - started < 4
+            assert answer.status_code == 503 and answer.json()["code"] == "stream_idle", answer.text
+            handlers.release.set()
+            again = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
+            assert again.status_code == 200 and again.json()["result"]["isError"] is False, again.text
+    finally:
+        for logger in watched:
+            logger.removeHandler(errors)
+    assert not errors.seen, errors.seen
+
+
+class _Errors(logging.Handler):
+    """Every ERROR record it is given (and nothing of it shown)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(f"{record.name}: {record.getMessage()}")
 
 
 def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> None:
@@ -205,3 +226,78 @@ def test_only_comments_and_blank_lines_are_keep_alive(chunk: bytes, kind: str) -
     reference = kind == "http.response.body" and bool(chunk) and \
         all(line.startswith(b":") for line in chunk.splitlines() if line.strip())
     assert mcp_streams._keep_alive_only(message) == reference
+
+
+def _call(app: Any, idle: float) -> tuple[list[dict[str, Any]], int, float, BaseException | None]:
+    """McpStreams(app) asked once in a task of its own, as a server asks it: the messages sent, the
+    cancellations left asked of the task after it, the seconds it took, and what it raised."""
+    from evidencekit.server.runtime.mcp_streams import McpStreams
+
+    sent: list[dict[str, Any]] = []
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"content-type", b"application/json")],
+             "client": ("127.0.0.1", 1)}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def request() -> tuple[int, float, BaseException | None]:
+        started = time.monotonic()
+        raised = None
+        try:
+            await McpStreams(app, StreamLimits(idle_seconds=idle))(scope, receive, send)
+        except Exception as error:  # noqa: BLE001 - reported to the test
+            raised = error
+        left = asyncio.current_task().cancelling()  # type: ignore[union-attr]
+        return left, time.monotonic() - started, raised
+
+    async def main() -> tuple[int, float, BaseException | None]:
+        return await asyncio.create_task(request())
+
+    left, took, raised = asyncio.run(main())
+    return sent, left, took, raised
+
+
+def _answered(sent: list[dict[str, Any]]) -> int:
+    return next(message["status"] for message in sent if message["type"] == "http.response.start")
+
+
+def test_a_section_shielded_from_cancellation_is_not_cut() -> None:
+    """anyio's to_thread.run_sync (Starlette's run_in_threadpool) waits for its thread in a shielded
+    scope: cut there, the thread would go on with its limiter slot handed back. The call goes on
+    past the limit until the section ends, and is answered as it answers."""
+    import anyio
+
+    async def threaded(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await anyio.to_thread.run_sync(time.sleep, 0.8)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    sent, left, took, raised = _call(threaded, idle=0.2)
+    assert raised is None and _answered(sent) == 200 and took >= 0.75 and left == 0
+
+
+def test_a_cancellation_the_app_swallows_is_asked_again() -> None:
+    async def stubborn(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed once
+            await asyncio.sleep(30)
+        await asyncio.sleep(30)
+
+    sent, left, took, raised = _call(stubborn, idle=0.2)
+    assert raised is None and _answered(sent) == 503 and took < 5 and left == 0
+
+
+def test_a_cancellation_the_app_turns_into_an_error_is_not_left_counted() -> None:
+    async def converting(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise RuntimeError("the app's own error") from None
+
+    sent, left, took, raised = _call(converting, idle=0.2)
+    assert isinstance(raised, RuntimeError) and not sent and left == 0
