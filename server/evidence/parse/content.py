@@ -90,6 +90,10 @@ class Measure:
         text, links = self.info[element]
         return links / text if text else 1.0
 
+    def text_outside_links(self, element: Element) -> int:
+        text, links = self.info[element]
+        return text - links
+
 
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
     """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,

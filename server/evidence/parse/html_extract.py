@@ -38,7 +38,8 @@ _SHORT_CONTENT = 150
 _NEARLY_NOTHING = 25  # ...and when even the whole page without its link boxes is shorter, they are kept
 _NOT_TEXT = ("script", "style", "noscript", "template")
 # An element left out for its tag or role is read as the page when it holds at least this much
-# text, and this many times what was kept outside it (a real sidebar holds less than the article).
+# text, and this many times what was kept outside it (a real sidebar holds less than the article),
+# both counted outside links.
 _WRAPPED_PAGE = 200
 _WRAPPED_SHARE = 4
 # A wrapper, whatever its name says: it holds this share of the page's text, and this many times
@@ -120,11 +121,14 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     exempt |= holding_main(body)
     found = measure(body, exempt=exempt)
     kept = found.text_len(body)
+    # Outside links, as a wrapper's text is counted: a box of headlines kept beside a page-wide
+    # <form> is not the page's own text
+    kept_own = found.text_outside_links(body)
     raw, total = _text_lengths(body)
     # (held <= total - kept: no wrapper can hold 4x what was kept and 200 characters unless this holds)
-    can_wrap = total - kept >= max(_WRAPPED_SHARE * kept, _WRAPPED_PAGE)
+    can_wrap = total - kept >= max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE)
     wrapper, held = wrapped_page(found) if can_wrap else (None, 0)
-    if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept:
+    if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept_own:
         # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
         # role=complementary), it holds the page and nothing else was kept: read it as a container.
         exempted = measure(body, exempt=exempt | {wrapper})

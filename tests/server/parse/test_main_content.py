@@ -248,6 +248,23 @@ def test_an_element_left_out_for_its_tag_or_role_that_wraps_the_page_is_read_as_
         assert text.count("Body paragraph") + text.count("Body line") in (5, 6), shape
 
 
+def test_a_form_holding_a_table_layout_article_beside_a_box_of_headlines_is_read() -> None:
+    # An old table layout: the article is a table row per paragraph (no <p> for the form to be read
+    # by) inside the page's <form>, beside a box of linked headlines three to four times shorter.
+    # The form was read only past four times what was kept outside it, links counted: the headlines
+    # were the text.
+    headlines = "".join(f"<tr><td><a href='/n{n}'>Markets close lower on day {n} as the banks fall and traders "
+                        "wait for the rate decision</a></td></tr>" for n in range(7))
+    rows = "".join(f"<tr><td>Body paragraph {n}. {SENTENCE}</td></tr><tr><td height=5>&nbsp;</td></tr>"
+                   for n in range(14))
+    body = (f"<table width=780><tr><td valign=top><table>{headlines}</table></td><td valign=top>"
+            f"<form name='headfrm' method='post'><table><tr><td><table>{rows}</table></td></tr></table></form>"
+            "</td></tr></table>")
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 14
+    assert "Markets close" not in text
+
+
 def test_a_real_sidebar_stays_out_when_the_article_beside_it_is_short() -> None:
     sidebar = "".join(f"<p>Sidebar note {n}. {SENTENCE}</p>" for n in range(6))
     body = f"<article>{paragraphs(1)}</article><div role='complementary'>{sidebar}</div>"
