@@ -67,7 +67,7 @@ class McpStreams:
             await self.app(scope, receive, send)
             return
         limits = self.limits  # read once a request
-        key = _credential(scope)
+        key = _credential(scope) if scope["method"] == "POST" else ""  # the rest is refused at once
         refused = self._refusal(scope, key, limits)
         if refused is not None:
             headers = header_values(scope)
