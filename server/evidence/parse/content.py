@@ -450,6 +450,9 @@ def choose(found: Measure) -> list[Element]:
             return [max(semantic, key=found.text_len)]
         return [body]
     ranked = sorted(final, key=final.__getitem__, reverse=True)
+    if _outweighed(found, final, ranked[0]):
+        del final[ranked[0]]
+        ranked = ranked[1:]
     top = ranked[0]
     top_score = final[top]
     top = _common_ancestor(found, top, [e for e in ranked[1:5] if final[e] >= 0.75 * top_score])
@@ -462,6 +465,28 @@ def choose(found: Measure) -> list[Element]:
     if widened is not top or top is body:
         return [widened]
     return _with_siblings(found, top, max(top_score, final.get(top, 0.0)), final)
+
+
+# A short block that wins on its class name or its many short lines (a landing page's list of
+# headlines) gives way to a block elsewhere with this share of its score, this many times its text
+# and little of that in links
+_SHORT_WINNER, _OUTWEIGHED_SCORE, _OUTWEIGHED_TEXT, _RIVAL_LINKS = 500, 0.4, 4, 0.2
+
+
+def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bool:
+    """Whether the best-scored block is short and another, neither inside it nor around it, holds
+    four times its text at a fair share of its score."""
+    text = found.text_len(top)
+    if text >= _SHORT_WINNER or len(final) < 2:
+        return False
+    floor = _OUTWEIGHED_SCORE * final[top]
+    around = set(top.iterancestors())
+    for element, score in final.items():
+        if (score >= floor and found.text_len(element) >= _OUTWEIGHED_TEXT * text
+                and found.link_density(element) < _RIVAL_LINKS and element not in around
+                and not any(ancestor is top for ancestor in element.iterancestors())):
+            return True
+    return False
 
 
 _STACKED_ARTICLE = 500  # characters: an article this long, after another as long, is stacked

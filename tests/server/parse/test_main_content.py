@@ -265,6 +265,19 @@ def test_a_form_holding_a_table_layout_article_beside_a_box_of_headlines_is_read
     assert "Markets close" not in text
 
 
+def test_a_short_list_that_wins_on_its_class_name_gives_way_to_the_article() -> None:
+    # A landing page's box of truncated headlines, named like content ("tabContent latestBlog"),
+    # outscored an article in an old table layout five times its length (one paragraph of lines).
+    lead = "The council met on Friday to hear the plan for the new bridge over the river "
+    latest = "".join(f"<p>Market news, part {n}, traders sa...</p>" for n in range(10))
+    lines = "<br><br>".join(f"Body line {n}. {lead}and the road to the station" for n in range(16))
+    body = (f"<div class='tabContent latestBlog'>{latest}</div><table><tr><td><table><tr><td>"
+            f"<table class='story'><tr><td>{lines}</td></tr></table></td></tr></table></td></tr></table>")
+    text = parse_html(page(body)).text
+    assert text.count("Body line") == 16
+    assert "Market news" not in text
+
+
 def test_a_real_sidebar_stays_out_when_the_article_beside_it_is_short() -> None:
     sidebar = "".join(f"<p>Sidebar note {n}. {SENTENCE}</p>" for n in range(6))
     body = f"<article>{paragraphs(1)}</article><div role='complementary'>{sidebar}</div>"
