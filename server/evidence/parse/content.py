@@ -104,13 +104,18 @@ def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Elemen
     return walker.result
 
 
-_MARKED_MAIN = etree.XPath(".//main | .//*[@role='main'] | .//*[@itemprop='articleBody']")
+# The id the skip link of a page ("Skip to content") points at is the page's own mark, spelled
+# main-content, main_content, mainContent or maincontent
+_MARKED_MAIN = etree.XPath(
+    ".//main | .//*[@role='main'] | .//*[@itemprop='articleBody']"
+    " | .//*[translate(@id, 'MAINCOTE_-', 'maincote') = 'maincontent']"
+)
 
 
 def holding_main(body: Element) -> frozenset[Element]:
     """The elements around ones the page marks as its main content (<main>, role=main,
-    itemprop=articleBody): their class, id or tag does not leave them out (an article inside a
-    "share_wrapper")."""
+    itemprop=articleBody, id=main-content): their class, id or tag does not leave them out (an
+    article inside a "share_wrapper", a layout table with the id "secondary-navigation")."""
     holding: set[Element] = set()
     for marked in _MARKED_MAIN(body):
         for ancestor in marked.iterancestors():

@@ -309,12 +309,26 @@ def test_a_site_description_above_posts_that_open_with_their_own_headings_is_not
 
 
 def test_an_article_the_page_marks_as_its_body_is_read_inside_a_wrapper_named_like_furniture() -> None:
-    for marked in ("<div itemprop='articleBody'>{}</div>", "<main>{}</main>", "<div role='main'>{}</div>"):
+    for marked in ("<div itemprop='articleBody'>{}</div>", "<main>{}</main>", "<div role='main'>{}</div>",
+                   "<div id='main-content'>{}</div>", "<div id='mainContent'>{}</div>"):
         body = (
             f"{nav()}<div class='box'><p>Gartner's report on the market, and why it matters to you. {SENTENCE}</p></div>"
             f"<div class='share_wrapper'><div class='article'>{marked.format(paragraphs(6))}</div></div>"
         )
         assert parse_html(page(body)).text.count("Body paragraph") == 6, marked
+
+
+def test_the_main_content_id_is_read_inside_a_layout_table_named_like_navigation() -> None:
+    # An old press-release page: the skip link's target, <td id="main-content">, sits in a layout
+    # table with the id "secondary-navigation"; only a short title box outside it was read.
+    body = (
+        "<table id='main-title'><tr><td><p>Press release from the Friends of the River, spring 1997 edition</p>"
+        "<p>Issued by the press office in London for the papers of the morning, with the river's news</p>"
+        "</td></tr></table>"
+        f"<table id='secondary-navigation'><tr><td>{nav(4)}</td><td id='main-content'>{paragraphs(6)}</td></tr></table>"
+    )
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 6 and "Section 2" not in text
 
 
 def test_a_post_named_like_furniture_is_read_even_when_its_larger_comment_section_is_too() -> None:
