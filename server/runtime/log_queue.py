@@ -20,7 +20,8 @@ stream once, for that long, never for every warning, and never writes to the str
 A line logged on every request (the access log) can skip the LogRecord too (`direct_handler`,
 `BatchedLog.put`): making and handling a record cost ~8 us of the loop's time, a status read's
 tenth, for a line whose only destination is this handler's queue. It is queued as the bare facts it
-states, with a `Maker` that writes a run of such lines at once: the interpreter lock makes the writer's time the loop's too, and a Python step per line cost the served
+states, with a `Maker` that writes a run of such lines at once: the interpreter lock makes the
+writer's time the loop's too, and a Python step per line cost the served
 process several times what it costs in a loop of its own (scripts/bench_servers.py: the access log
 took 13% of get_book's throughput with a line made per step, 8% with a run made column by column).
 """

@@ -15,8 +15,9 @@ that is not one well-formed request of those four methods with params in their p
 protocol version not known, a `tools/call` at a version whose result shape differs from the one
 written here (before 2025-06-18: no structuredContent), requests whose Accept (no JSON) or
 Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py sends the
-same requests both ways, fixed and generated, and holds the answers equal. A request is read with the SDK's own
-parser (pydantic-core), so what it refuses (nesting past its limit) is the SDK's to answer.
+same requests both ways, fixed and generated, and holds the answers equal. A request is read with
+the SDK's own parser (pydantic-core), so what it refuses (nesting past its limit) is the SDK's to
+answer.
 
 One difference: the SDK's server middleware (its OpenTelemetry spans) does not see the requests
 answered here; the access log does.

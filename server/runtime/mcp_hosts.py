@@ -38,12 +38,12 @@ class McpHosts:
     def _refusal(self, scope: Scope) -> ApiError | None:
         content_type = host = origin = None  # the first of each name, as the SDK's checks read them
         for name, value in scope["headers"]:
-            if name == b"content-type":
-                content_type = value if content_type is None else content_type
-            elif name == b"host":
-                host = value if host is None else host
-            elif name == b"origin":
-                origin = value if origin is None else origin
+            if name == b"content-type" and content_type is None:
+                content_type = value
+            elif name == b"host" and host is None:
+                host = value
+            elif name == b"origin" and origin is None:
+                origin = value
         if scope["method"] == "POST" and not (content_type or b"").lower().startswith(b"application/json"):
             return BadRequest("an MCP message is sent as application/json", code="unsupported_media_type")
         if not self.settings.enable_dns_rebinding_protection:

@@ -56,7 +56,8 @@ def decoded(body: bytes) -> Any:
     """The body as the SDK's `json.loads(body)` reads it, read by pydantic-core (a third of the
     time); ValueError where either refuses it. pydantic-core refuses more (NaN and the infinities
     as words, lone surrogates, UTF-16 and UTF-32, a byte-order mark, nesting past ~200 levels): the
-    caller leaves those to the SDK. tests/server/test_mcp_single_exchange.py holds the two readings equal where both read."""
+    caller leaves those to the SDK. tests/server/test_mcp_single_exchange.py holds the two readings
+    equal where both read."""
     return from_json(body, allow_inf_nan=False, cache_strings=False)
 
 

@@ -40,6 +40,12 @@ from evidencekit.server.runtime.errors import (
 from evidencekit.server.runtime.http_errors import error_response
 from evidencekit.server.runtime.rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
 
+try:  # anyio's record of each task's cancel scopes (not public: a release that moves it makes the
+    # timer cut shielded sections, which tests/server/test_mcp_streams.py then fails on)
+    from anyio._backends._asyncio import _task_states as _anyio_task_states
+except ImportError:  # pragma: no cover - an anyio without it
+    _anyio_task_states = weakref.WeakKeyDictionary()
+
 
 @dataclass(frozen=True)
 class StreamLimits:
@@ -215,12 +221,6 @@ class _IdleTimer:
 
 
 AGAIN_SECONDS = 0.1
-
-try:  # anyio's record of each task's cancel scopes (not public: a release that moves it makes the
-    # timer cut shielded sections, which tests/server/test_mcp_streams.py then fails on)
-    from anyio._backends._asyncio import _task_states as _anyio_task_states
-except ImportError:  # pragma: no cover - an anyio without it
-    _anyio_task_states = weakref.WeakKeyDictionary()
 
 
 def _shielded(task: asyncio.Task[Any]) -> bool:

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import SCHEMATHESIS
-
-ST = SCHEMATHESIS
+from tests.support import SCHEMATHESIS as ST
 
 
 def st_run(base: str, token: str, cwd: Path) -> None:

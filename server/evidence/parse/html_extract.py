@@ -125,7 +125,8 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     # <form> is not the page's own text
     kept_own = found.text_outside_links(body)
     raw, total = _text_lengths(body)
-    # (held <= total - kept: no wrapper can hold 4x what was kept and 200 characters unless this holds)
+    # (held <= total - kept: no wrapper can hold 4x the kept text outside links and 200 characters
+    # unless this holds)
     can_wrap = total - kept >= max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE)
     wrapper, held = wrapped_page(found) if can_wrap else (None, 0)
     if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept_own:
