@@ -116,8 +116,9 @@ def marks_only_widget(value: str, is_id: bool = False) -> bool:
 
 @lru_cache(maxsize=4096)
 def marks_only_caption(value: str, is_id: bool = False) -> bool:
-    """True when a class or id value names furniture only by calling it a caption: galleries and
-    photo posts put the text of the page in one."""
+    """True when a class or id value names furniture only by calling it a caption, a credit or an
+    attribution: galleries and photo posts put the text of the page in one, and so does a theme's
+    broken caption markup."""
     return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, captions=False)
 
 
@@ -125,7 +126,7 @@ _WIDGET = frozenset({"widget", "widgets"})
 # A post's taxonomy classes (WordPress's post_class beside "hentry"): "tag-tax-credits",
 # "category-social", "author-admin" name what the post is about, not furniture.
 _TAXONOMY = ("tag-", "category-", "author-")
-_CAPTION = frozenset({"caption", "captions"})
+_CAPTION = frozenset({"caption", "captions", "credits", "attribution"})
 
 
 def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) -> bool:

@@ -171,7 +171,7 @@ class _Walker:
                     and marks_boilerplate(value, key == "id")
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element))
-                    and not (marks_only_caption(value, key == "id") and _holds_prose(element))
+                    and not (marks_only_caption(value, key == "id") and _holds_caption_prose(element))
                 ):
                     self.result.soft_dropped.append(element)
                     return 0
@@ -434,6 +434,20 @@ def _holds_prose(element: Element) -> bool:
                 if found >= 2:
                     return True
     return False
+
+
+# A caption or credit this long outside links is not one: a theme's broken caption markup holds the post
+_CAPTION_RUN = 600  # characters
+_CAPTION_PIECES = 400  # text pieces read at most (a bounded cost per marked element)
+
+
+def _holds_caption_prose(element: Element) -> bool:
+    """Prose paragraphs, or more text outside links than any caption or credit holds."""
+    if _holds_prose(element):
+        return True
+    text = sum(len(piece.strip()) for piece in islice(element.itertext(), _CAPTION_PIECES))
+    links = sum(len("".join(a.itertext())) for a in islice(element.iter("a"), _CAPTION_PIECES))
+    return text - links >= _CAPTION_RUN
 
 
 def _is_photo_caption(caption: Element) -> bool:

@@ -493,6 +493,21 @@ def test_a_gallery_slides_text_in_a_block_named_caption_is_content_and_a_photo_c
     assert text.count("Body paragraph") == 3 and "Boats on the square" not in text
 
 
+def test_a_post_held_in_broken_caption_markup_is_content_and_a_short_attribution_is_not() -> None:
+    # A theme's caption shortcode left open: the caption's attribution span holds the whole post,
+    # as loose lines, and the post follows again as paragraphs
+    loose = "".join(f"Part {n}. {SENTENCE * 2}\n\n" for n in range(4))
+    caption = (
+        "<div class='feat-image-with-caption'><p class='wp-caption-text'>Our reporters on the market. "
+        f"<span class='wp-caption-text attribution'>({loose})</span></p></div>"
+    )
+    credit = "<p><img src='/b.jpg'><span class='photo-attribution'>(Ana Lima / Example Agency)</span></p>"
+    body = f"{nav()}<div class='entry-content'>{caption}{paragraphs(4)}{credit}</div>"
+    text = parse_html(page(body)).text
+    assert text.count("Part 3.") == 1 and text.count("Body paragraph") == 4
+    assert "Ana Lima" not in text
+
+
 def test_a_posts_tag_and_category_classes_do_not_make_it_furniture() -> None:
     intro = f"<div class='intro'><p>About this blog. {SENTENCE * 4}</p></div>"
     post = f"<div class='post-7 post type-post hentry tag-tax-credits category-social author-admin'>{paragraphs(5)}</div>"
