@@ -25,6 +25,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     marks_boilerplate,
     marks_only_caption,
     marks_only_widget,
+    names_discussion,
     names_elsewhere,
 )
 from evidencekit.server.evidence.parse.html_tree import Element
@@ -863,6 +864,46 @@ def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
         if found_here and (in_grids <= _TEASER_BOX_SHARE * found.info[node][0] or outside >= _OWN_STORY):
             grids.update(found_here)
     return frozenset(grids)
+
+
+# A comment section inside the chosen content is left out when the content has this much text of
+# its own beside it, counted outside links (on a page whose content is one comment, it is the text)
+_OWN_BESIDE_DISCUSSION = 200
+_DISCUSSION_BLOCKS = 2  # blocks named like comments, at least: a thread, not one block that is the post
+_BLOCKS_LOOKED_AT = 5000
+
+
+def discussion_blocks(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """Blocks inside the chosen content named like comments ("comments-body", "commentText": names
+    that boilerplate.py keeps, as a comment may be a page's text), when there are several and the
+    content holds text of its own beside them: a blog's thread rendered inside its post's box."""
+    blocks: set[Element] = set()
+    for node in chosen:
+        found_here: list[Element] = []
+        stack = [iter(node)]  # the outermost such blocks, in document order
+        looked = 0
+        while stack and looked < _BLOCKS_LOOKED_AT:
+            element = next(stack[-1], None)
+            if element is None:
+                stack.pop()
+                continue
+            looked += 1
+            if element not in found.info:
+                continue
+            if (
+                element.tag != "p"  # a paragraph style ("MsoCommentText"), not a comment box
+                and (element.get("class") or element.get("id"))
+                and names_discussion(names_of(element))
+            ):
+                found_here.append(element)
+                continue
+            stack.append(iter(element))
+        if len(found_here) < _DISCUSSION_BLOCKS:
+            continue
+        own = found.text_outside_links(node) - sum(found.text_outside_links(e) for e in found_here)
+        if own >= _OWN_BESIDE_DISCUSSION:
+            blocks.update(found_here)
+    return frozenset(blocks)
 
 
 def _links_away(found: Measure, heading: Element) -> bool:

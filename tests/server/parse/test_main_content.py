@@ -508,6 +508,24 @@ def test_a_post_held_in_broken_caption_markup_is_content_and_a_short_attribution
     assert "Ana Lima" not in text
 
 
+def test_a_thread_of_comment_boxes_inside_the_posts_box_is_left_out() -> None:
+    # An old blog theme: post and comments as siblings in one box, each comment a "comments-body"
+    # (a name kept elsewhere, as a page's text may be one comment)
+    comments = "".join(
+        f"<div class='comments-body'><p>Reader {n} writes: {SENTENCE * 3}</p><p>Posted by reader {n}</p></div>"
+        for n in range(12)
+    )
+    post = f"<div class='blog'><div class='blogbody'><h2>Flood Market</h2>{paragraphs(3)}</div><div class='comments-head'>Comments</div>{comments}</div>"
+    text = parse_html(page(f"{nav()}{post}")).text
+    assert text.count("Body paragraph") == 3 and "Reader" not in text
+    # A discussion page with no post of its own beside the thread: the thread is the text
+    thread = f"<div class='blog'><h2>Flood Market: your views</h2>{comments}</div>"
+    assert parse_html(page(f"{nav()}{thread}")).text.count("Reader") == 12
+    # A press release pasted from a word processor names paragraphs "MsoCommentText": not comments
+    styled = "".join(f"<p class='MsoCommentText'>Note {n}. {SENTENCE}</p>" for n in range(3))
+    assert parse_html(page(f"<div class='release'>{paragraphs(3)}{styled}</div>")).text.count("Note") == 3
+
+
 def test_a_posts_tag_and_category_classes_do_not_make_it_furniture() -> None:
     intro = f"<div class='intro'><p>About this blog. {SENTENCE * 4}</p></div>"
     post = f"<div class='post-7 post type-post hentry tag-tax-credits category-social author-admin'>{paragraphs(5)}</div>"
