@@ -68,6 +68,10 @@ _WHOLE_TOKENS = frozenset(
 )  # fmt: skip
 # Furniture also at the end of a word written without separators ("postcomments", "socialshare").
 _JOINED_LAST = ("comments", "sharing", "sidebar")
+# ...and at the start of one ("commentsblock", "commentslist"), but for a comment's own text
+# ("commentsbody": see the module docstring). Not "comment": "commentary" is an opinion piece.
+_JOINED_FIRST = ("comments",)
+_JOINED_FIRST_KEPT = frozenset(f"comments{part}" for part in ("body", "content", "text"))
 # As an id, "header" names the page header; as a class it often styles a heading's anchor.
 _WHOLE_IDS = frozenset({"header"})
 _MODIFIERS = ("has-", "with-", "no-", "is-", "show-", "hide-", "hidden-", "visible-")
@@ -156,6 +160,8 @@ def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) ->
             return True
         if last.endswith(_JOINED_LAST) and last not in _JOINED_LAST:
             return True  # written as one word: "postcomments", "articlecomments"
+        if first.startswith(_JOINED_FIRST) and first not in _JOINED_FIRST and first not in _JOINED_FIRST_KEPT:
+            return True
         if not _ANYWHERE_WORDS.isdisjoint(parts):
             return True
     return False
@@ -190,8 +196,12 @@ def names_content(value: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def names_discussion(value: str) -> bool:
-    """True when a class or id value names comments or replies."""
-    return any(set(_parts(raw)) & _DISCUSSION for raw in _CAMEL.sub(r"\1-\2", value).lower().split())
+    """True when a class or id value names comments or replies ("commentsblock" too)."""
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        parts = _parts(raw)
+        if not _DISCUSSION.isdisjoint(parts) or any(part.startswith(_JOINED_FIRST) for part in parts):
+            return True
+    return False
 
 
 # Named like content that belongs elsewhere: never read as the page's own text, however long.

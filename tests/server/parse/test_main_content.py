@@ -191,6 +191,18 @@ def test_a_comment_section_named_in_one_word_inside_the_post_is_left_out() -> No
         assert text.count("Body paragraph") == 6 and "Reader" not in text and "Comments (5)" not in text, name
 
 
+def test_a_comment_section_named_in_one_word_that_begins_with_comments_is_left_out() -> None:
+    # Longer than the post: it must be read as a discussion, not as a main container named like furniture
+    thread = "".join(f"<div><p>{n} Reader {n}, 10/29/2012</p><p>{SENTENCE * 3}</p></div>" for n in range(10))
+    for name in ("commentsblock", "commentsList", "commentsarea"):
+        body = f"{nav()}<div id='content'><div class='entrybody'>{paragraphs(3)}</div><div class='{name}'>{thread}</div></div>"
+        text = parse_html(page(body)).text
+        assert text.count("Body paragraph") == 3 and "Reader" not in text, name
+    for name in ("commentary", "comments-body commentsbody"):  # an opinion piece; a comment's own text
+        body = f"{nav()}<div class='{name}'>{paragraphs(4)}</div>"
+        assert parse_html(page(body)).text.count("Body paragraph") == 4, name
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
