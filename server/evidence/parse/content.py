@@ -9,7 +9,7 @@ the parent of repeated similar blocks (forum posts, sections), plus good sibling
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -99,7 +99,7 @@ class Measure:
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
     """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,
     <footer>, <header>, <form>), role, class and id say; their descendants are read as usual.
-    Callers put holding_main(body) among them (computed once per page, not per pass)."""
+    Callers put holding_main(body, marked_main(body)) among them (computed once per page, not per pass)."""
     walker = _Walker(Measure(body), use_classes, exempt)
     walker.walk(body, 0, False)
     return walker.result
@@ -113,13 +113,19 @@ _MARKED_MAIN = etree.XPath(
 )
 
 
-def holding_main(body: Element) -> frozenset[Element]:
-    """The elements around ones the page marks as its main content (<main>, role=main,
-    itemprop=articleBody, id=main-content): their class, id or tag does not leave them out (an
-    article inside a "share_wrapper", a layout table with the id "secondary-navigation")."""
+def marked_main(body: Element) -> list[Element]:
+    """The elements a page marks as its main content: <main>, role=main, itemprop=articleBody,
+    id=main-content."""
+    return _MARKED_MAIN(body)
+
+
+def holding_main(body: Element, marked: list[Element]) -> frozenset[Element]:
+    """The elements around the marked main content (marked_main(body)): their class, id or tag
+    does not leave them out (an article inside a "share_wrapper", a layout table with the id
+    "secondary-navigation")."""
     holding: set[Element] = set()
-    for marked in _MARKED_MAIN(body):
-        for ancestor in marked.iterancestors():
+    for element in marked:
+        for ancestor in element.iterancestors():
             if ancestor is body or ancestor in holding:
                 break
             holding.add(ancestor)
@@ -456,8 +462,8 @@ def _is_photo_caption(caption: Element) -> bool:
     return figure is not None and figure.tag == "figure" and bool(_PHOTOS.intersection(e.tag for e in figure.iter()))
 
 
-def choose(found: Measure) -> list[Element]:
-    """The content node(s) in document order."""
+def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
+    """The content node(s) in document order. marked: marked_main(found.body)."""
     body = found.body
     final = {
         element: score * (1.0 - found.link_density(element))
@@ -473,6 +479,10 @@ def choose(found: Measure) -> list[Element]:
     if _outweighed(found, final, ranked[0]):
         del final[ranked[0]]
         ranked = ranked[1:]
+    inside = _inside_marked_main(found, final, ranked[0], marked) if marked else None
+    if inside is not None:
+        ranked.remove(inside)
+        ranked.insert(0, inside)
     top = ranked[0]
     top_score = final[top]
     top = _common_ancestor(found, top, [e for e in ranked[1:5] if final[e] >= 0.75 * top_score])
@@ -507,6 +517,31 @@ def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bo
                 and not any(ancestor is top for ancestor in element.iterancestors())):
             return True
     return False
+
+
+_MARKED_SHARE = 0.5  # of the best score: a block in the page's marked main content is preferred at this
+
+
+def _inside_marked_main(
+    found: Measure, final: dict[Element, float], top: Element, marked: Sequence[Element]
+) -> Element | None:
+    """The best block inside what the page marks as its main content, when the best block of all
+    is outside it (neither in it nor around it) and this one has a fair share of its score: an
+    old-browser notice in the footer outscoring a video page's short description."""
+    kept = [m for m in marked if m in found.info]
+    around = set(top.iterancestors())
+    around.add(top)
+    if not kept or any(m in around for m in kept):
+        return None  # no marked main kept, or the best block is in one
+    best, best_score = None, _MARKED_SHARE * final[top]
+    for m in kept:
+        if any(a is top for a in m.iterancestors()):
+            return None  # the best block holds the marked main
+        for element in m.iter():
+            score = final.get(element)
+            if score is not None and score >= best_score:
+                best, best_score = element, score
+    return best
 
 
 _STACKED_ARTICLE = 500  # characters: an article this long, after another as long, is stacked

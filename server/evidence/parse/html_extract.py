@@ -18,6 +18,7 @@ from evidencekit.server.evidence.parse.content import (
     dropped_container,
     held_text,
     holding_main,
+    marked_main,
     measure,
     names_of,
     prune_furniture,
@@ -119,7 +120,8 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     if body is None:
         body = root
         exempt = frozenset(root.iter("head"))  # the parser left the page in <head> (an unknown tag there)
-    exempt |= holding_main(body)
+    marked = marked_main(body)
+    exempt |= holding_main(body, marked)
     found = measure(body, exempt=exempt)
     kept = found.text_len(body)
     # Outside links, as a wrapper's text is counted: a box of headlines kept beside a page-wide
@@ -156,7 +158,7 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
         # Ignore classes altogether when nearly nothing is left and no such element explains it.
         found = measure(body, use_classes=False, exempt=exempt)
-    chosen = with_lead(found, choose(found))
+    chosen = with_lead(found, choose(found, marked))
     text, markdown = render(found, chosen, base_url=base_url, leave_out=teaser_grids(found, chosen) | discussion_blocks(found, chosen))
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without

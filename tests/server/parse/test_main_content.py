@@ -203,6 +203,24 @@ def test_a_comment_section_named_in_one_word_that_begins_with_comments_is_left_o
         assert parse_html(page(body)).text.count("Body paragraph") == 4, name
 
 
+def test_a_block_in_the_marked_main_content_is_preferred_to_a_longer_notice_outside_it() -> None:
+    # A video page: its description is short, and the site's old-browser notice in the page foot,
+    # full of commas, outscores it
+    description = ("<p>People from all over the world, from Idaho to Iceland, are coming to see the games, and a "
+                   "couple from Idaho made a home movie about their trip. They are among the thousands making the "
+                   "journey, by plane, train and car.</p>")
+    notice = ("<div class='notice'><p>This page is best viewed in an up-to-date browser with style sheets, scripts "
+              "and fonts enabled. While you can read it in your browser, you will not get the full experience, "
+              "layout or media. Please upgrade your browser or enable style sheets, if you are able to.</p></div>")
+    for marked in ("<main>{}</main>", "<div id='main-content'>{}</div>", "<div role='main'>{}</div>"):
+        inner = marked.format(f"<h1>Coming to the games</h1><div class='player'><video src='/v.mp4'></video></div>{description}")
+        text = parse_html(page(f"{nav()}<div class='wrap'>{inner}</div><div id='site-info'>{notice}</div>")).text
+        assert "home movie" in text and "best viewed" not in text, marked
+    # Unmarked (a <section>, as <main> unscored), the longer notice still wins: the rule needs the mark
+    inner = f"<section><h1>Coming to the games</h1><div class='player'><video src='/v.mp4'></video></div>{description}</section>"
+    assert "best viewed" in parse_html(page(f"{nav()}<div class='wrap'>{inner}</div><div id='site-info'>{notice}</div>")).text
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
