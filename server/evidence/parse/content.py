@@ -179,6 +179,7 @@ class _Walker:
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element))
                     and not (marks_only_caption(value, key == "id") and _holds_caption_prose(element))
+                    and not (key == "id" and _named_after_its_heading(element, value))
                 ):
                     self.result.soft_dropped.append(element)
                     return 0
@@ -455,6 +456,45 @@ def _holds_caption_prose(element: Element) -> bool:
     text = sum(len(piece.strip()) for piece in islice(element.itertext(), _CAPTION_PIECES))
     links = sum(len("".join(a.itertext())) for a in islice(element.iter("a"), _CAPTION_PIECES))
     return text - links >= _CAPTION_RUN
+
+
+_SLUG_GAPS = re.compile(r"[\W_]+")
+_HEADINGS_LOOKED_AT = 3  # children: a section's heading comes first
+_SECTIONS_LOOKED_AT = 50
+
+
+def _named_after_its_heading(element: Element, value: str) -> bool:
+    """An id made from the element's own heading, as docs and Markdown generators make them for
+    every section ("sharing-with-a-single-developer" for "Sharing with a single developer"), when
+    the parent or a sibling is named so too: it names the section's subject, not its place on the
+    page (a lone <div id="comments"><h3>Comments</h3> is a comment section)."""
+    if not _slug_of_heading(element, value):
+        return False
+    parent = element.getparent()
+    if parent is None:
+        return False
+    parent_id = parent.get("id")
+    if parent_id and _slug_of_heading(parent, parent_id):
+        return True
+    return any(
+        sibling is not element and sibling.get("id") and _slug_of_heading(sibling, sibling.get("id"))
+        for sibling in islice(parent, _SECTIONS_LOOKED_AT)
+    )
+
+
+def _slug_of_heading(element: Element, value: str) -> bool:
+    """Whether value is the slug of element's heading (the element itself, or a first child)."""
+    heading = element if element.tag in _HEADINGS else next(
+        (child for child in islice(element, _HEADINGS_LOOKED_AT) if child.tag in _HEADINGS), None
+    )
+    if heading is None:
+        return False
+    slug = _SLUG_GAPS.sub("-", "".join(heading.itertext()).lower()).strip("-")
+    name = _SLUG_GAPS.sub("-", value.lower()).strip("-")
+    if not slug or not name.startswith(slug):
+        return False
+    rest = name[len(slug):]
+    return not rest or (rest[0] == "-" and rest[1:].isdigit())  # "-1": a generator's duplicate
 
 
 def _is_photo_caption(caption: Element) -> bool:

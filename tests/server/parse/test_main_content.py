@@ -221,6 +221,28 @@ def test_a_block_in_the_marked_main_content_is_preferred_to_a_longer_notice_outs
     assert "best viewed" in parse_html(page(f"{nav()}<div class='wrap'>{inner}</div><div id='site-info'>{notice}</div>")).text
 
 
+def test_sections_whose_ids_are_made_from_their_headings_are_not_read_as_furniture() -> None:
+    # A docs generator gives every section the slug of its heading: "sharing-..." and "related-..."
+    # there name the subject, not a share bar or related stories
+    def section(title: str, label: str) -> str:
+        slug = title.lower().replace(" ", "-").replace(":", "")
+        return f"<div class='section' id='{slug}'><h2>{title}<a class='headerlink' href='#{slug}'>¶</a></h2>{paragraphs(2, label)}</div>"
+
+    doc = "".join(
+        section(title, label)
+        for title, label in (("Setting up", "Setup"), ("Sharing with a single developer", "Sharing"),
+                             ("Related work: other tools", "Related"), ("Comments", "Remarks"))
+    )
+    text = parse_html(page(f"{nav()}<div class='document'><h1>Evolve</h1>{doc}</div>")).text
+    for label in ("Setup", "Sharing", "Related", "Remarks"):
+        assert text.count(f"{label} paragraph") == 2, label
+    # A lone comment section named after its heading, in the post's box, stays out
+    thread = "".join(f"<div class='c'><p>Reader {n} writes: {SENTENCE * 2}</p></div>" for n in range(6))
+    body = f"<div id='content'><h2>Flood Market</h2>{paragraphs(2)}<div id='comments'><h2>Comments</h2>{thread}</div></div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and "Reader" not in text
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
