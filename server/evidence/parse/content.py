@@ -116,7 +116,7 @@ _MARKED_MAIN = etree.XPath(
 def marked_main(body: Element) -> list[Element]:
     """The elements a page marks as its main content: <main>, role=main, itemprop=articleBody,
     id=main-content."""
-    return _MARKED_MAIN(body)
+    return list(_MARKED_MAIN(body))
 
 
 def holding_main(body: Element, marked: list[Element]) -> frozenset[Element]:

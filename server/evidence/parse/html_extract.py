@@ -30,6 +30,7 @@ from evidencekit.server.evidence.parse.content import (
 from evidencekit.server.evidence.parse.encoding import decode_html
 from evidencekit.server.evidence.parse.html_meta import Track
 from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
+from evidencekit.server.evidence.parse.json_ld import declared_body
 from evidencekit.server.evidence.parse.render import render
 from evidencekit.server.evidence.parse.text import looks_binary, nfc, nfc_or_none
 
@@ -48,6 +49,9 @@ _WRAPPED_SHARE = 4
 # what was kept outside it (a related-stories block beside a brief holds less).
 _WHOLE_PAGE, _WHOLE_PAGE_OVER_KEPT = 0.8, 20
 _CONTAINER_ROUNDS = 3  # containers named like furniture read, one inside another
+# The article body declared in JSON-LD replaces the found text when it has this many characters
+# and the found text is under this share of it
+_DECLARED_MIN, _DECLARED_SHARE = 500, 0.5
 # A page has text of its own beside a comment section (which is then never its content): this much
 # kept, or a post container (named like content) of this much.
 _OWN_TEXT, _OWN_POST = 200, 100
@@ -84,9 +88,13 @@ def parse_html(
         return HtmlExtract(text="", markdown="", title=None, description=None, language=None, tracks=(),
                            nodes_limited=False, login_wall=False, binary=True)
     root = load_tree(decoded)
+    declared = declared_body(root)  # (before the node limit, which may prune scripts)
     nodes_limited = limit_nodes(root, max_nodes, prune=prune_furniture)
     base_href = html_meta.base_href(root)
-    text, markdown = main_content(root, _base_url(url, base_href))
+    base_url = _base_url(url, base_href)
+    text, markdown = main_content(root, base_url)
+    if declared is not None:
+        text, markdown = _or_declared(text, markdown, declared, base_url, max_nodes)
     text, markdown = nfc(text), nfc(markdown)
     return HtmlExtract(
         text=text,
@@ -100,6 +108,20 @@ def parse_html(
         base_href=base_href,
         script_shell=not text.strip() and html_meta.script_shell(root),
     )
+
+
+def _or_declared(text: str, markdown: str, declared: str, base_url: str | None, max_nodes: int) -> tuple[str, str]:
+    """The article body the page declares in its JSON-LD, read as a page of its own, instead of
+    what the main-content search found when that is under half as long: the page showed a teaser,
+    or its text is loaded by script, or hidden in markup the search misses."""
+    if len(text) >= _DECLARED_SHARE * len(declared):
+        return text, markdown  # (the declared HTML is longer than its text: no need to read it)
+    root = load_tree(declared)
+    limit_nodes(root, max_nodes)
+    declared_text, declared_markdown = main_content(root, base_url)
+    if len(declared_text) >= _DECLARED_MIN and len(text) < _DECLARED_SHARE * len(declared_text):
+        return declared_text, declared_markdown
+    return text, markdown
 
 
 def _base_url(url: str | None, base_href: str | None) -> str | None:
