@@ -111,6 +111,16 @@ def marks_boilerplate(value: str, is_id: bool = False) -> bool:
     return _marks(value, is_id, widget_last=True)
 
 
+FURNITURE, DISCUSSION = 1, 2
+
+
+@lru_cache(maxsize=4096)
+def name_reading(value: str, is_id: bool = False) -> int:
+    """FURNITURE when marks_boilerplate(value, is_id), | DISCUSSION when names_discussion(value):
+    both in one cached look-up, for the walk that reads every class and id."""
+    return (FURNITURE if _marks(value, is_id, widget_last=True) else 0) | (DISCUSSION if names_discussion(value) else 0)
+
+
 @lru_cache(maxsize=4096)
 def marks_only_widget(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names furniture only by ending a token in "widget": page

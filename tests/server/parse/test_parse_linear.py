@@ -34,7 +34,12 @@ HTML = [b"<![CDATA[", b"]]>", b"<div ", b"<div>", b"</div>", b"<p>", b"<a href='
         b"<noscript><div>a ", b"<form><div>a ", b"<header><div>a ", b"<div role='complementary'>a ",
         b"<div class='x-widget'><p>a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k</p>",
         b"<article><p>a ", b"<h3><a href='/x'>a</a></h3><p>b ", b"<div class='ad-wrap'><p>a ",
-        b"<div class='post-meta'><p>a ", b"<main>a ", b"<header><template>a ", b"<div role='search'><template>a "]
+        b"<div class='post-meta'><p>a ", b"<main>a ", b"<header><template>a ", b"<div role='search'><template>a ",
+        # and this stop's: comment boxes in the content, caption-named text, sections named after
+        # their headings, a marked main content, JSON-LD article bodies
+        b"<div class='comments-body'>a ", b"<div class='caption attribution'>a b c d e f ",
+        b"<div id='sharing-x'><h2>Sharing x</h2>", b"<div id='main-content'>a ",
+        b"<script type='application/ld+json'>{\"articleBody\": [\"a\", {\"articleBody\": \"a b c\"}]}</script>"]
 TEXT = [b"\r", b"\n", b"\x00", b"a ", b"\xff", b"\r\n", b"\xe2\x80"]
 SIZE = 20_000  # bytes at the smaller size
 
