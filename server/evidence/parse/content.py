@@ -463,6 +463,8 @@ def _holds_caption_prose(element: Element) -> bool:
     if _holds_prose(element):
         return True
     text = sum(len(piece.strip()) for piece in islice(element.itertext(), _CAPTION_PIECES))
+    if text < _CAPTION_RUN:
+        return False  # (a caption: its links need no counting)
     links = sum(len("".join(a.itertext())) for a in islice(element.iter("a"), _CAPTION_PIECES))
     return text - links >= _CAPTION_RUN
 
@@ -498,7 +500,14 @@ def _slug_of_heading(element: Element, value: str) -> bool:
     )
     if heading is None:
         return False
-    slug = _SLUG_GAPS.sub("-", "".join(heading.itertext()).lower()).strip("-")
+    budget = 4 * len(value) + 64  # raw heading text a slug this long can come from, spaces and all
+    pieces: list[str] = []
+    for piece in heading.itertext():
+        pieces.append(piece)
+        budget -= len(piece)
+        if budget < 0:
+            return False  # a heading far longer than the id (and its text is not walked on)
+    slug = _SLUG_GAPS.sub("-", "".join(pieces).lower()).strip("-")
     name = _SLUG_GAPS.sub("-", value.lower()).strip("-")
     if not slug or not name.startswith(slug):
         return False
@@ -578,15 +587,22 @@ def _inside_marked_main(
     is outside it (neither in it nor around it) and this one has a fair share of its score: an
     old-browser notice in the footer outscoring a video page's short description."""
     kept = [m for m in marked if m in found.info]
+    if not kept:
+        return None
     around = set(top.iterancestors())
     around.add(top)
-    if not kept or any(m in around for m in kept):
-        return None  # no marked main kept, or the best block is in one
+    if any(m in around for m in kept):
+        return None  # the best block is in a marked main
+    under_top = set(top.iter())
+    if any(m in under_top for m in kept):
+        return None  # the best block holds one
     best, best_score = None, _MARKED_SHARE * final[top]
-    for m in kept:
-        if any(a is top for a in m.iterancestors()):
-            return None  # the best block holds the marked main
+    covered: set[Element] = set()  # (each element looked at once, however the marks nest)
+    for m in kept:  # document order: an outer mark comes before the marks inside it
+        if m in covered:
+            continue
         for element in m.iter():
+            covered.add(element)
             score = final.get(element)
             if score is not None and score >= best_score:
                 best, best_score = element, score
