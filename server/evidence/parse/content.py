@@ -666,19 +666,30 @@ def _repeated_blocks_parent(found: Measure, top: Element) -> Element:
     """Forum posts, answers, chapters: when the best node is one of several similar siblings
     that hold text, the content is all of them."""
     node = top
-    for _ in range(3):
+    for level in range(5):
         parent = node.getparent()
         if node is found.body or parent is None or parent not in found.info:
             break
         key = (node.tag, node.get("class"))
         if key[1] is None and key[0] not in ("section", "article"):
-            node = parent  # plain <div>s are alike by accident, not by design
+            shape = _shape(node)
+            if len(shape) < 3:
+                node = parent  # plain <div>s are alike by accident, not by design
+                continue
+            similar = [
+                sibling
+                for sibling in _kept_children(found, parent)
+                if sibling.get("class") is None and _shape(sibling) == shape and found.text_len(sibling) >= 25
+            ]
+        elif level >= 3:
+            node = parent
             continue
-        similar = [
-            sibling
-            for sibling in _kept_children(found, parent)
-            if (sibling.tag, sibling.get("class")) == key and found.text_len(sibling) >= 25
-        ]
+        else:
+            similar = [
+                sibling
+                for sibling in _kept_children(found, parent)
+                if (sibling.tag, sibling.get("class")) == key and found.text_len(sibling) >= 25
+            ]
         if len(similar) >= 3:
             total = sum(found.text_len(s) for s in similar)
             links = sum(found.info[s][1] for s in similar)
@@ -686,6 +697,19 @@ def _repeated_blocks_parent(found: Measure, top: Element) -> Element:
                 return parent
         node = parent
     return top
+
+
+def _shape(element: Element) -> tuple[str, ...]:
+    """The tags down an element's only-child chain (div > center > table), up to three deep: plain
+    blocks built alike by a page's template, not alike by accident."""
+    tags = [element.tag]
+    while len(tags) < 3:
+        children = list(islice(element.iterchildren(etree.Element), 2))
+        if len(children) != 1:
+            break
+        element = children[0]
+        tags.append(element.tag)
+    return tuple(tags)
 
 
 def _semantic_container(found: Measure, top: Element) -> Element:

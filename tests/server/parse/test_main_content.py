@@ -243,6 +243,17 @@ def test_sections_whose_ids_are_made_from_their_headings_are_not_read_as_furnitu
     assert text.count("Body paragraph") == 2 and "Reader" not in text
 
 
+def test_plain_blocks_built_alike_by_a_template_are_read_together() -> None:
+    # An old newspaper page: each story in <div><center><table>, no class anywhere; the best story
+    # alone was the content, the page's other stories left out
+    def story(n: int, count: int) -> str:
+        return f"<div><center><table><tr><td><b>Story {n}</b>{paragraphs(count, f'Story {n}')}</td></tr></table></center></div>"
+
+    body = f"<div><center><table><tr><td>Thursday, January 3</td></tr></table></center></div>{story(1, 6)}{story(2, 3)}{story(3, 4)}"
+    text = parse_html(page(body)).text
+    assert all(text.count(f"Story {n} paragraph") == count for n, count in ((1, 6), (2, 3), (3, 4)))
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
