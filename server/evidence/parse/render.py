@@ -25,6 +25,8 @@ _LINK_BOXES = {
     "td": 0.6,
     "p": 0.95, "span": 0.8,  # a span only when it holds two links or more
 }  # fmt: skip
+# ...but not a box that holds this much text outside its links: a post in a layout cell among links
+_PROSE_IN_BOX = 1500
 _LIST_ITEMS = frozenset({"li", "dt", "dd"})
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 _CODE = frozenset({"code", "kbd", "samp", "tt"})
@@ -188,7 +190,7 @@ class _Renderer:
             return True
         text, links = measured
         limit = self.link_boxes.get(element.tag)
-        if limit is None or text == 0 or links <= limit * text:
+        if limit is None or text == 0 or links <= limit * text or text - links >= _PROSE_IN_BOX:
             return False
         # A <span> holding one link is a link inside a sentence, not a box of links.
         return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None

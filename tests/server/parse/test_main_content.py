@@ -254,6 +254,18 @@ def test_plain_blocks_built_alike_by_a_template_are_read_together() -> None:
     assert all(text.count(f"Story {n} paragraph") == count for n, count in ((1, 6), (2, 3), (3, 4)))
 
 
+def test_a_post_in_a_layout_cell_full_of_links_is_not_dropped_with_them() -> None:
+    # An old blog host: one table cell holds the site's long link lists and, in a <font>, the post;
+    # two thirds of the cell's text is links, yet 2,000 characters outside them are a post
+    links = "".join(f"<a href='/job/{n}'>Jobs and careers listing number {n}</a><br>" for n in range(60))
+    plain = "The river rose again this spring and the village moved its market up to the hill by the old church. "
+    post = "<font>" + "".join(f"I had started working there in October {n}. {plain}<br><br>" for n in range(14)) + "</font>"
+    notice = "<p>Site news: the archive moves to a new server next week.</p>"
+    body = f"{notice}<table><tr><td><div>{links}</div><b>Make Money with a Job Blog</b><br>{post}<div>{links}</div></td></tr></table>"
+    text = parse_html(page(body)).text
+    assert text.count("I had started working") == 14 and "listing number" not in text
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
