@@ -16,6 +16,7 @@ from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
 
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_PROSE_HEADING = 300  # characters: a "heading" longer than this is a paragraph in a heading's type
 _LISTS = frozenset({"ul", "ol", "dl", "dir"})
 _QUOTES = frozenset({"blockquote"})
 # Boxes dropped when most of their text is link text (related links, tag lists, teasers), with the
@@ -245,7 +246,9 @@ class _Renderer:
         self.in_heading = True
         text, markdown = self.inline_parts(element)
         self.in_heading = False
-        if text:
+        if len(text) > _PROSE_HEADING:
+            self.emit(text, markdown, 0)  # prose set in a heading's type (old pages style with <h4>)
+        elif text:
             self.emit(text, "#" * level + " " + markdown, level)
 
     def code_block(self, element: Element) -> None:

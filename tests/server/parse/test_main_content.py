@@ -266,6 +266,16 @@ def test_a_post_in_a_layout_cell_full_of_links_is_not_dropped_with_them() -> Non
     assert text.count("I had started working") == 14 and "listing number" not in text
 
 
+def test_prose_set_in_heading_type_is_written_as_paragraphs() -> None:
+    # An old page sets its paragraphs in <h4> for the type size: one after another, each "heading"
+    # had nothing but another heading of its rank under it and was dropped as an empty section
+    prose = "".join(f"<h4>Step {n}. {SENTENCE * 3}</h4><p>" for n in range(4))
+    result = parse_html(page(f"<h1>Care of trees</h1><h3>The new stand</h3><i>(the inventor)</i><p>{prose}"))
+    assert result.text.count("Step") == 4
+    assert "\n\nStep 0. The river" in result.markdown and "# Step" not in result.markdown
+    assert "### The new stand" in result.markdown  # a short heading stays one
+
+
 def test_a_section_whose_first_heading_was_dropped_does_not_break_the_sibling_check() -> None:
     sections = "".join(
         f"<section class='part'><h2 class='sr-only'>Hidden {n}</h2><p>Part {n}. {SENTENCE}</p></section>" for n in range(2)
