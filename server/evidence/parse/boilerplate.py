@@ -111,14 +111,32 @@ def marks_boilerplate(value: str, is_id: bool = False) -> bool:
     return _marks(value, is_id, widget_last=True)
 
 
-FURNITURE, DISCUSSION = 1, 2
+FURNITURE, COMMENT_BOX = 1, 2
 
 
 @lru_cache(maxsize=4096)
 def name_reading(value: str, is_id: bool = False) -> int:
-    """FURNITURE when marks_boilerplate(value, is_id), | DISCUSSION when names_discussion(value):
+    """FURNITURE when marks_boilerplate(value, is_id), | COMMENT_BOX when names_comment_box(value):
     both in one cached look-up, for the walk that reads every class and id."""
-    return (FURNITURE if _marks(value, is_id, widget_last=True) else 0) | (DISCUSSION if names_discussion(value) else 0)
+    return (FURNITURE if _marks(value, is_id, widget_last=True) else 0) | (
+        COMMENT_BOX if names_comment_box(value) else 0
+    )
+
+
+_COMMENT = frozenset({"comment", "comments"})
+
+
+def names_comment_box(value: str) -> bool:
+    """True when a class or id value names a comment ("comment-body", "commentText",
+    "commentsblock"), not as a page's state ("has-comments"): narrower than names_discussion, whose
+    other words ("discussion", "responses", "feedback") name sections of papers and posts too."""
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        if raw.startswith(_MODIFIERS):
+            continue
+        parts = _parts(raw)
+        if not _COMMENT.isdisjoint(parts) or any(part.startswith(_JOINED_FIRST) for part in parts):
+            return True
+    return False
 
 
 @lru_cache(maxsize=4096)

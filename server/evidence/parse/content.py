@@ -17,7 +17,7 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.boilerplate import (
     CLASS_EXEMPT_TAGS,
-    DISCUSSION,
+    COMMENT_BOX,
     FURNITURE,
     JUNK_ROLES,
     SECTIONING_TAGS,
@@ -77,7 +77,7 @@ class Measure:
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
     soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
     tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag or a role (see WRAPPING_TAGS)
-    discussion: list[Element] = field(default_factory=list)  # named like comments (and not a <p>), in document order
+    comment_boxes: list[Element] = field(default_factory=list)  # named like comments (see the walk), in document order
     _container_sizes: dict[Element, int] = field(default_factory=dict)
 
     def text_len(self, element: Element) -> int:
@@ -120,7 +120,7 @@ def marked_main(body: Element) -> list[Element]:
             marked.append(element)
             continue
         name = get("id")
-        if name and len(name) <= 16 and name.lower().replace("-", "").replace("_", "") == "maincontent":
+        if name and name.lower().replace("-", "").replace("_", "") == "maincontent":
             marked.append(element)
     return marked
 
@@ -190,8 +190,10 @@ class _Walker:
                 ):
                     self.result.soft_dropped.append(element)
                     return 0
-                if reading & DISCUSSION and tag != "p":  # (a paragraph style, "MsoCommentText", is no comment box)
-                    self.result.discussion.append(element)
+                if reading & COMMENT_BOX and tag != "p" and not exempt:
+                    # (a paragraph style, "MsoCommentText", is no comment box; an element exempt
+                    # holds the page's marked main content)
+                    self.result.comment_boxes.append(element)
             elif key == "role":
                 role = value.strip().lower()
                 if role in JUNK_ROLES and not exempt:
@@ -455,42 +457,53 @@ def _holds_prose(element: Element) -> bool:
 
 # A caption or credit this long outside links is not one: a theme's broken caption markup holds the post
 _CAPTION_RUN = 600  # characters
-_CAPTION_PIECES = 400  # text pieces read at most (a bounded cost per marked element)
+_CAPTION_NODES = 400  # elements read at most (a bounded cost per marked element, however they nest)
 
 
 def _holds_caption_prose(element: Element) -> bool:
-    """Prose paragraphs, or more text outside links than any caption or credit holds."""
+    """Prose paragraphs, or more text outside links and scripts than any caption or credit holds."""
     if _holds_prose(element):
         return True
-    text = sum(len(piece.strip()) for piece in islice(element.itertext(), _CAPTION_PIECES))
-    if text < _CAPTION_RUN:
-        return False  # (a caption: its links need no counting)
-    links = sum(len("".join(a.itertext())) for a in islice(element.iter("a"), _CAPTION_PIECES))
+    text = links = 0
+    for node in islice(element.iter(), _CAPTION_NODES):
+        tag = node.tag
+        if node is not element and node.tail:
+            text += len(node.tail.strip())
+        if tag.__class__ is not str or tag in _SCRIPTS or not node.text:
+            continue
+        size = len(node.text.strip())
+        text += size
+        if tag == "a":
+            links += size
     return text - links >= _CAPTION_RUN
 
 
 _SLUG_GAPS = re.compile(r"[\W_]+")
 _HEADINGS_LOOKED_AT = 3  # children: a section's heading comes first
-_SECTIONS_LOOKED_AT = 50
+_SECTIONS_LOOKED_AT = 12
+_HEADING_NODES = 32  # elements in a heading whose text is read for the slug check, at most
 
 
 def _named_after_its_heading(element: Element, value: str) -> bool:
     """An id made from the element's own heading, as docs and Markdown generators make them for
     every section ("sharing-with-a-single-developer" for "Sharing with a single developer"), when
-    the parent or a sibling is named so too: it names the section's subject, not its place on the
-    page (a lone <div id="comments"><h3>Comments</h3> is a comment section)."""
+    the parent or a sibling is named so too and is no furniture by its name: it names the section's
+    subject, not its place on the page (a lone <div id="comments"><h3>Comments</h3> is a comment
+    section, and so is one beside <div id="related"><h2>Related</h2>)."""
     if not _slug_of_heading(element, value):
         return False
     parent = element.getparent()
     if parent is None:
         return False
-    parent_id = parent.get("id")
-    if parent_id and _slug_of_heading(parent, parent_id):
-        return True
     return any(
-        sibling is not element and sibling.get("id") and _slug_of_heading(sibling, sibling.get("id"))
-        for sibling in islice(parent, _SECTIONS_LOOKED_AT)
+        neighbour is not element and _plainly_named_after_its_heading(neighbour)
+        for neighbour in (parent, *islice(parent, _SECTIONS_LOOKED_AT))
     )
+
+
+def _plainly_named_after_its_heading(element: Element) -> bool:
+    value = element.get("id")
+    return bool(value) and not marks_boilerplate(value, True) and _slug_of_heading(element, value)
 
 
 def _slug_of_heading(element: Element, value: str) -> bool:
@@ -502,11 +515,17 @@ def _slug_of_heading(element: Element, value: str) -> bool:
         return False
     budget = 4 * len(value) + 64  # raw heading text a slug this long can come from, spaces and all
     pieces: list[str] = []
-    for piece in heading.itertext():
-        pieces.append(piece)
-        budget -= len(piece)
+    for count, node in enumerate(heading.iter(), 1):
+        if count > _HEADING_NODES:
+            return False  # a heading of many elements is no slug's source (and is not walked on)
+        if node.text and node.tag.__class__ is str:
+            pieces.append(node.text)
+            budget -= len(node.text)
+        if node is not heading and node.tail:
+            pieces.append(node.tail)
+            budget -= len(node.tail)
         if budget < 0:
-            return False  # a heading far longer than the id (and its text is not walked on)
+            return False  # a heading far longer than the id
     slug = _SLUG_GAPS.sub("-", "".join(pieces).lower()).strip("-")
     name = _SLUG_GAPS.sub("-", value.lower()).strip("-")
     if not slug or not name.startswith(slug):
@@ -584,8 +603,9 @@ def _inside_marked_main(
     found: Measure, final: dict[Element, float], top: Element, marked: Sequence[Element]
 ) -> Element | None:
     """The best block inside what the page marks as its main content, when the best block of all
-    is outside it (neither in it nor around it) and this one has a fair share of its score: an
-    old-browser notice in the footer outscoring a video page's short description."""
+    is outside every mark (neither in one nor around one) and this one has a fair share of its
+    score: an old-browser notice in the footer outscoring a video page's short description. (It
+    then takes the lead; what widens a best block widens it as usual.)"""
     kept = [m for m in marked if m in found.info]
     if not kept:
         return None
@@ -596,7 +616,8 @@ def _inside_marked_main(
     under_top = set(top.iter())
     if any(m in under_top for m in kept):
         return None  # the best block holds one
-    best, best_score = None, _MARKED_SHARE * final[top]
+    best: Element | None = None
+    best_score = _MARKED_SHARE * final[top]
     covered: set[Element] = set()  # (each element looked at once, however the marks nest)
     for m in kept:  # document order: an outer mark comes before the marks inside it
         if m in covered:
@@ -1000,33 +1021,34 @@ def discussion_blocks(found: Measure, chosen: list[Element]) -> frozenset[Elemen
     """Blocks inside the chosen content named like comments ("comments-body", "commentText": names
     that boilerplate.py keeps, as a comment may be a page's text), when there are several and the
     content holds text of its own beside them: a blog's thread rendered inside its post's box."""
-    if not found.discussion:
+    if not found.comment_boxes:
         return frozenset()
+    nodes = set(chosen)
+    inside: dict[Element, list[Element]] = {node: [] for node in chosen}
+    # element -> the chosen node under which what is below it may be taken (None: outside every
+    # chosen node, or inside a block taken already); each element's verdict is worked out once,
+    # so the cost stays linear however deep the blocks nest and however many nodes were chosen
+    open_below: dict[Element, Element | None] = {}
+    for element in found.comment_boxes:  # document order: an outer block comes before its inner ones
+        if element not in found.info:
+            continue  # left out after all (for its role or a hidden style)
+        walked: list[Element] = []
+        verdict: Element | None = None  # (the root reached: outside every chosen node)
+        for ancestor in element.iterancestors():
+            if ancestor in nodes:
+                verdict = ancestor
+                break
+            if ancestor in open_below:
+                verdict = open_below[ancestor]
+                break
+            walked.append(ancestor)
+        for ancestor in walked:
+            open_below[ancestor] = verdict
+        open_below[element] = None  # taken, or out: nothing under it is taken
+        if verdict is not None:
+            inside[verdict].append(element)
     blocks: set[Element] = set()
-    for node in chosen:
-        found_here: list[Element] = []
-        # element -> whether what is under it is in node and in no block taken; each element's
-        # verdict is worked out once, so the cost stays linear however deep the blocks nest
-        open_below: dict[Element, bool] = {}
-        for element in found.discussion:  # document order: an outer block comes before its inner ones
-            if element not in found.info:
-                continue  # left out after all (for its role or a hidden style)
-            walked: list[Element] = []
-            verdict = False  # (the root reached: not in node)
-            for ancestor in element.iterancestors():
-                if ancestor is node:
-                    verdict = True
-                    break
-                known = open_below.get(ancestor)
-                if known is not None:
-                    verdict = known
-                    break
-                walked.append(ancestor)
-            for ancestor in walked:
-                open_below[ancestor] = verdict
-            open_below[element] = False  # taken, or out: nothing under it is taken
-            if verdict:
-                found_here.append(element)
+    for node, found_here in inside.items():
         if len(found_here) < _DISCUSSION_BLOCKS:
             continue
         own = found.text_outside_links(node) - sum(found.text_outside_links(e) for e in found_here)

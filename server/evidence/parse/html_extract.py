@@ -49,9 +49,8 @@ _WRAPPED_SHARE = 4
 # what was kept outside it (a related-stories block beside a brief holds less).
 _WHOLE_PAGE, _WHOLE_PAGE_OVER_KEPT = 0.8, 20
 _CONTAINER_ROUNDS = 3  # containers named like furniture read, one inside another
-# The article body declared in JSON-LD replaces the found text when it has this many characters
-# and the found text is under this share of it
-_DECLARED_MIN, _DECLARED_SHARE = 500, 0.5
+# The article body declared in JSON-LD replaces the found text when that is under this share of it
+_DECLARED_SHARE = 0.5
 # A page has text of its own beside a comment section (which is then never its content): this much
 # kept, or a post container (named like content) of this much.
 _OWN_TEXT, _OWN_POST = 200, 100
@@ -119,7 +118,7 @@ def _or_declared(text: str, markdown: str, declared: str, base_url: str | None, 
     root = load_tree(declared)
     limit_nodes(root, max_nodes)
     declared_text, declared_markdown = main_content(root, base_url)
-    if len(declared_text) >= _DECLARED_MIN and len(text) < _DECLARED_SHARE * len(declared_text):
+    if len(text) < _DECLARED_SHARE * len(declared_text):
         return declared_text, declared_markdown
     return text, markdown
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections import deque
 
 from lxml import etree  # type: ignore[import-untyped]
 
@@ -19,14 +20,17 @@ _LD_JSON = etree.XPath(
 )
 _KEY = "articleBody"
 _NODES_WALKED = 10_000  # JSON values looked at per script: a bounded cost for hostile data
-_MARKUP = re.compile(r"<(?:p|br|div|h[1-6]|ul|ol|li|blockquote)\b", re.IGNORECASE)
+_MARKUP = re.compile(r"<(?:p|br|div|h[1-6]|ul|ol|li|blockquote|table|figure|section)\b", re.IGNORECASE)
+_INLINE_MARKUP = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n|\r\n\s*\r\n")
 
 
 def declared_body(root: Element) -> str | None:
-    """The longest articleBody of the page's JSON-LD scripts, as an HTML document (None when there
-    is none). Scripts that are not valid JSON, or nest too deep to read, are passed over."""
-    best = ""
+    """The page's own articleBody in its JSON-LD scripts, as an HTML document (None when there is
+    none): of the bodies nearest the top of the data (not a related article's in `hasPart` or
+    `mentions`), the longest. Scripts that are not valid JSON, or nest too deep to read, are passed
+    over."""
+    best, best_depth = "", _NODES_WALKED
     for script in _LD_JSON(root):
         source = script.text
         if not source or _KEY not in source:
@@ -35,40 +39,45 @@ def declared_body(root: Element) -> str | None:
             data = json.loads(source)
         except (ValueError, RecursionError):
             continue
-        for body in _bodies(data):
-            if len(body) > len(best):
-                best = body
+        for depth, body in _bodies(data):
+            if depth < best_depth or (depth == best_depth and len(body) > len(best)):
+                best, best_depth = body, depth
     if not best.strip():
         return None
+    # (a lone surrogate escape, "\ud800", is valid JSON but no text the tree can hold)
+    best = best.encode("utf-8", "replace").decode("utf-8")
     return f"<html><body>{_as_html(best)}</body></html>"
 
 
-def _bodies(data: object) -> list[str]:
-    """Every string articleBody in data (objects in lists and @graph included), walked without
-    recursion."""
-    found: list[str] = []
-    stack = [data]
+def _bodies(data: object) -> list[tuple[int, str]]:
+    """Every string articleBody in data with its depth (objects in lists and @graph included),
+    walked breadth first without recursion."""
+    found: list[tuple[int, str]] = []
+    queue: deque[tuple[int, object]] = deque([(0, data)])
     walked = 0
-    while stack and walked < _NODES_WALKED:
-        value = stack.pop()
+    while queue and walked < _NODES_WALKED:
+        depth, value = queue.popleft()
         walked += 1
         if isinstance(value, dict):
             body = value.get(_KEY)
             if isinstance(body, str):
-                found.append(body)
-            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+                found.append((depth, body))
+            queue.extend((depth + 1, v) for v in value.values() if isinstance(v, (dict, list)))
         elif isinstance(value, list):
-            stack.extend(v for v in value if isinstance(v, (dict, list)))
+            queue.extend((depth, v) for v in value if isinstance(v, (dict, list)))  # (a list is no level)
     return found
 
 
 def _as_html(body: str) -> str:
-    """Markup kept as markup (some sites put the body's HTML in it); plain text escaped, its blank
-    lines (else its lines) made paragraphs. Entities some sites leave in plain text are decoded."""
-    if _MARKUP.search(body):
+    """Block markup kept as it is (some sites put the body's HTML in it); plain text, or text with
+    inline markup only (<strong>, <em>, <a>), made paragraphs at its blank lines (else its lines):
+    plain text escaped and its entities decoded first, as some sites leave them in."""
+    inline = _INLINE_MARKUP.search(body) is not None
+    if inline and _MARKUP.search(body):
         return body
-    text = html.unescape(body)
+    text = body if inline else html.unescape(body)
     pieces = _PARAGRAPH_BREAK.split(text)
     if len(pieces) == 1:
         pieces = text.splitlines()
-    return "".join(f"<p>{html.escape(piece.strip())}</p>" for piece in pieces if piece.strip())
+    escape = (lambda piece: piece) if inline else html.escape
+    return "".join(f"<p>{escape(piece.strip())}</p>" for piece in pieces if piece.strip())

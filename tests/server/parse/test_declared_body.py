@@ -47,6 +47,15 @@ def test_the_page_text_stays_when_it_is_as_long_as_the_declared_body_or_that_is_
     assert shown.startswith("Shown.")
 
 
+def test_a_declared_body_heavy_with_markup_is_measured_by_its_text() -> None:
+    # Its HTML is twice the page's text, its text a third of it: the page's text stays
+    attributes = " ".join(f"data-tracking-{n}='section-{n}'" for n in range(12))
+    markup = "".join(f"<p {attributes}>Short part {n}.</p>" for n in range(8))
+    full = "".join(f"<p>Shown {n}. {SENTENCE}</p>" for n in range(3))
+    text = parse_html(page({"@type": "Article", "articleBody": markup}, body=f"<article>{full}</article>")).text
+    assert text.count("Shown") == 3 and "Short part" not in text
+
+
 def test_json_ld_that_cannot_be_read_is_passed_over() -> None:
     for raw in ("{\"articleBody\": ", "[" * 100_000 + "\"articleBody\"", "{\"articleBody\": 12}", "<!-- articleBody -->"):
         result = parse_html(page(None, raw=raw))

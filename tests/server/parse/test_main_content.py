@@ -198,8 +198,9 @@ def test_a_comment_section_named_in_one_word_that_begins_with_comments_is_left_o
         body = f"{nav()}<div id='content'><div class='entrybody'>{paragraphs(3)}</div><div class='{name}'>{thread}</div></div>"
         text = parse_html(page(body)).text
         assert text.count("Body paragraph") == 3 and "Reader" not in text, name
-    for name in ("commentary", "comments-body commentsbody"):  # an opinion piece; a comment's own text
-        body = f"{nav()}<div class='{name}'>{paragraphs(4)}</div>"
+    intro = f"<div class='intro'><p>Intro. {SENTENCE * 5}</p></div>"
+    for name in ("commentary", "commentsbody"):  # an opinion piece; a comment's own text
+        body = f"{nav()}{intro}<div class='{name}'>{paragraphs(4)}</div>"
         assert parse_html(page(body)).text.count("Body paragraph") == 4, name
 
 
@@ -216,6 +217,10 @@ def test_a_block_in_the_marked_main_content_is_preferred_to_a_longer_notice_outs
         inner = marked.format(f"<h1>Coming to the games</h1><div class='player'><video src='/v.mp4'></video></div>{description}")
         text = parse_html(page(f"{nav()}<div class='wrap'>{inner}</div><div id='site-info'>{notice}</div>")).text
         assert "home movie" in text and "best viewed" not in text, marked
+    # A best block that holds a small marked part (role=main on its lead only) keeps all of itself
+    lead = "The lead, " * 40
+    story = f"<div class='story'><div role='main'><p>{lead}{SENTENCE}</p></div>{paragraphs(5)}</div>"
+    assert parse_html(page(f"{nav()}{story}")).text.count("Body paragraph") == 5
     # Unmarked (a <section>, as <main> unscored), the longer notice still wins: the rule needs the mark
     inner = f"<section><h1>Coming to the games</h1><div class='player'><video src='/v.mp4'></video></div>{description}</section>"
     assert "best viewed" in parse_html(page(f"{nav()}<div class='wrap'>{inner}</div><div id='site-info'>{notice}</div>")).text
@@ -236,6 +241,18 @@ def test_sections_whose_ids_are_made_from_their_headings_are_not_read_as_furnitu
     text = parse_html(page(f"{nav()}<div class='document'><h1>Evolve</h1>{doc}</div>")).text
     for label in ("Setup", "Sharing", "Related", "Remarks"):
         assert text.count(f"{label} paragraph") == 2, label
+    # Named so by the section around it only, and with a generator's duplicate suffix
+    inner = (f"<div class='section' id='sharing-with-a-single-developer-1'><h2>Sharing with a single developer</h2>"
+             f"{paragraphs(2, 'Inner')}</div>")
+    doc = f"<div class='section' id='evolve-shared-history'><h1>Evolve: shared history</h1>{paragraphs(2)}{inner}</div>"
+    assert parse_html(page(f"{nav()}{doc}")).text.count("Inner paragraph") == 2
+    # Two furniture sections named after their headings do not vouch for each other
+    thread = "".join(f"<div class='c'><p>Reader {n} writes: {SENTENCE * 2}</p></div>" for n in range(6))
+    related = "".join(f"<p><a href='/s/{n}'>Another story number {n}</a> {SENTENCE}</p>" for n in range(2))
+    body = (f"<div id='content'><h2>Flood Market</h2>{paragraphs(2)}<div id='comments'><h2>Comments</h2>{thread}</div>"
+            f"<div id='related'><h2>Related</h2>{related}</div></div>")
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and "Reader" not in text
     # A lone comment section named after its heading, in the post's box, stays out
     thread = "".join(f"<div class='c'><p>Reader {n} writes: {SENTENCE * 2}</p></div>" for n in range(6))
     body = f"<div id='content'><h2>Flood Market</h2>{paragraphs(2)}<div id='comments'><h2>Comments</h2>{thread}</div></div>"
@@ -591,6 +608,13 @@ def test_a_post_held_in_broken_caption_markup_is_content_and_a_short_attribution
     text = parse_html(page(body)).text
     assert text.count("Part 3.") == 1 and text.count("Body paragraph") == 4
     assert "Ana Lima" not in text
+    # Long only in links or in a script, a credits block is still one
+    linked = "".join(f"Photo {n}: <a href='/p/{n}'>Photographer number {n}</a>, Example Agency. " for n in range(16))
+    scripted = f"<script>var credits = '{'x' * 900}';</script>Photo: Ana Lima"
+    for inner in (linked, scripted):
+        body = f"{nav()}<div class='entry-content'>{paragraphs(4)}<div class='photo-credits'>{inner}</div></div>"
+        text = parse_html(page(body)).text
+        assert text.count("Body paragraph") == 4 and "Photographer" not in text and "Ana Lima" not in text
 
 
 def test_a_thread_of_comment_boxes_inside_the_posts_box_is_left_out() -> None:
@@ -603,9 +627,21 @@ def test_a_thread_of_comment_boxes_inside_the_posts_box_is_left_out() -> None:
     post = f"<div class='blog'><div class='blogbody'><h2>Flood Market</h2>{paragraphs(3)}</div><div class='comments-head'>Comments</div>{comments}</div>"
     text = parse_html(page(f"{nav()}{post}")).text
     assert text.count("Body paragraph") == 3 and "Reader" not in text
-    # A discussion page with no post of its own beside the thread: the thread is the text
+    # A discussion page with no post of its own beside the thread: the thread is the text, also
+    # when its opening line is longer than a title (but under the 200 characters of a post)
     thread = f"<div class='blog'><h2>Flood Market: your views</h2>{comments}</div>"
     assert parse_html(page(f"{nav()}{thread}")).text.count("Reader") == 12
+    opening = "<p>" + "Tell us what the move uphill means for your stall, your street and your town. " * 2 + "</p>"
+    thread = f"<div class='blog'><h2>Your views</h2>{opening}{comments}</div>"
+    assert parse_html(page(f"{nav()}{thread}")).text.count("Reader") == 12
+    # Only comments count: a paper's "discussion" sections and posts marked "has-comments" stay
+    sections = "".join(f"<section id='{name}'><h2>{name}</h2>{paragraphs(3, name)}</section>"
+                       for name in ("results-and-discussion", "general-discussion"))
+    text = parse_html(page(f"<article><h1>Study</h1><p>Intro. {SENTENCE * 2}</p>{sections}</article>")).text
+    assert text.count("discussion paragraph") == 6
+    posts = "".join(f"<div class='post has-comments'>{paragraphs(2, f'Post {n}')}</div>" for n in range(3))
+    text = parse_html(page(f"<div class='blog'><p>About this blog. {SENTENCE * 2}</p>{posts}</div>")).text
+    assert all(text.count(f"Post {n} paragraph") == 2 for n in range(3))
     # A press release pasted from a word processor names paragraphs "MsoCommentText": not comments
     styled = "".join(f"<p class='MsoCommentText'>Note {n}. {SENTENCE}</p>" for n in range(3))
     assert parse_html(page(f"<div class='release'>{paragraphs(3)}{styled}</div>")).text.count("Note") == 3
