@@ -69,15 +69,20 @@ def _bodies(data: object) -> list[tuple[int, str]]:
 
 
 def _as_html(body: str) -> str:
-    """Block markup kept as it is (some sites put the body's HTML in it); plain text, or text with
-    inline markup only (<strong>, <em>, <a>), made paragraphs at its blank lines (else its lines):
-    plain text escaped and its entities decoded first, as some sites leave them in."""
+    """Block markup kept as it is (some sites put the body's HTML in it, some with its entities
+    escaped once more); plain text, or text with inline markup only (<strong>, <em>, <a>), made
+    paragraphs at its blank lines (else its lines): plain text escaped, its entities decoded first,
+    as some sites leave them in."""
     inline = _INLINE_MARKUP.search(body) is not None
-    if inline and _MARKUP.search(body):
+    if not inline:
+        decoded = html.unescape(body)
+        if _MARKUP.search(decoded) and _INLINE_MARKUP.search(decoded):
+            return decoded  # "&lt;p&gt;...": markup escaped as text
+        body = decoded
+    elif _MARKUP.search(body):
         return body
-    text = body if inline else html.unescape(body)
-    pieces = _PARAGRAPH_BREAK.split(text)
+    pieces = _PARAGRAPH_BREAK.split(body)
     if len(pieces) == 1:
-        pieces = text.splitlines()
+        pieces = body.splitlines()
     escape = (lambda piece: piece) if inline else html.escape
     return "".join(f"<p>{escape(piece.strip())}</p>" for piece in pieces if piece.strip())

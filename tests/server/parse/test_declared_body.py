@@ -38,6 +38,15 @@ def test_a_body_given_as_markup_inside_a_graph_is_read_as_markup() -> None:
     assert result.text.count("Paragraph") == 6 and "- Stalls: 40" in result.markdown and "<p>" not in result.text
 
 
+def test_a_body_of_escaped_markup_or_inline_markup_is_read_as_markup() -> None:
+    escaped = "".join(f"&lt;p&gt;{text}&lt;/p&gt;" for text in PARAGRAPHS)
+    inline = "\n\n".join(f"<strong>Part</strong> {text} <em>quoted</em>" for text in PARAGRAPHS)
+    for body in (escaped, inline):
+        result = parse_html(page({"@type": "Article", "articleBody": body}))
+        assert result.text.count("Paragraph") == 6 and "<" not in result.text and "&lt;" not in result.text
+        assert len(result.text.split("\n\n")) == 6
+
+
 def test_the_page_text_stays_when_it_is_as_long_as_the_declared_body_or_that_is_a_summary() -> None:
     full = "".join(f"<p>Shown {n}. {SENTENCE * 2}</p>" for n in range(6))
     article = {"@type": "Article", "articleBody": "\n\n".join(PARAGRAPHS)}
