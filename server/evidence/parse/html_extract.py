@@ -207,21 +207,23 @@ def _hidden_container(found: Measure, raw: int) -> tuple[Element | None, int]:
     discussion page, a title and a thread, is read as its thread)."""
     kept = found.text_len(found.body)
     elsewhere = [e for e in found.soft_dropped if _named_elsewhere(e)]
-    container, held = dropped_container(found, [e for e in found.soft_dropped if e not in elsewhere])
+    is_elsewhere = set(elsewhere)  # (membership in a list made this quadratic in furniture sections)
+    container, held = dropped_container(found, [e for e in found.soft_dropped if e not in is_elsewhere])
     own = (
         kept >= _OWN_TEXT
         or (container is not None and names_content(names_of(container)) and held >= _OWN_POST)
         or _keeps_a_post(found)
     )
     discussion = [e for e in elsewhere if names_discussion(names_of(e))] if own else []
+    is_discussion = set(discussion)
     # (a comment section counts by its text outside links: a thread is full of names that link)
     held_discussion = held_text(discussion)
     held_elsewhere = max(dropped_container(found, elsewhere)[1], held_discussion)
-    _, held_ads = dropped_container(found, [e for e in elsewhere if e not in discussion])
+    _, held_ads = dropped_container(found, [e for e in elsewhere if e not in is_discussion])
     if kept < _SHORT_CONTENT or (held_ads > _WHOLE_PAGE * raw and held_ads >= _WHOLE_PAGE_OVER_KEPT * kept):
         held_elsewhere = held_discussion
         if held < 500:
-            container, held = dropped_container(found, [e for e in found.soft_dropped if e not in discussion])
+            container, held = dropped_container(found, [e for e in found.soft_dropped if e not in is_discussion])
     if container is None:
         return None, held_elsewhere
     names = names_of(container)

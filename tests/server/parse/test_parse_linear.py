@@ -38,7 +38,8 @@ HTML = [b"<![CDATA[", b"]]>", b"<div ", b"<div>", b"</div>", b"<p>", b"<a href='
         # and this stop's: comment boxes in the content, caption-named text, sections named after
         # their headings, a marked main content, JSON-LD article bodies
         b"<div class='comments-body'>a ", b"<div class='caption attribution'>a b c d e f ",
-        b"<div id='sharing-x'><h2>Sharing x</h2>", b"<div id='main-content'>a ",
+        b"<div id='sharing-x'><h2>Sharing x</h2></div>", b"<div id='share-x'><h2>Other</h2></div>",
+        b"<div id='main-content'>a ",
         b"<script type='application/ld+json'>{\"articleBody\": [\"a\", {\"articleBody\": \"a b c\"}]}</script>"]
 TEXT = [b"\r", b"\n", b"\x00", b"a ", b"\xff", b"\r\n", b"\xe2\x80"]
 SIZE = 20_000  # bytes at the smaller size
