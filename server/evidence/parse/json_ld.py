@@ -60,7 +60,7 @@ def _bodies(data: object) -> list[tuple[int, str]]:
         walked += 1
         if isinstance(value, dict):
             body = value.get(_KEY)
-            if isinstance(body, str):
+            if isinstance(body, str) and body.strip():
                 found.append((depth, body))
             queue.extend((depth + 1, v) for v in value.values() if isinstance(v, (dict, list)))
         elif isinstance(value, list):
