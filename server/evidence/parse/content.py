@@ -690,32 +690,18 @@ def _single_child_parent(found: Measure, top: Element) -> Element:
 
 def _repeated_blocks_parent(found: Measure, top: Element) -> Element:
     """Forum posts, answers, chapters: when the best node is one of several similar siblings
-    that hold text, the content is all of them."""
+    that hold text, the content is all of them. Siblings are alike by their tag and class (looked
+    for three levels up); plain ones, with no class, only by a template's shape (five levels up)."""
     node = top
     for level in range(5):
         parent = node.getparent()
         if node is found.body or parent is None or parent not in found.info:
             break
-        key = (node.tag, node.get("class"))
-        if key[1] is None and key[0] not in ("section", "article"):
-            shape = _shape(node)
-            if len(shape) < 3:
-                node = parent  # plain <div>s are alike by accident, not by design
-                continue
-            similar = [
-                sibling
-                for sibling in _kept_children(found, parent)
-                if sibling.get("class") is None and _shape(sibling) == shape and found.text_len(sibling) >= 25
-            ]
-        elif level >= 3:
-            node = parent
-            continue
-        else:
-            similar = [
-                sibling
-                for sibling in _kept_children(found, parent)
-                if (sibling.tag, sibling.get("class")) == key and found.text_len(sibling) >= 25
-            ]
+        similar = [
+            sibling
+            for sibling in _kept_children(found, parent)
+            if found.text_len(sibling) >= 25 and _alike(node, sibling)
+        ] if _can_repeat(node, level) else []
         if len(similar) >= 3:
             total = sum(found.text_len(s) for s in similar)
             links = sum(found.info[s][1] for s in similar)
@@ -723,6 +709,22 @@ def _repeated_blocks_parent(found: Measure, top: Element) -> Element:
                 return parent
         node = parent
     return top
+
+
+def _plain(node: Element) -> bool:
+    return node.get("class") is None and node.tag not in ("section", "article")
+
+
+def _can_repeat(node: Element, level: int) -> bool:
+    """Whether siblings could be like node by design: plain <div>s are alike by accident, unless
+    a template built them to one shape three deep."""
+    return len(_shape(node)) >= 3 if _plain(node) else level < 3
+
+
+def _alike(node: Element, sibling: Element) -> bool:
+    if _plain(node):
+        return sibling.get("class") is None and _shape(sibling) == _shape(node)
+    return (sibling.tag, sibling.get("class")) == (node.tag, node.get("class"))
 
 
 def _shape(element: Element) -> tuple[str, ...]:
