@@ -12,12 +12,18 @@
                                         # may set its own `max_request_bytes`); 413 past it
     allowed_hosts = ["api.example.com"] # optional: hostnames /mcp answers to besides loopback
                                         # (DNS rebinding protection; any port, http and https origins)
+    healthz = false                     # optional: serve no GET /healthz (default true: 200
+                                        # {"status": "ok"}, no token; a route of the project's own
+                                        # at /healthz, given to create_app, is served instead)
 
     [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
     name = "Conflict"
     description = "The request conflicts with an earlier one."
     read_only = false                   # false: not listed on read-only operations (default: true)
     operations = ["add_book"]           # optional: listed only on these operations (default: all)
+
+An operation's REST path may not be one the runtime serves itself: /mcp, /openapi.json, /healthz
+(also with `healthz = false`), /docs and anything beneath it (contracts.loader.RESERVED_PATHS).
 
 Every path is relative to the project root: the folder of that pyproject.toml, found from the
 working directory upwards. The generator owns `package` (and `client_package`, `docs`) entirely.
@@ -37,7 +43,7 @@ from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
-         "max_request_bytes", "allowed_hosts", "compatibility", "compatibility_mode"}
+         "max_request_bytes", "allowed_hosts", "healthz", "compatibility", "compatibility_mode"}
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
@@ -92,6 +98,7 @@ class CodegenConfig:
     errors: Mapping[str, ErrorResponse] = field(default_factory=lambda: dict(RUNTIME_ERRORS))
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     allowed_hosts: tuple[str, ...] = ()
+    healthz: bool = True
     compatibility: Compatibility = Compatibility()
 
     def package_dir(self, package: str) -> Path:
@@ -226,6 +233,9 @@ def load_config(project: Path | None = None) -> CodegenConfig:
                                               for host in hosts):
         raise ConfigError(pyproject, f"{TABLE} allowed_hosts must be a list of hostnames (no scheme, no port: "
                                      "every port is allowed), such as [\"api.example.com\"]")
+    healthz = table.get("healthz", True)
+    if not isinstance(healthz, bool):
+        raise ConfigError(pyproject, f"{TABLE} healthz must be true or false (false: no GET /healthz is served)")
     try:
         compatibility = Compatibility.parse(str(table.get("compatibility", "semantic")),
                                             str(table.get("compatibility_mode", "backward")))
@@ -243,6 +253,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         errors=_errors(table.get("errors"), pyproject),
         max_request_bytes=max_request_bytes,
         allowed_hosts=tuple(hosts),
+        healthz=healthz,
         compatibility=compatibility,
     )
     _check_places(config, pyproject)

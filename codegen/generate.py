@@ -91,6 +91,7 @@ def plan(config: CodegenConfig) -> Plan:
         "rest.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
     python[f"{server}/app.py"] = render(
         "app.py.jinja", header=everything, package=package, title=config.title, allowed_hosts=config.allowed_hosts,
+        healthz=config.healthz,
         mcp_operations=[view for view in views if view.mcp_tool])
     python[f"{server}/mcp_tools.py"] = render(
         "mcp_tools.py.jinja", header=python_header(mcp_ops), package=package,

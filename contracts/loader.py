@@ -44,6 +44,8 @@ def read_json(path: Path) -> Any:
         raise ContractError(path, "file not found") from None
     except json.JSONDecodeError as exc:
         raise ContractError(path, f"invalid JSON: {exc}") from None
+    except RecursionError:  # the decoder recurses per level
+        raise ContractError(path, "invalid JSON: nested too deeply to read") from None
 
 
 _SAFE_INTEGER = 2**53 - 1
@@ -263,11 +265,39 @@ def load_operation(folder: Path, *, named_by_folder: bool = True) -> Operation:
     return Operation(manifest["operation"], folder, manifest, variants)
 
 
+# Paths every generated app serves itself (server/runtime/app.py: /mcp, /openapi.json, /docs and
+# what is beneath it, /healthz), always: an operation there would be shadowed by the runtime's route
+RESERVED_PATHS = {"/mcp": "MCP (Streamable HTTP)", "/openapi.json": "the OpenAPI document",
+                  "/docs": "the interactive documentation", "/healthz": "the health check"}
+RESERVED_PREFIXES = ("/docs/",)
+
+
+def reserved_path(path: str) -> str | None:
+    """What the runtime serves at `path` when it is one of its own, else None."""
+    if path in RESERVED_PATHS:
+        return RESERVED_PATHS[path]
+    return next((RESERVED_PATHS[prefix.rstrip("/")] for prefix in RESERVED_PREFIXES if path.startswith(prefix)),
+                None)
+
+
+def check_rest_path(path: str, where: Path | str) -> None:
+    """ContractError when an operation's REST `path` is one the runtime serves itself."""
+    served = reserved_path(path)
+    if served is not None:
+        own = ", ".join([*RESERVED_PATHS, *(prefix + "..." for prefix in RESERVED_PREFIXES)])
+        raise ContractError(where, f"rest.path {path!r} is reserved: every generated app serves {served} there "
+                                   f"(its own paths: {own}); pick another path for this operation")
+
+
 def load_operations(root: Path) -> list[Operation]:
-    """All operations under `root`, sorted by name (the order every generated file uses)."""
+    """All operations under `root`, sorted by name (the order every generated file uses). The
+    current contracts only: a version from history (load_operation) may hold what is refused now."""
     operations = [load_operation(path.parent) for path in sorted(root.glob(f"*/{MANIFEST_NAME}"))]
     if not operations:
         raise ContractError(root, f"no contracts here (expected <operation>/{MANIFEST_NAME} folders)")
+    for op in operations:
+        if op.rest:
+            check_rest_path(str(op.rest["path"]), op.folder / MANIFEST_NAME)
     _check_unique(operations)
     return operations
 

@@ -5,8 +5,8 @@
 #   contracts/sosoapi_research_evidence_status (sha256:98be4d72ae1d401e)
 # Do not edit by hand: change the contract, then regenerate (`evidencekit codegen check` fails when stale).
 
-"""The app factory: one ASGI app serving the REST routes, /mcp (Streamable HTTP) and /openapi.json
-from one `Handlers` implementation, and the same tools over stdio."""
+"""The app factory: one ASGI app serving the REST routes, /mcp (Streamable HTTP), /openapi.json,
+/docs and /healthz from one `Handlers` implementation, and the same tools over stdio."""
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +35,8 @@ OPENAPI = Path(__file__).resolve().parent / "openapi.json"
 TITLE = "evidencekit research evidence API"
 # Hostnames /mcp answers to besides loopback: `allowed_hosts` in [tool.evidencekit.codegen]
 ALLOWED_HOSTS: tuple[str, ...] = ()
+# Whether GET /healthz is served by default: `healthz` in [tool.evidencekit.codegen]
+HEALTHZ = True
 
 
 def tool_bindings(handlers: Handlers) -> list[ToolBinding]:
@@ -59,11 +61,13 @@ def create_app(
     protected_prefixes: Sequence[str] = (),
     middleware: Sequence[Middleware] = (),
     docs: bool = True,
+    healthz: bool = HEALTHZ,
 ) -> DirectDispatch:
-    """REST, /mcp, /openapi.json and /docs (interactive; `docs=False` serves none); `hooks` plug in
-    authentication (default: none); `middleware` (outermost first) wraps every route, the
-    operations' included; `mcp_security` replaces the hosts /mcp answers to (default: loopback and
-    ALLOWED_HOSTS)."""
+    """REST, /mcp, /openapi.json, /docs (interactive; `docs=False` serves none) and /healthz (200
+    `{"status": "ok"}` without a token, for a load balancer; `healthz=False` serves none, and a route
+    of your own at /healthz in `routes` is served instead); `hooks` plug in authentication (default:
+    none); `middleware` (outermost first) wraps every route, the operations' included;
+    `mcp_security` replaces the hosts /mcp answers to (default: loopback and ALLOWED_HOSTS)."""
     return build_app(
         rest_bindings(handlers),
         tool_bindings(handlers),
@@ -76,6 +80,7 @@ def create_app(
         protected_prefixes=protected_prefixes,
         middleware=middleware,
         docs_title=TITLE if docs else None,
+        healthz=healthz,
     )
 
 

@@ -1,8 +1,10 @@
 """One ASGI app from an adopting service's bound operations: REST routes, `/mcp` (Streamable HTTP,
-stateless), `/openapi.json`, the bearer check, the access log and errors in one JSON shape.
+stateless), `/openapi.json`, `/docs`, `/healthz`, the bearer check, the access log and errors in one
+JSON shape.
 
 The generated `create_app(handlers, hooks)` of each project calls `build_app`; the service adds
-its own routes (a health check, say) and its lifespan (its database, its workers).
+its own routes (a health check that asks its database, say) and its lifespan (its database, its
+workers). An operation cannot take the runtime's own paths (contracts.loader.RESERVED_PATHS).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
@@ -46,6 +48,7 @@ from evidencekit.server.runtime.pipeline import Handler
 from evidencekit.server.runtime.rest_runtime import MAX_BODY_BYTES, operation_endpoint
 
 MCP_PATH = "/mcp"
+HEALTHZ_PATH = "/healthz"
 Lifespan = Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]
 
 
@@ -81,18 +84,23 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
               mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
               lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
               protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = (),
-              docs_title: str | None = "API") -> DirectDispatch:
+              docs_title: str | None = "API", healthz: bool = True) -> DirectDispatch:
     """The service's ASGI app. `protected_prefixes`: more paths (beneath each) that need a bearer
     token besides the operations that declare `auth` and /mcp. `middleware` (outermost first) wraps
     every route, the operations' included: with any, the operations are served through it rather
     than straight (DirectDispatch), as is a middleware added later (`add_middleware`). `docs_title`:
-    the title of the interactive documentation at /docs (api_docs); None serves none."""
+    the title of the interactive documentation at /docs (api_docs); None serves none. `healthz`: a
+    `GET /healthz` answering 200 `{"status": "ok"}` while the app serves (for a load balancer; no
+    token needed, whatever the protected prefixes), unless `routes` has its own at that path, which
+    is served instead (and protected as the project says)."""
     specs = [binding.spec for binding in operations]
     hashes = hashes_by_path(specs)
     check = BearerCheck(hooks, hashes)
     endpoints: dict[tuple[str, str], ASGIApp] = {
         (binding.spec.rest_method or "POST", binding.spec.rest_path): operation_endpoint(binding.spec, binding.handler, hooks)
         for binding in operations if binding.spec.rest_path}
+    # the default /healthz: public, unless the project serves its own there (or none)
+    default_health = healthz and not any(getattr(route, "path", None) == HEALTHZ_PATH for route in routes)
     # /mcp needs a token only when every tool does (a 401 with its challenge, as OAuth clients
     # expect); with public tools beside protected ones, a call without one goes on anonymously and
     # a protected tool answers an isError result that says what is missing (the pipeline's check)
@@ -102,7 +110,7 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         paths=[binding.spec.rest_path for binding in operations
                if binding.spec.rest_path and binding.spec.requirement.authenticated],
         prefixes=(*protected_prefixes, *([MCP_PATH] if every_tool_authenticated else [])),
-        optional=[] if every_tool_authenticated else [MCP_PATH])
+        optional=[] if every_tool_authenticated else [MCP_PATH], public=[HEALTHZ_PATH] if default_health else [])
     # The Host/Origin checks are McpHosts' (JSON errors); the SDK's own are left off, and its body
     # limit is the tools' (BodyLimit's), not its 4 MiB
     caller = ToolCaller(tools, hooks, mcp)
@@ -139,11 +147,17 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *(docs_routes(docs_title) if docs_title is not None else []),
         Route(MCP_PATH, mcp_endpoint),
         *routes,
+        *([Route(HEALTHZ_PATH, healthy, methods=["GET"])] if default_health else []),
     ]
     app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
                     middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
     direct: dict[tuple[str, str], ASGIApp] = {**endpoints, ("POST", MCP_PATH): mcp_endpoint}
     return DirectDispatch(app, {} if middleware else direct, check, protects)
+
+
+async def healthy(_: Request) -> Response:
+    """The default health check: the app is up and answering."""
+    return JSONResponse({"status": "ok"})
 
 
 def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,

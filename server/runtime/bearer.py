@@ -60,16 +60,20 @@ class Protected:
     """Which paths need a caller: exact paths, and everything beneath a prefix (the prefix itself too).
     The middleware and the direct dispatch ask the same one. `optional`: paths where a credential is
     checked when one is sent, and a request without one goes on anonymously (/mcp with public tools
-    beside protected ones: each tool call then says what it needs)."""
+    beside protected ones: each tool call then says what it needs). `public`: paths never protected,
+    whatever the prefixes (the default /healthz, for a load balancer)."""
 
-    def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = (), optional: Iterable[str] = ()) -> None:
+    def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = (), optional: Iterable[str] = (),
+                 public: Iterable[str] = ()) -> None:
         self._paths = frozenset(paths)
+        self._public = frozenset(public)
         self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
         self._beneath = tuple(root + "/" for root in self._roots)
         self.optional = frozenset(optional)
 
     def __call__(self, path: str) -> bool:
-        return path in self._paths or path in self._roots or path.startswith(self._beneath)
+        return (path in self._paths or path in self._roots or path.startswith(self._beneath)) and (
+            path not in self._public)
 
 
 class BearerAuth:

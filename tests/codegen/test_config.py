@@ -47,6 +47,7 @@ def test_the_project_is_found_from_a_folder_below_it(tmp_path: Path, monkeypatch
     ('[tool.evidencekit.codegen]\npackage = "demo"\n[tool.evidencekit.codegen.errors."409"]\nname = "A"',
      "takes name, description, read_only and operations"),
     ('[tool.evidencekit.codegen]\ncontracts = "contracts"', "package must be a non-empty string"),
+    ('[tool.evidencekit.codegen]\npackage = "demo"\nhealthz = "/health"', "healthz must be true or false"),
 ])
 def test_a_bad_configuration_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str, says: str) -> None:
     monkeypatch.chdir(project(tmp_path, table))

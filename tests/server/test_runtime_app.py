@@ -48,3 +48,15 @@ def test_a_public_operation_under_a_protected_prefix_still_needs_a_token() -> No
     assert allowed.status_code == 200
     with live_server(app_for(public)) as base:
         assert httpx.post(base + STATUS.rest_path, json=BODY).status_code == 200  # public: no token needed
+
+
+def test_every_path_the_runtime_serves_itself_is_reserved_from_the_operations() -> None:
+    """The loader refuses an operation at a path the runtime routes itself (it would be shadowed):
+    the two lists must agree, /docs and /healthz included."""
+    from evidencekit.contracts.loader import reserved_path
+
+    app = app_for(STATUS)
+    own = [path for route in app.app.routes if (path := getattr(route, "path", None)) != STATUS.rest_path]
+    assert {"/mcp", "/openapi.json", "/docs", "/healthz"} <= set(own)
+    assert [path for path in own if reserved_path(path) is None] == []
+    assert reserved_path(STATUS.rest_path) is None and reserved_path("/mcpx") is None

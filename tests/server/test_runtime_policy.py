@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.support import SCHEMATHESIS, edit_json, library_project, live_server
 
@@ -281,3 +282,69 @@ def test_a_get_whose_input_a_query_cannot_carry_is_refused_when_generating(tmp_p
         done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
                               capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 2 and "property 'year'" in done.stderr and "use POST" in done.stderr, done.stderr
+
+
+def test_every_generated_app_answers_healthz_without_a_token_unless_turned_off(tmp_path: Path) -> None:
+    """A generated app answered GET /healthz with 404 (only the evidence service passed a route of
+    its own there), so a load balancer probing it marked it down, though `evidencekit serve` keeps
+    connections for that very path."""
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    async def own(_: Request) -> PlainTextResponse:
+        return PlainTextResponse("mine")
+
+    with library_project(tmp_path / "on"):
+        from library_api.generated.app import create_app  # type: ignore[import-not-found]
+        from library_api.handlers import SAMPLE_BOOKS, Catalogue  # type: ignore[import-not-found]
+        from library_api.serve import hooks_for  # type: ignore[import-not-found]
+
+        def app(**options: Any) -> Any:
+            return create_app(Catalogue(SAMPLE_BOOKS), hooks_for(TOKEN), **options)
+
+        with live_server(app(protected_prefixes=("/",)), lifespan="on") as base:
+            health = httpx.get(base + "/healthz")
+            head = httpx.head(base + "/healthz")
+            guarded = httpx.post(base + "/books/search", json={"query": "the"})
+        assert health.status_code == 200 and health.json() == {"status": "ok"}, health.text
+        assert head.status_code == 200
+        assert guarded.status_code == 401  # the prefix protects everything else
+        with live_server(app(routes=[Route("/healthz", own)]), lifespan="on") as base:
+            assert httpx.get(base + "/healthz").text == "mine"  # the project's own is served instead
+        with live_server(app(healthz=False), lifespan="on") as base:
+            assert httpx.get(base + "/healthz").status_code == 404
+
+    def off(project: Path) -> None:
+        text = (project / "pyproject.toml").read_text()
+        (project / "pyproject.toml").write_text(text.replace(
+            'version = "0.1.0"\n\n[tool.pytest', 'version = "0.1.0"\nhealthz = false\n\n[tool.pytest'))
+
+    with library_project(tmp_path / "off", off):
+        from library_api.serve import app as served  # type: ignore[import-not-found]
+
+        with live_server(served(TOKEN), lifespan="on") as base:
+            assert httpx.get(base + "/healthz").status_code == 404
+            assert httpx.post(base + "/books/search", json={"query": "the"}).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/docs", "/docs/books", "/openapi.json", "/healthz"])
+def test_an_operation_at_a_path_the_runtime_serves_itself_is_refused(tmp_path: Path, path: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A manifest whose REST path is one of the runtime's own was generated and then shadowed by
+    the runtime's route: the operation was never reached."""
+    import shutil
+
+    from evidencekit.codegen.cli import main as codegen
+    from tests.support import LIBRARY_EXAMPLE
+
+    project = tmp_path / "library"
+    shutil.copytree(LIBRARY_EXAMPLE, project, ignore=shutil.ignore_patterns("generated", "__pycache__"))
+    edit_json(project / "contracts" / "get_book" / "manifest.json", lambda manifest: manifest["rest"].update(path=path))
+    for command in ("lock", "generate", "check"):
+        assert codegen([command, "--project", str(project)]) == 2, command
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.endswith("\n") and "Traceback" not in err, err
+        assert f"get_book/manifest.json: rest.path '{path}' is reserved" in err, err
+        assert "pick another path" in err
+    assert not (project / "library_api" / "generated").exists()
