@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidencekit.contracts.loader import MANIFEST_NAME, ContractError, read_json
+from evidencekit.contracts.loader import MANIFEST_NAME, ContractError, check_rest_path, read_json
 
 CREDENTIAL_KINDS = ("user_session", "delegated_oauth", "personal_access_token")
 ROLES = ("viewer", "editor", "admin", "owner")
@@ -39,8 +39,26 @@ class PageError(ContractError):
     """The page does not look like a contract page we can read."""
 
 
+# The deepest JSON block a page may hold: published schemas nest a few levels; the schema checks,
+# the differ and the writer recurse over what is taken, and must not meet Python's recursion limit
+MAX_JSON_DEPTH = 100
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests (a scalar 0, `{}` 1), without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def json_objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object that starts a line, in page order (works for flattened blocks too)."""
+    """Every JSON object that starts a line, in page order (works for flattened blocks too); a
+    PageError when one nests deeper than MAX_JSON_DEPTH."""
     decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
     consumed = 0
@@ -49,8 +67,15 @@ def json_objects(text: str) -> list[dict[str, Any]]:
             continue
         try:
             value, end = decoder.raw_decode(text, match.start())
+            too_deep = _depth(value) > MAX_JSON_DEPTH
         except json.JSONDecodeError:
             continue
+        except RecursionError:  # the decoder recurses per level: far too deep for any contract
+            too_deep = True
+        if too_deep:
+            line = text.count("\n", 0, match.start()) + 1
+            raise PageError("<page>", f"the JSON block at line {line} nests deeper than {MAX_JSON_DEPTH} levels: "
+                                      "no published contract does")
         if isinstance(value, dict):
             found.append(value)
             consumed = end
@@ -213,8 +238,9 @@ def find_operation(facts: PageFacts, root: Path) -> str:
     if facts.surface == "mcp" and facts.tool_name:
         return facts.tool_name
     for manifest_path in sorted(root.glob(f"*/{MANIFEST_NAME}")):
-        manifest = read_json(manifest_path)
-        if (manifest.get("rest") or {}).get("path") == facts.rest_path:
+        manifest = _manifest(manifest_path)
+        rest = manifest.get("rest")
+        if isinstance(rest, dict) and rest.get("path") == facts.rest_path:
             return str(manifest["operation"])
     if facts.tool_name:
         return facts.tool_name
@@ -281,13 +307,42 @@ class ImportReport:
     written: list[Path]
 
 
+def _manifest(path: Path) -> dict[str, Any]:
+    manifest = read_json(path)
+    if not isinstance(manifest, dict):
+        raise ContractError(path, f"manifest must be a JSON object, not {type(manifest).__name__}")
+    return manifest
+
+
+def _page_text(page: Path) -> str:
+    """The page's text; a PageError naming it when it is not a readable UTF-8 file."""
+    try:
+        return page.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PageError(page, "file not found") from None
+    except IsADirectoryError:
+        raise PageError(page, "is a directory, not a page") from None
+    except UnicodeDecodeError as exc:
+        raise PageError(page, f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except OSError as exc:
+        raise PageError(page, f"cannot be read: {exc.strerror or exc}") from None
+
+
 def read_page_file(page: Path, root: Path) -> tuple[PageFacts, str]:
     """The page's facts and the operation they belong to; errors name the page."""
     try:
-        facts = read_page(page.read_text(encoding="utf-8"))
-        return facts, find_operation(facts, root)
-    except PageError as exc:
+        facts = read_page(_page_text(page))
+        if facts.rest_path is not None:
+            check_rest_path(facts.rest_path, "<page>")
+        operation = find_operation(facts, root)
+    except ContractError as exc:  # a PageError, or a reserved path: "<page>" is this page
+        if exc.path != "<page>":
+            raise
         raise PageError(page, exc.message) from None
+    manifest = root / operation / MANIFEST_NAME
+    if manifest.exists():  # the one it merges into: read now, so that a bad one stops every page
+        _manifest(manifest)
+    return facts, operation
 
 
 def _without_sources(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -305,7 +360,7 @@ def import_page(page: Path, root: Path) -> ImportReport:
     facts, operation = read_page_file(page, root)
     folder = root / operation
     manifest_path = folder / MANIFEST_NAME
-    manifest: dict[str, Any] = read_json(manifest_path) if manifest_path.exists() else {
+    manifest: dict[str, Any] = _manifest(manifest_path) if manifest_path.exists() else {
         "operation": operation,
         "python_name": operation.removeprefix("sosoapi_research_evidence_"),
     }
@@ -385,9 +440,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return import_pages(args.pages, contracts)
-    except (ContractError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ContractError, ValueError) as exc:  # every page is read (and refused) before any is written
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a page that is not there or not readable
-        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+    except OSError as exc:  # a contracts folder that is not there or not writable
+        print(f"error: {_one_line(f'{exc.filename or exc}: {exc.strerror or exc}')}", file=sys.stderr)
         return 2
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: a page named with a line break in it cannot add a line to the error."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")

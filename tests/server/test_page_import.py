@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,85 @@ def test_import_names_the_page_that_cannot_be_read_and_writes_nothing(contracts_
     assert main(["--contracts", str(contracts_copy), str(changed), str(broken)]) == 2
     assert f"error: {broken}: too short to be a contract page" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in contracts_copy.rglob("*.json")} == before
+
+
+def _deep(folder: Path) -> Path:
+    page = folder / "deep.txt"
+    page.write_text("MCP-Tool\n\nTitle\n\nsosoapi_x\n\n{" + '"a":{' * 100_000 + "}" * 100_001 + "\n", encoding="utf-8")
+    return page
+
+
+def _bytes(folder: Path) -> Path:
+    page = folder / "latin1.txt"
+    page.write_bytes(SEED_FR_STATUS.read_bytes().replace("é".encode(), b"\xe9", 1))
+    return page
+
+
+def _folder(folder: Path) -> Path:
+    (folder / "pages").mkdir()
+    return folder / "pages"
+
+
+def _text(name: str, text: str) -> Any:
+    def write(folder: Path) -> Path:
+        (folder / name).write_text(text, encoding="utf-8")
+        return folder / name
+    return write
+
+
+def _retarget(name: str, seed: Path, old: str, new: str) -> Any:
+    text = seed.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    return _text(name, text.replace(old, new))
+
+
+@pytest.mark.parametrize(("make", "says"), [
+    (_deep, "the JSON block at line 7 nests deeper than 100 levels"),
+    (lambda folder: folder / "missing.txt", "file not found"),
+    (_folder, "is a directory, not a page"),
+    (_bytes, "not UTF-8 text (byte 0xe9 at offset "),
+    (_text("prose.txt", "MCP-Tool\n\nTitle\n\nsosoapi_x\n\nno contract in here\n"),
+     "expected an input and an output JSON Schema, found 0"),
+    (_text("array.json", "[\n1,\n2,\n3\n]\n"), "expected an input and an output JSON Schema, found 0"),
+    (_retarget("healthz.txt", SEED_HE_RETRIEVE_REST, "\nPOST /research-api/evidence/retrieve\n", "\nPOST /healthz\n"),
+     "rest.path '/healthz' is reserved: every generated app serves the health check there"),
+    (_retarget("docs.txt", SEED_FR_STATUS, "}- /research-api/evidence/status:", "}- /docs/status:"),
+     "rest.path '/docs/status' is reserved: every generated app serves the interactive documentation there"),
+])
+def test_a_bad_page_is_one_line_naming_it_and_exit_2(make: Any, says: str, contracts_copy: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A page holding deeply nested JSON was a RecursionError traceback (exit 1); a missing page, a
+    folder or a non-UTF-8 one did not say which page (or what) was wrong."""
+    from evidencekit.server.evidence.page_import import main
+
+    page = make(tmp_path)
+    before = {path: path.read_bytes() for path in contracts_copy.rglob("*.json")}
+    assert main(["--contracts", str(contracts_copy), str(SEED_DE_RETRIEVE), str(page)]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"error: {page}: {err.split(': ', 2)[2]}" and err.count("\n") == 1, err
+    assert says in err and "Traceback" not in err + out
+    assert {path: path.read_bytes() for path in contracts_copy.rglob("*.json")} == before  # nor the good page
+
+
+def test_a_manifest_that_is_not_an_object_is_named_before_any_page_is_written(contracts_copy: Path,
+                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from evidencekit.server.evidence.page_import import main
+
+    manifest = contracts_copy / "sosoapi_research_evidence_status" / "manifest.json"
+    manifest.write_text("[1, 2]\n", encoding="utf-8")
+    before = {path: path.read_bytes() for path in contracts_copy.rglob("*.json")}
+    assert main(["--contracts", str(contracts_copy), str(SEED_DE_RETRIEVE), str(SEED_FR_STATUS)]) == 2
+    assert capsys.readouterr().err == f"error: {manifest}: manifest must be a JSON object, not list\n"
+    assert {path: path.read_bytes() for path in contracts_copy.rglob("*.json")} == before
+
+
+def test_the_command_refuses_a_deeply_nested_page_without_a_traceback(contracts_copy: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    page = _deep(tmp_path)
+    done = subprocess.run([Path(sys.executable).parent / "research-evidence", "import-pages", "--contracts",
+                           str(contracts_copy), str(page)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr == f"error: {page}: the JSON block at line 7 nests deeper than 100 levels: no published " \
+                          "contract does\n"
