@@ -44,7 +44,7 @@ from bench_common import database_url_beside, pg_database  # noqa: E402
 
 from evidencekit.server.evidence import search_text  # noqa: E402
 from evidencekit.server.evidence.store.db import open_store, sqlite_path  # noqa: E402
-from evidencekit.server.evidence.store.search_index import _TSVECTOR, search  # noqa: E402
+from evidencekit.server.evidence.store.search_index import _PG_SCOPE, _TSVECTOR, scope_word, search  # noqa: E402
 
 VOCABULARY = 20_000
 WORDS_PER_DOC = 300
@@ -112,7 +112,7 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
             receipts.append((str(uuid.uuid4()), workspace, str(uuid.uuid4()), f"{number:064x}", key, "url_text",
                              "completed", now, now, valid, evidence_id, 1, 1))
             index.append((evidence_id, workspace, 1, key.split("://", 1)[1], valid, search_text.words(title),
-                          search_text.words(text)))
+                          search_text.words(text)) + (() if postgres else (scope_word(workspace, False),)))
         return evidence, revisions, receipts, index
 
     tables = (("evidence", ("id", "workspace_id", "source_key", "kind", "language", "revision", "updated_at")),
@@ -121,7 +121,7 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
               ("receipt", ("id", "workspace_id", "mutation_id", "input_hash", "url", "kind", "state", "created_at",
                            "settled_at", "valid_until", "evidence_id", "evidence_revision", "attempts")),
               ("document_search", ("evidence_id", "workspace_id", "revision", "name_key", "valid_until",
-                                   "title_words", "body_words")))
+                                   "title_words", "body_words") + (() if postgres else ("scope_words",))))
     if postgres:
         import asyncpg
 
@@ -141,7 +141,8 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
                 await connection.execute(
                     "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, "
                     "title_words, body_words, search) SELECT k.evidence_id, k.workspace_id, k.revision, k.name_key, "
-                    f"k.valid_until, '', '', {_TSVECTOR} FROM document_search_fill AS k")
+                    f"k.valid_until, '', '', {_TSVECTOR} || {_PG_SCOPE.format(column='k.workspace_id')} "
+                    "FROM document_search_fill AS k")
                 await connection.execute("TRUNCATE document_search_fill")
                 print(f"  {min(count, first + CHUNK):,} documents", file=sys.stderr, flush=True)
             await connection.execute("VACUUM ANALYZE")
@@ -214,6 +215,18 @@ async def time_queries(url: str, workspace: str, asked: dict[str, list[str]], pe
                 (search_text.tsquery if postgres else search_text.fts5_query)(search_text.terms(text), every=True)
             ]))[0]["n"] for text in texts[:9]]
             measured[kind] = {"times": times, "found": statistics.median(matching), "peer": peer}
+        # a caller whose workspace holds none of the store's documents: the index keyed by workspace
+        # reads none of them (before, every match of every tenant was read, then dropped)
+        stranger = str(uuid.uuid4())
+        for kind in ("common word (rank 5-20)", "two words, both (ranks 20-200)"):
+            times = []
+            for text in asked[kind]:
+                started = time.perf_counter()
+                hits = await search(connection, [stranger], search_text.terms(text), every=True, offset=0,
+                                    limit=11, now=now)
+                times.append(time.perf_counter() - started)
+                assert not hits
+            measured[f"{kind}, by a caller with no documents"] = {"times": times, "found": 0, "peer": []}
     return measured
 
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
+from evidencekit.server.evidence.search_share import SearchShare, TooManySearches
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
 from evidencekit.server.evidence.store.access import Principal
@@ -61,6 +62,7 @@ def principal_of(context: RequestContext) -> Principal:
 class EvidenceHandlers:
     def __init__(self, service: EvidenceService | None = None) -> None:
         self.service = service or EvidenceService()
+        self.searches = SearchShare()
 
     async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutputData:
         if not fetchable(payload.url):  # refused before a receipt exists: it would only ever settle blocked
@@ -92,9 +94,13 @@ class EvidenceHandlers:
 
     async def search_documents(self, payload: SearchDocumentsInput,
                                context: RequestContext) -> SearchDocumentsOutputData:
+        principal = principal_of(context)
         try:
             token = payload.page_token if isinstance(payload.page_token, str) else None  # MISSING: absent
-            data = await search_documents(principal_of(context), payload.query, payload.page_size, token)
+            async with self.searches.turn(principal.token_id):
+                data = await search_documents(principal, payload.query, payload.page_size, token)
+        except TooManySearches as busy:
+            raise RateLimited(str(busy), retry_after=1, code="too_many_searches") from None
         except BadPageToken as bad:
             # a well-formed value that names no page this service issued: not found, as a name would be
             raise NotFound(str(bad), code="unknown_page_token",

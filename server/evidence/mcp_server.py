@@ -23,6 +23,7 @@ from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.evidence.auth import evidence_hooks
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.handlers import EvidenceHandlers
+from evidencekit.server.evidence.search_share import credential_share
 from evidencekit.server.generated.app import create_stdio_server, tool_bindings
 from evidencekit.server.runtime.log_queue import flush_logs
 from evidencekit.server.runtime.mcp import McpSettings, serve_stdio
@@ -35,7 +36,6 @@ UNAUTHENTICATED = ("not authenticated: a valid bearer token (HTTP) or SOSOAPI_AC
 PROFILE_ENV = "EVIDENCEKIT_MCP_PROFILE"
 OUTPUT_SCHEMAS_ENV = "SOSOAPI_OUTPUT_SCHEMAS"
 TOKEN_ENV = "SOSOAPI_ACCESS_TOKEN"
-STREAMS_PER_TOKEN_ENV = "EVIDENCEKIT_MCP_STREAMS_PER_TOKEN"
 STREAMS_ENV = "EVIDENCEKIT_MCP_STREAMS"
 STREAM_IDLE_ENV = "EVIDENCEKIT_MCP_IDLE_SECONDS"
 UNTRUSTED_NOTE = ("The text, title, description, segments and document content in this result were "
@@ -69,7 +69,7 @@ def mcp_settings(profile: str | None = None, output_schemas: bool | None = None)
 
 def stream_limits() -> StreamLimits:
     """What /mcp over HTTP holds open (docs/settings.md), from the environment."""
-    return StreamLimits(per_credential=int(setting(STREAMS_PER_TOKEN_ENV, "8")),
+    return StreamLimits(per_credential=credential_share(),
                         total=int(setting(STREAMS_ENV, "128")),
                         idle_seconds=float(setting(STREAM_IDLE_ENV, "60")))
 

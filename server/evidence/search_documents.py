@@ -2,17 +2,21 @@
 
 Every word must match; when no document holds them all, the first page answers the documents that
 hold any (ranked, so those with more of them first), and its page token keeps to that. A page
-token is the offset of the next page, bound to the query it was issued for: a token from another
-query is refused rather than silently answering the wrong page. Documents settled between two
-pages may shift the ranking: a page then repeats or skips a result, as offset paging does. Pages
-end at search_index.CANDIDATES results.
+token is the offset of the next page, signed with a key the store keeps (HMAC-SHA256) over the
+query it was issued for and the caller's workspaces: a forged token, one of another caller (or of
+the caller before a membership changed) or of another query is refused rather than answering a
+page nobody asked for. Documents settled between two pages may shift the ranking: a page then
+repeats or skips a result, as offset paging does. Pages end at search_index.CANDIDATES results.
+Snippets are cut in a worker thread: the event loop serves other requests meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,6 +29,7 @@ from evidencekit.server.evidence.documents import PREFIX
 from evidencekit.server.evidence.store import search_index
 from evidencekit.server.evidence.store.access import Principal
 from evidencekit.server.evidence.store.models import Membership
+from evidencekit.server.evidence.store.store_keys import store_key
 
 DEFAULT_PAGE_SIZE = 10
 
@@ -39,38 +44,58 @@ class Page:
     every: bool  # every term must match (False: any)
 
 
+TOKEN_KEY = "page_token"  # the store key (store_keys) page tokens are signed with
+
+
 def _query_id(found: list[search_text.Term]) -> str:
     return hashlib.sha256(repr(found).encode()).hexdigest()[:12]
 
 
-def page_token(found: list[search_text.Term], page: Page) -> str:
+def _signature(key: bytes, payload: str, workspaces: list[str]) -> str:
+    signed = hmac.new(key, payload.encode() + b"|" + ",".join(sorted(workspaces)).encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(signed.digest()[:16]).decode().rstrip("=")
+
+
+def page_token(key: bytes, found: list[search_text.Term], page: Page, workspaces: list[str]) -> str:
     raw = json.dumps({"q": _query_id(found), "o": page.offset, "e": int(page.every)}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    payload = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return f"{payload}.{_signature(key, payload, workspaces)}"
 
 
-def read_token(token: str, found: list[search_text.Term]) -> Page:
+_NOT_OURS = "page_token is not a next_page_token this service issued to you"
+
+
+def read_token(key: bytes, token: str, found: list[search_text.Term], workspaces: list[str]) -> Page:
+    payload, _, signature = token.partition(".")
+    if not hmac.compare_digest(signature.encode(), _signature(key, payload, workspaces).encode()):
+        raise BadPageToken(_NOT_OURS)
     try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        offset, every = data["o"], data["e"]
-        if type(offset) is not int or every not in (0, 1):
-            raise ValueError("not ours")
-        page = Page(offset, bool(every))
+        data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        page = Page(data["o"], bool(data["e"]))
         same = data["q"] == _query_id(found)
-    except (ValueError, TypeError, KeyError, binascii.Error):
-        raise BadPageToken("page_token is not a next_page_token this service issued") from None
+    except (ValueError, TypeError, KeyError, binascii.Error):  # signed by us: only an old format
+        raise BadPageToken(_NOT_OURS) from None
     if not same:
         raise BadPageToken("page_token belongs to another query: send the query it was issued with")
-    if not 0 < page.offset < search_index.CANDIDATES:
-        raise BadPageToken("page_token is not a next_page_token this service issued")
     return page
+
+
+def _results(hits: list[search_index.Hit], found: list[search_text.Term]) -> list[dict[str, Any]]:
+    return [{
+        "parent": PREFIX + hit.name_key,
+        "title": hit.title,
+        "uri": hit.source_key,
+        "snippet": search_text.snippet(hit.text, found),
+    } for hit in hits]
 
 
 async def search_documents(principal: Principal, query: str, page_size: int | None = None,
                            token: str | None = None) -> dict[str, Any]:
     found = search_text.terms(query)
     size = page_size or DEFAULT_PAGE_SIZE
-    page = read_token(token, found) if token else Page(0, True)
     workspaces = [str(m.workspace_id) for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
+    key = await store_key(TOKEN_KEY)
+    page = read_token(key, token, found, workspaces) if token else Page(0, True)
     connection = get_connection("default")
     now = datetime.now(UTC)
 
@@ -82,13 +107,8 @@ async def search_documents(principal: Principal, query: str, page_size: int | No
     if not hits and not token and len(found) > 1:  # no document holds every word: any of them
         page = Page(0, False)
         hits = await ranked(page)
-    answer: dict[str, Any] = {"results": [{
-        "parent": PREFIX + hit.name_key,
-        "title": hit.title,
-        "uri": hit.source_key,
-        "snippet": search_text.snippet(hit.text, found),
-    } for hit in hits[:size]]}
+    answer: dict[str, Any] = {"results": await asyncio.to_thread(_results, hits[:size], found)}
     following = page.offset + size
     if len(hits) > size and following < search_index.CANDIDATES:
-        answer["next_page_token"] = page_token(found, Page(following, page.every))
+        answer["next_page_token"] = page_token(key, found, Page(following, page.every), workspaces)
     return answer

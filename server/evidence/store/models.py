@@ -213,3 +213,14 @@ class DocumentSearch(Model):
         table = "document_search"
         indexes = (("valid_until",),  # the purge: rows whose receipts have all expired
                    ("name_key",))  # a page's names to the rows that hold them
+
+
+class StoreKey(Model):
+    # A secret the store keeps for itself (store/store_keys.py): made at random on first use, the
+    # same for every process sharing the database. `page_token` signs search_documents' page tokens.
+
+    name = fields.CharField(max_length=64, primary_key=True)
+    secret = fields.CharField(max_length=128)  # hex
+
+    class Meta:
+        table = "store_key"
