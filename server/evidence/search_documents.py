@@ -81,11 +81,12 @@ def read_token(key: bytes, token: str, found: list[search_text.Term], workspaces
 
 
 def _results(hits: list[search_index.Hit], found: list[search_text.Term]) -> list[dict[str, Any]]:
+    budget = search_text.ScanBudget()  # one for the answer: its snippets' work is bounded
     return [{
         "parent": PREFIX + hit.name_key,
         "title": hit.title,
         "uri": hit.source_key,
-        "snippet": search_text.snippet(hit.text, found),
+        "snippet": search_text.snippet(hit.text, found, budget=budget),
     } for hit in hits]
 
 

@@ -156,16 +156,29 @@ def tsquery(found: list[Term], *, every: bool) -> str:
 
 
 SNIPPET_CHARS = 300
+# What the snippets of one answer may fold and search for their terms, in all: past it a snippet is
+# its text's start. A page's text is read 2,000 characters at a time and the first match ends the
+# read, so an answer of pages that hold their words early costs little; 50 pages that hold none
+# (a word only in their titles, 20,000 characters each) cost a tenth of what they did unbounded.
+SNIPPET_BUDGET = 150_000
+SNIPPET_CHUNK = 2_000
 
 
-def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS) -> str:
+class ScanBudget:
+    """The characters an answer's snippets may still read (SNIPPET_BUDGET), shared by them."""
+
+    def __init__(self, chars: int = SNIPPET_BUDGET) -> None:
+        self.left = chars
+
+
+def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS, budget: ScanBudget | None = None) -> str:
     """About `size` characters of `text` (whitespace collapsed) around the first place a term
     occurs, cut at spaces, with "…" where text was left out; the start of the text when no term
-    is found (a match in the title only)."""
+    is found (a match in the title only) or `budget` runs out before one is."""
     flat = " ".join(text.split())
     if len(flat) <= size:
         return flat
-    at = _first_match(flat, found)
+    at = _first_match(flat, found, budget or ScanBudget())
     start = max(0, at - size // 3)
     if start:
         space = flat.find(" ", start, at) if at > start else -1
@@ -177,51 +190,62 @@ def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
+def _unspaced_mark(code: int) -> bool:
+    """Whether a combining mark belongs to a letter of a script whose marks fold keeps (Indic,
+    Thai, Tibetan, kana...): read alone, a mark has no base for fold to judge it by."""
+    return (0x0900 <= code < 0x1AB0 or 0x1B00 <= code < 0x1DC0 or code >= 0x2E80) and not 0xFE20 <= code <= 0xFE2F
+
+
 class _CharFold(dict[int, str]):
-    """Each character folded alone where that gives one character (É -> e, Ａ -> a), else left
-    lowercased as it is (ß, ligatures): a fold that keeps positions, for `str.translate`."""
+    """Each character folded alone, for `str.translate`: É -> e, Ａ -> a, ß -> ss, a combining accent
+    -> "" (a vowel sign of an Indic script kept)."""
 
     def __missing__(self, code: int) -> str:
-        folded = fold(chr(code))
-        self[code] = value = folded if len(folded) == 1 else chr(code).lower()[:1] or chr(code)
-        return value
-
-
-class _FullFold(dict[int, str]):
-    """Each character folded alone, whatever its length (ß -> ss, a combining accent -> "")."""
-
-    def __missing__(self, code: int) -> str:
-        self[code] = value = fold(chr(code))
-        return value
+        char = chr(code)
+        folded = fold(char)
+        if not folded and unicodedata.combining(char) and _unspaced_mark(code):
+            folded = char
+        self[code] = folded
+        return folded
 
 
 _CHAR_FOLD = _CharFold()
-_FULL_FOLD = _FullFold()
 
 
-def _first_match(flat: str, found: list[Term]) -> int:
-    """Where in `flat` the first term occurs (0 when none does), looked for first in a fold that
-    keeps every character's position (right for most text), then in one that folds each character
-    alone (ß as ss, a decomposed accent dropped), its places mapped back. Both are str.translate
-    over a table of the characters seen, and one regex scan each: time linear in the text (a
-    character-by-character fold in Python took 18 ms for a 20,000-character page, on every search
-    whose word was only in a title)."""
+def _first_match(flat: str, found: list[Term], budget: ScanBudget) -> int:
+    """Where in `flat` the first term occurs (0 when none does, or none is found within `budget`),
+    read SNIPPET_CHUNK characters at a time (each piece with the character before it, for the
+    word-start check, and a margin past it, for a word across the cut)."""
     pattern = _pattern(tuple(found))
     if pattern is None:
         return 0
-    if flat.isascii():  # folded, ASCII is lowercased: every character keeps its place
-        match = pattern.search(flat.lower())
-        return match.start() if match else 0
-    match = pattern.search(flat.translate(_CHAR_FOLD))
-    if match:
-        return match.start()
-    if all(_FULL_FOLD[ord(char)] == _CHAR_FOLD[ord(char)] for char in set(flat)):
-        return 0  # the second fold would read the same text
-    match = pattern.search(flat.translate(_FULL_FOLD))
-    if not match:
-        return 0
-    ends = list(accumulate(map(len, map(_FULL_FOLD.__getitem__, map(ord, flat)))))
-    return bisect_right(ends, match.start())
+    margin = 2 * max(len(term.words[0]) + len(term.words) for term in found) + 8
+    for start in range(0, len(flat), SNIPPET_CHUNK):
+        if budget.left <= 0:
+            return 0
+        before = 1 if start else 0
+        piece = flat[start - before:start + SNIPPET_CHUNK + margin]
+        budget.left -= len(piece)
+        at = _match_in(piece, pattern, before)
+        if at is not None:
+            return start - before + at
+    return 0
+
+
+def _match_in(piece: str, pattern: re.Pattern[str], skip: int) -> int | None:
+    """Where in `piece` (from `skip`) the pattern matches its folded text: each character folded
+    alone (str.translate over a table of the characters seen), the places mapped back where a
+    character folds to more or fewer (ß, a decomposed accent); one regex scan. Linear in the text
+    (folding a character at a time in Python took 18 ms for a 20,000-character page)."""
+    if piece.isascii():  # folded, ASCII is lowercased: every character keeps its place
+        match = pattern.search(piece.lower(), skip)
+        return match.start() if match else None
+    if all(len(_CHAR_FOLD[ord(char)]) == 1 for char in set(piece)):
+        match = pattern.search(piece.translate(_CHAR_FOLD), skip)
+        return match.start() if match else None
+    ends = list(accumulate(map(len, map(_CHAR_FOLD.__getitem__, map(ord, piece)))))
+    match = pattern.search(piece.translate(_CHAR_FOLD), ends[skip - 1] if skip else 0)
+    return bisect_right(ends, match.start()) if match else None
 
 
 @lru_cache(maxsize=256)
