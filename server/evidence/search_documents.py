@@ -3,9 +3,9 @@
 Every word must match; when no document holds them all, the first page answers the documents that
 hold any (ranked, so those with more of them first), and its page token keeps to that. A page
 token is the offset of the next page, signed with a key the store keeps (HMAC-SHA256) over the
-query it was issued for and the caller's workspaces: a forged token, one of another caller (or of
-the caller before a membership changed) or of another query is refused rather than answering a
-page nobody asked for. Documents settled between two pages may shift the ranking: a page then
+query it was issued for and the caller's workspaces: a forged token, one issued for other
+workspaces (another tenant's, or the caller's before a membership changed) or for another query is
+refused rather than answering a page nobody asked for. Documents settled between two pages may shift the ranking: a page then
 repeats or skips a result, as offset paging does. Pages end at search_index.CANDIDATES results.
 Snippets are cut in a worker thread: the event loop serves other requests meanwhile.
 """
@@ -62,7 +62,7 @@ def page_token(key: bytes, found: list[search_text.Term], page: Page, workspaces
     return f"{payload}.{_signature(key, payload, workspaces)}"
 
 
-_NOT_OURS = "page_token is not a next_page_token this service issued to you"
+_NOT_OURS = "page_token is not a next_page_token this service issued for your workspaces"
 
 
 def read_token(key: bytes, token: str, found: list[search_text.Term], workspaces: list[str]) -> Page:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import accumulate
@@ -91,8 +92,18 @@ def _pairs(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1)] + [run[-1]]
 
 
+# A word's places in one text that a phrase can match: PostgreSQL keeps the first 256 of a lexeme
+# and drops the rest. The index text holds the same on both databases: a word's later occurrences
+# are written as PLACE_HOLDER, which keeps every other word's place (PostgreSQL's parser and FTS5
+# both read it as a word) and which no query holds (a query is NFKD-folded: ﬀ becomes ff). Phrase
+# work is then bounded too: a page of one character repeated gave FTS5 20,000 places of one pair.
+MAX_PLACES = 256
+PLACE_HOLDER = "\ufb00"
+
+
 def words(text: str) -> str:
-    """The text as the index holds it: its folded words, separated by spaces."""
+    """The text as the index holds it: its folded words, separated by spaces, a word past its
+    MAX_PLACES-th occurrence written as PLACE_HOLDER."""
     out: list[str] = []
     for word in _word().findall(fold(text)):
         for cjk, other in _RUNS.findall(word):
@@ -100,6 +111,12 @@ def words(text: str) -> str:
                 out.extend(_pairs(cjk))
             else:
                 out.append(other)
+    if len(out) > MAX_PLACES and max(Counter(out).values()) > MAX_PLACES:
+        seen: Counter[str] = Counter()
+        for at, word in enumerate(out):
+            seen[word] += 1
+            if seen[word] > MAX_PLACES:
+                out[at] = PLACE_HOLDER
     return " ".join(out)
 
 
@@ -174,20 +191,50 @@ class ScanBudget:
 def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS, budget: ScanBudget | None = None) -> str:
     """About `size` characters of `text` (whitespace collapsed) around the first place a term
     occurs, cut at spaces, with "…" where text was left out; the start of the text when no term
-    is found (a match in the title only) or `budget` runs out before one is."""
-    flat = " ".join(text.split())
-    if len(flat) <= size:
-        return flat
-    at = _first_match(flat, found, budget or ScanBudget())
-    start = max(0, at - size // 3)
+    is found (a match in the title only) or `budget` runs out before one is. Only the window shown
+    is collapsed: the text is searched as it is."""
+    if len(text) <= 2 * size:
+        flat = " ".join(text.split())
+        if len(flat) <= size:
+            return flat
+    at = _first_match(text, found, budget or ScanBudget())
+    before, after, low, high = _around(text, at, size)
+    flat = before + after
+    start = max(0, len(before) - size // 3)
     if start:
-        space = flat.find(" ", start, at) if at > start else -1
+        space = flat.find(" ", start, len(before)) if len(before) > start else -1
         start = space + 1 if space >= 0 else start
     end = min(len(flat), start + size)
     if end < len(flat):
         space = flat.rfind(" ", start + size // 2, end)
         end = space if space > 0 else end
-    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
+    earlier = start > 0 or bool(text[:low].strip())
+    later = end < len(flat) or bool(text[high:].strip())
+    return ("…" if earlier else "") + flat[start:end] + ("…" if later else "")
+
+
+def _around(text: str, at: int, size: int) -> tuple[str, str, int, int]:
+    """The text before `at` and from it, whitespace collapsed, each as long as a snippet could show
+    (read back and forth in growing steps: a long run of spaces costs its length, once), and where
+    the two begin and end in `text`."""
+    reach = size
+    while True:
+        low = max(0, at - reach)
+        piece = text[low:at]
+        before = " ".join(piece.split())
+        if before and piece[-1].isspace():
+            before += " "
+        if len(before) > size or low == 0:
+            break
+        reach *= 4
+    reach = 2 * size
+    while True:
+        high = min(len(text), at + reach)
+        after = " ".join(text[at:high].split())
+        if len(after) > 2 * size or high == len(text):
+            break
+        reach *= 4
+    return before, after, low, high
 
 
 def _unspaced_mark(code: int) -> bool:
@@ -213,9 +260,9 @@ _CHAR_FOLD = _CharFold()
 
 
 def _first_match(flat: str, found: list[Term], budget: ScanBudget) -> int:
-    """Where in `flat` the first term occurs (0 when none does, or none is found within `budget`),
-    read SNIPPET_CHUNK characters at a time (each piece with the character before it, for the
-    word-start check, and a margin past it, for a word across the cut)."""
+    """Where in `flat` (a text) the first term occurs (0 when none does, or none is found within `budget`),
+    read SNIPPET_CHUNK characters at a time (each piece with the letter before it and its marks, for
+    the word-start check, and a margin past it, for a word across the cut)."""
     pattern = _pattern(tuple(found))
     if pattern is None:
         return 0
@@ -223,7 +270,11 @@ def _first_match(flat: str, found: list[Term], budget: ScanBudget) -> int:
     for start in range(0, len(flat), SNIPPET_CHUNK):
         if budget.left <= 0:
             return 0
-        before = 1 if start else 0
+        before = 0
+        if start:  # back to the last character before the cut that is no combining mark
+            before = 1
+            while before < start and before < 16 and unicodedata.combining(flat[start - before]):
+                before += 1
         piece = flat[start - before:start + SNIPPET_CHUNK + margin]
         budget.left -= len(piece)
         at = _match_in(piece, pattern, before)
@@ -243,9 +294,11 @@ def _match_in(piece: str, pattern: re.Pattern[str], skip: int) -> int | None:
     if all(len(_CHAR_FOLD[ord(char)]) == 1 for char in set(piece)):
         match = pattern.search(piece.translate(_CHAR_FOLD), skip)
         return match.start() if match else None
-    ends = list(accumulate(map(len, map(_CHAR_FOLD.__getitem__, map(ord, piece)))))
-    match = pattern.search(piece.translate(_CHAR_FOLD), ends[skip - 1] if skip else 0)
-    return bisect_right(ends, match.start()) if match else None
+    match = pattern.search(piece.translate(_CHAR_FOLD), len(piece[:skip].translate(_CHAR_FOLD)))
+    if not match:
+        return None
+    ends = list(accumulate(map(len, map(_CHAR_FOLD.__getitem__, map(ord, piece)))))  # places back
+    return bisect_right(ends, match.start())
 
 
 @lru_cache(maxsize=256)

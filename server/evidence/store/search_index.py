@@ -61,7 +61,7 @@ DROP TRIGGER document_search_removed;
 DROP TRIGGER document_search_changed;
 DROP TABLE document_search_fts;
 ALTER TABLE document_search ADD COLUMN scope_words TEXT NOT NULL DEFAULT '';
-UPDATE document_search SET scope_words = 'ws' || replace(lower(workspace_id), '-', '');
+DELETE FROM document_search;
 CREATE VIRTUAL TABLE document_search_fts USING fts5(
     title_words, body_words, scope_words, content='document_search', content_rowid='id',
     tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
@@ -80,13 +80,11 @@ WHEN old.title_words IS NOT new.title_words OR old.body_words IS NOT new.body_wo
     INSERT INTO document_search_fts(rowid, title_words, body_words, scope_words)
     VALUES (new.id, new.title_words, new.body_words, new.scope_words);
 END;
-INSERT INTO document_search_fts(document_search_fts) VALUES ('rebuild');
 """
 # A row's scope lexeme: `_` is never part of an indexed word (search_text), so no page's text can
 # hold it; it has no position, so phrases and ts_rank_cd never see it.
 _PG_SCOPE = "array_to_tsvector(ARRAY['ws_' || replace({column}::text, '-', '')])"
-POSTGRES_SCOPED_DDL = ("UPDATE document_search SET search = search || "
-                       + _PG_SCOPE.format(column="workspace_id") + ";")
+POSTGRES_SCOPED_DDL = "DELETE FROM document_search;"
 
 
 def scope_word(workspace: uuid.UUID | str, postgres: bool) -> str:
@@ -196,7 +194,9 @@ def index_condition(workspaces: Sequence[str], found: list[search_text.Term], *,
     (PostgreSQL), its values {p1} and {p2} (PostgreSQL: {p1} is the terms' tsquery, ranked by)."""
     if postgres:
         scopes = " | ".join(f"'{scope_word(workspace, True)}'" for workspace in workspaces)
-        return ("search @@ (to_tsquery('simple'::regconfig, {p1}) && {p2}::text::tsquery)",
+        # two conditions, not one `&&`: a query PostgreSQL reads as empty (a character its parser
+        # drops) must match nothing, and `empty && scope` is the scope alone
+        return ("search @@ to_tsquery('simple'::regconfig, {p1}) AND search @@ {p2}::text::tsquery",
                 [search_text.tsquery(found, every=every), f"({scopes})"])
     scopes = " OR ".join(scope_word(workspace, False) for workspace in workspaces)
     terms = search_text.fts5_query(found, every=every)
@@ -258,7 +258,7 @@ SELECT e.id{uuid_text} AS evidence_id, e.revision, e.workspace_id{uuid_text} AS 
 FROM evidence AS e
 JOIN evidence_revision AS r ON r.evidence_id = e.id AND r.revision = e.revision AND r.purged_at IS NULL
 JOIN receipt AS done ON done.evidence_id = e.id AND done.evidence_revision = e.revision
-WHERE e.kind = 'url_text' AND done.valid_until > {p1} AND e.id > {p2}{missing}
+WHERE e.kind = 'url_text' AND done.valid_until > {p1} AND e.id > {p2}
 GROUP BY e.id, e.revision, e.workspace_id, e.source_key, r.title, r.text
 ORDER BY e.id LIMIT {p3}
 """
@@ -272,23 +272,19 @@ async def create_index(_apps: Any, schema_editor: Any) -> None:
 
 
 async def scope_index(_apps: Any, schema_editor: Any) -> None:
-    """Migration 0012: the index keyed by workspace (rows of 0011 given their scope word), then
-    every document stored before the index and not in it yet, indexed."""
+    """Migration 0012: the index keyed by workspace, its words capped (search_text.MAX_PLACES):
+    every document served now indexed again, as a settle writes it."""
     connection = schema_editor.client
     postgres = is_postgres_connection(connection)
     await connection.execute_script(POSTGRES_SCOPED_DDL if postgres else SQLITE_SCOPED_DDL)
-    await index_stored(connection, now=datetime.now().astimezone(), missing=True)
+    await index_stored(connection, now=datetime.now().astimezone())
 
 
-async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 400,
-                       missing: bool = False) -> int:
-    """Index every document get_documents serves now (`missing`: only those the index has no row
-    of), `batch` at a time (SQLite reads a batch's rows as one compound SELECT, of at most 500
-    terms); how many."""
+async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 400) -> int:
+    """Index every document get_documents serves now, `batch` at a time (SQLite reads a batch's
+    rows as one compound SELECT, of at most 500 terms); how many."""
     postgres = is_postgres_connection(connection)
-    absent = " AND NOT EXISTS (SELECT 1 FROM document_search AS s WHERE s.evidence_id = e.id)" if missing else ""
-    statement = dialect_params(_STORED.replace("{uuid_text}", "::text" if postgres else "")
-                               .replace("{missing}", absent), postgres)
+    statement = dialect_params(_STORED.replace("{uuid_text}", "::text" if postgres else ""), postgres)
     after: Any = sql_uuid(uuid.UUID(int=0), postgres)
     done = 0
     while True:

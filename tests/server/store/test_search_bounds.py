@@ -14,6 +14,8 @@ import unicodedata
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tortoise.connection import get_connection
 
 from evidencekit.server.evidence import search_text
@@ -82,6 +84,16 @@ async def test_a_long_cjk_query_finds_what_it_holds_and_only_that(store: str) ->
     assert parents(await search_documents(reader, sentence)) == ["documents/zh.example/full"]  # type: ignore[arg-type]
 
 
+async def test_a_query_postgresql_reads_as_no_word_finds_nothing_on_either_database(store: str) -> None:
+    """PostgreSQL's parser drops some characters SQLite indexes (a Bengali fraction sign): such a
+    query asks for no word there, and must not answer every document of the caller's workspaces."""
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    await settle_page(lab, "https://de.example/wasser", "Wasser", "Ein Text über Wasser.")
+    await settle_page(lab, "https://de.example/erde", "Erde", "Ein Text über Erde.")
+    assert parents(await search_documents(reader, "\u09f4")) == []  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("text", ["字" * 500, "ab" * 250, "字文" * 400])
 async def test_a_long_run_is_found_alike_on_both_databases(store: str, text: str) -> None:
     """PostgreSQL keeps 256 positions of a word: a phrase of 499 pairs of one character found
@@ -93,6 +105,20 @@ async def test_a_long_run_is_found_alike_on_both_databases(store: str, text: str
     await settle_page(lab, "https://runs.example/short", "Short", f"Vorwort. {text[:3]} Nachwort.")
     found = parents(await search_documents(reader, text[:500]))  # type: ignore[arg-type]
     assert sorted(found) == [f"documents/runs.example/{n}" for n in range(3)]
+
+
+async def test_a_phrase_past_a_words_256th_place_is_the_same_answer_on_both_databases(store: str) -> None:
+    """PostgreSQL keeps 256 places of a word; the index text keeps as many on SQLite (the later
+    ones written as a place holder), so a phrase that needs the 300th is found on neither, a
+    phrase within the first 256 on both, and the word itself on both."""
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    await settle_page(lab, "https://runs.example/late", "Late", "字" * 300 + "文。" + "早字文")
+    assert parents(await search_documents(reader, "字字文")) == []  # type: ignore[arg-type]
+    assert parents(await search_documents(reader, "早字文")) == ["documents/runs.example/late"]  # type: ignore[arg-type]
+    assert parents(await search_documents(reader, "字字字")) == ["documents/runs.example/late"]  # type: ignore[arg-type]
+    words = search_text.words("字" * 300).split()
+    assert words.count("字字") == search_text.MAX_PLACES and len(words) == 300
 
 
 GERMAN = ("Die Straße am Fluss führt über die Brücke zur Mühle; dort wohnen Bürger seit Jahrhunderten. " * 220)[:20_000]
@@ -119,6 +145,35 @@ def test_a_snippet_costs_a_few_passes_over_its_text_even_when_the_word_is_only_i
 def test_a_snippet_is_taken_around_a_match_folded_any_way(text: str, query: str, shown: str) -> None:
     snippet = search_text.snippet(text, search_text.terms(query))
     assert shown in snippet and snippet.startswith("…"), snippet
+
+
+@pytest.mark.parametrize(("word", "inside", "query"), [
+    (unicodedata.normalize("NFD", "résumé"), "sumé", "sume"),
+    ("אָבִיב", "ביב", "ביב"),
+    (unicodedata.normalize("NFD", "Ångström"), "ngström", "ngstrom"),
+])
+def test_a_word_across_a_cut_of_the_text_is_not_matched_in_its_middle(word: str, inside: str, query: str) -> None:
+    """The text is read in pieces of SNIPPET_CHUNK characters: a piece that begins inside a word,
+    after a mark folded away, must not take the rest of the word for a word of its own."""
+    found = search_text.terms(query)
+    for into in range(1, len(word)):  # the cut this many characters into the word
+        before = search_text.SNIPPET_CHUNK - into
+        text = ("x " * before)[:before - 1] + " " + word + " filler" * 80 + " " + inside + " end" + " z" * 400
+        assert text[search_text.SNIPPET_CHUNK - into:].startswith(word)
+        snippet = search_text.snippet(text, found)
+        assert " " + inside + " end" in snippet, (into, snippet[:60])
+
+
+SPACED = st.lists(st.sampled_from(["Brücke", "Straße", "Mühle", "wort", "Wort", "zielwort", "城市", "交通", " ", "  ",
+                                   "\n", "\t \n", " " * 700, "x" * 40, "É", "e\u0301"]), max_size=400).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SPACED, st.sampled_from(["zielwort", "strasse", "wort", "城市", "ete", "nichts"]))
+def test_a_snippet_is_the_same_whatever_whitespace_the_text_holds(text: str, query: str) -> None:
+    """Only the window a snippet shows is collapsed: the answer is the one the collapsed text gives."""
+    found = search_text.terms(query)
+    assert search_text.snippet(text, found) == search_text.snippet(" ".join(text.split()), found)
 
 
 async def test_snippets_are_cut_in_a_worker_thread(store: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
-# search_documents' index keyed by workspace (store/search_index.py): every row given its
-# workspace's scope word (SQLite: a new column and FTS5 table, rebuilt; PostgreSQL: a lexeme added
-# to each tsvector), then the documents stored before the index, indexed.
+# search_documents' index keyed by workspace, its words capped (store/search_index.py): SQLite's
+# FTS5 table made again with a scope column, then every document served now indexed again as a
+# settle writes it (PostgreSQL: its scope lexeme in the tsvector).
 from tortoise import migrations
 from tortoise.migrations import operations as ops
 from evidencekit.server.evidence.store.search_index import scope_index
