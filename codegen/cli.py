@@ -215,7 +215,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     pairs: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
     if old.is_dir() and new.is_dir():
         # compared by the operation they hold, whatever their folders are called
-        before, after = load_operation(old, named_by_folder=False), load_operation(new, named_by_folder=False)
+        # the old side may predate a manifest key the schema no longer knows: still comparable
+        before = load_operation(old, named_by_folder=False, strict=False)
+        after = load_operation(new, named_by_folder=False)
         findings = operation_findings(before, after, compatibility)
         for where in dict.fromkeys(finding.where for finding in findings):
             _say(f"== {where}", *(finding.line for finding in findings if finding.where == where))

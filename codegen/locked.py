@@ -81,7 +81,7 @@ def locked_operation(operation: Operation, files: dict[str, str]) -> Operation |
                 return None
             wanted[rel] = value
     try:
-        found: Operation = _materialised(wanted, lambda folder: load_operation(folder, named_by_folder=False))
+        found: Operation = _materialised(wanted, lambda folder: load_operation(folder, named_by_folder=False, strict=False))
     except ContractError:
         return None
     return found
@@ -114,7 +114,7 @@ def contracts_at(ref: str, contracts: Path) -> tuple[list[Operation], dict[str, 
     lock = files.pop(LOCK_NAME, {"operations": {}})
     if not any(rel.endswith("/" + MANIFEST_NAME) for rel in files):
         return [], lock
-    operations: list[Operation] = _materialised(files, load_operations)
+    operations: list[Operation] = _materialised(files, lambda folder: load_operations(folder, strict=False))
     return operations, lock
 
 
@@ -138,7 +138,7 @@ def earlier_versions(operation: Operation, until: str | None = None) -> list[Ope
         if MANIFEST_NAME not in files:
             continue
         try:
-            version: Operation = _materialised(files, lambda path: load_operation(path, named_by_folder=False))
+            version: Operation = _materialised(files, lambda path: load_operation(path, named_by_folder=False, strict=False))
         except ContractError:
             continue
         if version.contract_hash not in seen:

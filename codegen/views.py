@@ -169,7 +169,7 @@ def mcp_descriptor(op: Operation) -> ToolView:
         "name": mcp["tool_name"],
         "title": op.title,
         "description": op.description,
-        "annotations": mcp["annotations"],
+        "annotations": mcp.get("annotations", {}),
         "profiles": mcp.get("profiles", []),
         "contractHash": op.contract_hash,
     })

@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -21,6 +21,7 @@ import jsonschema
 import rfc8785
 
 from evidencekit.contracts.ecma_regex import check_schema
+from evidencekit.contracts.manifest_check import manifest_problems
 from evidencekit.contracts.schema_walk import DATA
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -155,7 +156,6 @@ class Operation:
         return short_hash(self.sha256)
 
 
-MANIFEST_SCHEMA = _PACKAGE_DIR / "manifest.schema.json"
 
 
 def _where(path: Iterable[str | int]) -> str:
@@ -193,18 +193,11 @@ def _anchored(node: Any, name: str) -> Any:
                  and (found := _anchored(value, name)) is not None), None)
 
 
-@cache
-def _manifest_validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(read_json(MANIFEST_SCHEMA))
-
-
-def _check_manifest(manifest: Any, manifest_path: Path) -> None:
-    if not isinstance(manifest, dict):
-        raise ContractError(manifest_path, "manifest must be a JSON object")
-    errors = sorted(_manifest_validator().iter_errors(manifest), key=lambda error: error.json_path)
-    if errors:
-        raise ContractError(manifest_path, "; ".join(
-            f"{error.json_path}: {error.message}" for error in errors) + f" (see {MANIFEST_SCHEMA.name})")
+def _check_manifest(manifest: Any, manifest_path: Path, strict: bool = True) -> None:
+    """ContractError with one line per problem, each naming the file (manifest_check)."""
+    problems = manifest_problems(manifest, strict=strict)
+    if problems:
+        raise ContractError(manifest_path, f"\n{manifest_path}: ".join(problems))
 
 
 def _local_refs(node: Any, trail: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
@@ -236,12 +229,14 @@ def _check_schema(schema: Any, path: Path) -> None:
             raise ContractError(path, f"{_where(trail)}: $ref {ref!r} points at nothing in this schema") from None
 
 
-def load_operation(folder: Path, *, named_by_folder: bool = True) -> Operation:
+def load_operation(folder: Path, *, named_by_folder: bool = True, strict: bool = True) -> Operation:
     """One operation folder. In a contracts folder each operation's folder bears its name; a copy
-    elsewhere (an old version to diff against) may be named anything (`named_by_folder=False`)."""
+    elsewhere (an old version to diff against) may be named anything (`named_by_folder=False`).
+    A version from history is read with `strict=False`: manifest keys the schema no longer knows are
+    tolerated, so that it can still be compared with the current one."""
     manifest_path = folder / MANIFEST_NAME
     manifest = read_json(manifest_path)
-    _check_manifest(manifest, manifest_path)
+    _check_manifest(manifest, manifest_path, strict)
     if named_by_folder and manifest["operation"] != folder.name:
         raise ContractError(manifest_path, f"operation {manifest['operation']!r} != folder {folder.name!r}")
     variants = {}
@@ -289,10 +284,11 @@ def check_rest_path(path: str, where: Path | str) -> None:
                                    f"(its own paths: {own}); pick another path for this operation")
 
 
-def load_operations(root: Path) -> list[Operation]:
+def load_operations(root: Path, *, strict: bool = True) -> list[Operation]:
     """All operations under `root`, sorted by name (the order every generated file uses). The
-    current contracts only: a version from history (load_operation) may hold what is refused now."""
-    operations = [load_operation(path.parent) for path in sorted(root.glob(f"*/{MANIFEST_NAME}"))]
+    current contracts only: a version from history (load_operation) may hold what is refused now
+    (`strict=False` tolerates its unknown manifest keys)."""
+    operations = [load_operation(path.parent, strict=strict) for path in sorted(root.glob(f"*/{MANIFEST_NAME}"))]
     if not operations:
         raise ContractError(root, f"no contracts here (expected <operation>/{MANIFEST_NAME} folders)")
     for op in operations:

@@ -74,11 +74,11 @@ def _edit(path: Path, change) -> None:  # type: ignore[no-untyped-def]
     ("mcp.output.schema.json", lambda s: s["properties"].__setitem__("extra", {"$ref": "https://example.com/s.json"}),
      "is not local; contracts must be self-contained"),
     ("mcp.input.schema.json", lambda s: s.__setitem__("type", "strnig"), "not a valid JSON Schema at $.type"),
-    ("manifest.json", lambda m: m["variants"]["mcp"].pop("input"), "$.variants.mcp: 'input' is a required property"),
+    ("manifest.json", lambda m: m["variants"]["mcp"].pop("input"), "$.variants.mcp.input: missing required key 'input'"),
     ("manifest.json", lambda m: m.__setitem__("variants", ["mcp"]), "$.variants: ['mcp'] is not of type 'object'"),
-    ("manifest.json", lambda m: m["title"].pop("en"), "$.title: 'en' is a required property"),
-    ("manifest.json", lambda m: m["mcp"].pop("tool_name"), "$.mcp: 'tool_name' is a required property"),
-    ("manifest.json", lambda m: m["rest"].pop("method"), "$.rest: 'method' is a required property"),
+    ("manifest.json", lambda m: m["title"].pop("en"), "$.title.en: missing required key 'en'"),
+    ("manifest.json", lambda m: m["mcp"].pop("tool_name"), "$.mcp.tool_name: missing required key 'tool_name'"),
+    ("manifest.json", lambda m: m["rest"].pop("method"), "$.rest.method: missing required key 'method'"),
 ])
 def test_a_malformed_contract_is_refused_with_the_file_and_the_place(contracts_copy: Path, file: str, change,  # type: ignore[no-untyped-def]
                                                                      message: str) -> None:
