@@ -30,9 +30,10 @@ Streamable HTTP or MCP stdio, and every answer is checked. A failure is shrunk t
 and printed with a one-line reproduction (curl, or the JSON-RPC message).
 
 Contract checks (always on): a success answer to a valid input satisfies every published output
-variant; an invalid input is refused (REST 4xx; MCP isError or a JSON-RPC error); no 5xx and no
-JSON-RPC internal error; MCP tools/list names, inputSchema, the manifest's annotations and any
-listed outputSchema equal the contract; X-Contract-Hash, when sent, is the lock's hash.
+variant; an invalid input is refused (REST 4xx; MCP isError or a JSON-RPC error); no 5xx, no
+JSON-RPC internal error and no isError result saying the server failed (internal_error, say); MCP
+tools/list names, inputSchema, the manifest's annotations and any listed outputSchema equal the
+contract; X-Contract-Hash, when sent, is the lock's hash.
 Toolkit-protocol checks (on when the REST answers carry X-Contract-Hash, or with --strict): the
 hash on every answer, error bodies {error, message, code, request_id}, `fields` when an invalid
 input is refused. Without them a missing header is a note, not a violation."""

@@ -22,6 +22,7 @@ from evidencekit.contracts.loader import Variant
 from evidencekit.testing.answers import jsonrpc_call, shown
 from evidencekit.testing.contracts import Contract
 from evidencekit.testing.gate.checks import Answer, first_difference
+from evidencekit.testing.gate.error_results import server_failure
 from evidencekit.testing.gate.results import Finding, OperationReport
 from evidencekit.testing.gate.targets import Unreachable, leaves
 from evidencekit.testing.mcp_client import call_tool_unchecked, http_session, stdio_session
@@ -193,6 +194,9 @@ class McpTarget:
                 body: Any = json.loads(text) if text is not None else None
             except ValueError:
                 body = text
+            failure = server_failure(body)
+            if failure is not None:  # what REST answers with a 5xx: a handler's bug, not a refusal
+                return Answer("server_error", f"an isError result ({failure})", body)
             return Answer("refused", "an isError result", body, validation_refusal=True)
         data = result.structured_content
         if data is not None:

@@ -20,7 +20,8 @@ CHECKS: dict[str, tuple[str, str]] = {
                                 "output variant"),
     "invalid_refused": (CONTRACT, "an invalid input is refused (REST: 4xx; MCP: an isError result "
                                   "or a JSON-RPC error)"),
-    "no_server_error": (CONTRACT, "no input gets a 5xx (REST) or a JSON-RPC internal error (MCP)"),
+    "no_server_error": (CONTRACT, "no input gets a 5xx (REST), a JSON-RPC internal error or an "
+                                  "isError result saying the server failed (MCP)"),
     "answered": (CONTRACT, "every call is answered within --timeout"),
     "success_seen": (CONTRACT, "some valid input gets a success answer (--require-success)"),
     "contract_hash": (PROTOCOL, "X-Contract-Hash equals the hash the lock pins (another hash fails "
