@@ -17,6 +17,7 @@ from typing import Any
 from evidencekit.codegen.breaking import Compatibility
 from evidencekit.codegen.config import TABLE, CodegenConfig, load_config
 from evidencekit.codegen.gate import ACCEPT_HINT, LockDecision, against, decide
+from evidencekit.codegen.handler_check import DriftReport, handlers_drift
 from evidencekit.codegen.lock import lock_problems, write_lock
 from evidencekit.codegen.locked import merge_base
 from evidencekit.codegen.schema_diff import POLICIES
@@ -121,9 +122,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for note in result.notes:
         _say(f"note: {note.module}: {note.message}")
     _say(*(f"wrote {rel}" for rel in changed))
+    drift = handlers_drift(config, operations, append=True) if args.out is None else DriftReport()
+    _say(*drift.notes)
+    _err(*drift.problems)
     _say(f"{len(result.files)} files from {len(operations)} contracts, {len(changed)} changed, "
          f"{time.perf_counter() - started:.2f}s")
-    return 0
+    return 1 if drift.problems else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -142,9 +146,14 @@ def cmd_check(args: argparse.Namespace) -> int:
              "then run `evidencekit codegen generate` and commit the result")
     elif diffs:
         _err(f"{len(diffs)} generated files are stale: run `evidencekit codegen generate` and commit the result")
+    # the handlers against the protocol on disk: once it is current (against a stale one, regenerate first)
+    drift = (handlers_drift(config, operations, append=False) if not (problems or diffs) and args.out is None
+             else DriftReport())
+    _say(*drift.notes)
+    _err(*drift.problems)
     breaks = (_check_against(args.against, operations, config.contracts, _compatibility(args))
               if args.against is not None else 0)
-    if problems or diffs or breaks:
+    if problems or diffs or breaks or drift.problems:
         return 1
     _say(f"ok: {len(operations)} contracts match the lock, generated code is current "
          f"({time.perf_counter() - started:.2f}s)")

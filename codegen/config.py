@@ -15,6 +15,10 @@
     healthz = false                     # optional: serve no GET /healthz (default true: 200
                                         # {"status": "ok"}, no token; a route of the project's own
                                         # at /healthz, given to create_app, is served instead)
+    handlers = "myapi.handlers:Handlers"  # optional: the class implementing the generated Handlers
+                                        # protocol (default: what `init` writes, <package less
+                                        # .generated>.handlers:Handlers); generate appends stubs to it,
+                                        # generate and check type-check it (codegen/handler_check.py)
 
     [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
     name = "Conflict"
@@ -43,7 +47,7 @@ from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
-         "max_request_bytes", "allowed_hosts", "healthz", "compatibility", "compatibility_mode"}
+         "max_request_bytes", "allowed_hosts", "healthz", "compatibility", "compatibility_mode", "handlers"}
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
@@ -100,6 +104,7 @@ class CodegenConfig:
     allowed_hosts: tuple[str, ...] = ()
     healthz: bool = True
     compatibility: Compatibility = Compatibility()
+    handlers: str | None = None  # "module:Class"; None: <package less .generated>.handlers:Handlers
 
     def package_dir(self, package: str) -> Path:
         return self.source_root / package.replace(".", "/")
@@ -181,6 +186,15 @@ def _errors(table: Any, where: Path) -> dict[str, ErrorResponse]:
     return dict(sorted(errors.items()))
 
 
+def _handlers(value: Any, where: Path) -> str | None:
+    if value is None:
+        return None
+    module, _, cls = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if not (module and all(part.isidentifier() for part in module.split(".")) and (not cls or cls.isidentifier())):
+        raise ConfigError(where, f"{TABLE} handlers must be \"module:Class\", such as \"myapi.handlers:Handlers\"")
+    return f"{module}:{cls or 'Handlers'}"
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -255,6 +269,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         allowed_hosts=tuple(hosts),
         healthz=healthz,
         compatibility=compatibility,
+        handlers=_handlers(table.get("handlers"), pyproject),
     )
     _check_places(config, pyproject)
     return config

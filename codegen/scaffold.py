@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evidencekit.codegen.config import load_config
+from evidencekit.codegen.handler_check import stub_method
 from evidencekit.contracts.loader import ContractError, load_operations
 
 _EXAMPLE_INPUT = {
@@ -94,14 +95,10 @@ def _handlers(package: str, folder: Path) -> str:
         "class Handlers:",
     ]
     for op in operations:
-        body = _EXAMPLE_BODY if op.name == "greet" and op.python_name == "greet" else (
-            f'raise NotImplementedError("{op.python_name}: answer with the {op.class_prefix}OutputData of the contract")')
-        lines += [
-            f"    async def {op.python_name}(self, payload: {op.class_prefix}Input, context: RequestContext) "
-            f"-> {op.class_prefix}OutputData:",
-            f"        {body}",
-            "",
-        ]
+        method = stub_method(op)  # the stub `codegen generate` appends for an operation added later
+        if op.name == "greet" and op.python_name == "greet":
+            method[-1] = f"        {_EXAMPLE_BODY}"
+        lines += [*method, ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
