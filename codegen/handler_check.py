@@ -207,6 +207,9 @@ def handlers_drift(config: CodegenConfig, operations: list[Operation], *, append
     if handlers is None:
         return DriftReport()
     where = config.relative(handlers.file)
+    if not handlers.configured and _parsed(handlers)[2] is None:  # a module of another shape: not ours to judge
+        return DriftReport((f"note: {where} has no class {handlers.cls}: handlers not checked against the "
+                            "protocol (name yours with handlers = \"module:Class\" in [tool.evidencekit.codegen])",))
     notes: list[str] = []
     problems: list[str] = []
     if append:

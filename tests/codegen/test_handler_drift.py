@@ -85,3 +85,14 @@ def test_without_mypy_the_type_check_is_skipped_in_one_line(
     code, out, _ = run(project, capsys, "check")
     assert code == 0
     assert [line for line in out.splitlines() if "mypy" in line] == [handler_check.MYPY_MISSING]
+
+
+def test_a_handlers_module_of_another_shape_is_named_not_failed(project: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The default names `Handlers`; a project whose class is called otherwise (the library example's
+    `Catalogue`) is told how to name it, and its check does not fail for it."""
+    path = project / "demo" / "handlers.py"
+    path.write_text(path.read_text().replace("class Handlers:", "class Greeter:"))
+    code, out, err = run(project, capsys, "check")
+    assert code == 0, err
+    assert "demo/handlers.py has no class Handlers" in out and 'handlers = "module:Class"' in out
