@@ -14,6 +14,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evidencekit.codegen.manifest_diff import manifest_changes
+from evidencekit.codegen.policy_diff import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    PolicyChange,
+    policy_changes,
+    request_limit,
+)
 from evidencekit.codegen.schema_diff import POLICIES, Direction, Policy, diff_schemas
 from evidencekit.contracts.loader import Operation
 
@@ -90,10 +96,38 @@ def schema_findings(label: str, old: Any, new: Any, direction: Direction,
     return findings
 
 
+def policy_finding(change: PolicyChange, compatibility: Compatibility) -> Finding:
+    """A policy change, breaking for the side the mode guards: old clients (backward), new clients
+    of old servers (forward), or either (full)."""
+    why = []
+    if change.old_clients and compatibility.mode in ("backward", "full"):
+        why.append(f"breaks old clients: {change.old_clients}")
+    if change.new_clients and compatibility.mode in ("forward", "full"):
+        why.append(f"breaks new clients of old servers: {change.new_clients}")
+    return Finding("policy", _line(bool(why), "; ".join([change.what, *why])), bool(why))
+
+
+def _surface_findings(before: Operation, after: Operation, compatibility: Compatibility) -> list[Finding]:
+    """A surface (REST, MCP) that now serves another variant: its clients meet the other schemas."""
+    findings: list[Finding] = []
+    for surface in ("rest", "mcp"):
+        was, now = (before.manifest.get(surface) or {}).get("variant"), (after.manifest.get(surface) or {}).get("variant")
+        if was is None or now is None or was == now or was not in before.variants or now not in after.variants:
+            continue
+        label = f"{surface} surface ({was} -> {now})"
+        findings += schema_findings(f"{label} input", before.variants[was].input_schema,
+                                    after.variants[now].input_schema, "request", compatibility)
+        findings += schema_findings(f"{label} output", before.variants[was].output_schema,
+                                    after.variants[now].output_schema, "response", compatibility)
+    return findings
+
+
 def operation_findings(before: Operation, after: Operation,
-                       compatibility: Compatibility = Compatibility()) -> list[Finding]:
+                       compatibility: Compatibility = Compatibility(),
+                       limits: tuple[int, int] | None = None) -> list[Finding]:
     """Every change from `before` to `after` clients could notice, classified (schemas by direction,
-    under the project's compatibility)."""
+    under the project's compatibility). `limits`: the largest request each takes, when the project's
+    default is known (else each manifest's, or the default)."""
     findings: list[Finding] = []
     if before.name != after.name:
         findings.append(Finding("operation", _line(True, f"renamed {before.name!r} -> {after.name!r}; "
@@ -101,6 +135,11 @@ def operation_findings(before: Operation, after: Operation,
     for bad, what in manifest_changes(before.manifest, after.manifest):
         why = "; breaks old clients: they call the operation by it" if bad else ""
         findings.append(Finding("manifest", _line(bad, what + why), bad))
+    old_limit, new_limit = limits or (request_limit(before.manifest, DEFAULT_MAX_REQUEST_BYTES),
+                                      request_limit(after.manifest, DEFAULT_MAX_REQUEST_BYTES))
+    findings += [policy_finding(change, compatibility)
+                 for change in policy_changes(before.manifest, after.manifest, old_limit, new_limit)]
+    findings += _surface_findings(before, after, compatibility)
     for name in sorted(set(before.variants) | set(after.variants)):
         if name not in after.variants:
             findings.append(Finding(f"variant {name}", _line(True, "removed; breaks old clients of this variant"), True))

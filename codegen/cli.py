@@ -20,7 +20,9 @@ from evidencekit.codegen.gate import ACCEPT_HINT, LockDecision, against, decide
 from evidencekit.codegen.handler_check import DriftReport, handlers_drift
 from evidencekit.codegen.lock import lock_problems, write_lock
 from evidencekit.codegen.locked import merge_base
+from evidencekit.codegen.policy_diff import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.codegen.schema_diff import POLICIES
+from evidencekit.codegen.ways_out import flag_mismatch, lenient_alternative, lenient_hint
 from evidencekit.contracts.examples import example_problems
 from evidencekit.contracts.loader import (
     ContractError,
@@ -44,11 +46,23 @@ def _contracts(args: argparse.Namespace) -> Path:
     return args.contracts.resolve() if args.contracts is not None else load_config(args.project).contracts
 
 
+def _project(args: argparse.Namespace) -> CodegenConfig | None:
+    """The project's configuration; None when there is none (diff of two folders, say)."""
+    with contextlib.suppress(ContractError):
+        return load_config(getattr(args, "project", None))
+    return None
+
+
+def _default_limit(args: argparse.Namespace) -> int:
+    """The project's `max_request_bytes` (the lock records each operation's limit)."""
+    project = _project(args)
+    return project.max_request_bytes if project is not None else DEFAULT_MAX_REQUEST_BYTES
+
+
 def _compatibility(args: argparse.Namespace) -> Compatibility:
     """The flags, else the project's `compatibility` and `compatibility_mode`, else the defaults."""
-    configured = Compatibility()
-    with contextlib.suppress(ContractError):  # no project here (diff of two folders, say): the defaults
-        configured = load_config(getattr(args, "project", None)).compatibility
+    project = _project(args)
+    configured = project.compatibility if project is not None else Compatibility()
     try:
         return Compatibility.parse(args.compatibility or configured.policy,
                                    args.compatibility_mode or configured.mode_name)
@@ -93,17 +107,29 @@ def _report(decision: LockDecision) -> list[str]:
             f"{breaking} breaking change{'' if breaking == 1 else 's'} in all"]
 
 
+def _lenient_hint(operations: list[Operation], root: Path, decision: LockDecision,
+                  compatibility: Compatibility, default_limit: int) -> list[str]:
+    """How many of the decision's breaks the lenient policy accepts, and the line that chooses it."""
+    lenient = lenient_alternative(compatibility)
+    if lenient is None or not decision.breaking:
+        return []
+    return lenient_hint(decision.breaking, decide(operations, root, None, lenient, default_limit).breaking)
+
+
 def _changes_since_lock(operations: list[Operation], root: Path,
-                        compatibility: Compatibility | None = None) -> list[str]:
+                        compatibility: Compatibility | None = None,
+                        default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> list[str]:
     """What changed since the lock, and the step that accepts it: a breaking change needs its
-    version raised and `lock --accept-breaking` (a plain `lock` refuses it)."""
-    decision = decide(operations, root, None, compatibility)
+    version raised and `lock --accept-breaking` (a plain `lock` refuses it), or the lenient policy
+    when it accepts the change."""
+    decision = decide(operations, root, None, compatibility, default_limit)
     report = _report(decision)
     if decision.breaking or decision.refused:
         step = f"after review, {ACCEPT_HINT}"
     else:
         step = "after review, accept the change with `evidencekit codegen lock`"
-    return [*report, f"note: {MISMATCH_NOTE}", step] if report else [step]
+    hint = _lenient_hint(operations, root, decision, compatibility or Compatibility(), default_limit)
+    return [*report, f"note: {MISMATCH_NOTE}", step, *hint] if report else [step]
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -112,10 +138,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     config = _config(args)
     operations = _load(config.contracts)
-    problems = lock_problems(operations, config.contracts)
+    problems = lock_problems(operations, config.contracts, config.max_request_bytes)
     if problems:
         _err("refusing to generate from contracts that differ from the lock:", *(f"  {p}" for p in problems),
-             *_changes_since_lock(operations, config.contracts, config.compatibility))
+             *_changes_since_lock(operations, config.contracts, config.compatibility, config.max_request_bytes))
         return 1
     result = plan(config)
     changed = write(result, args.out or config.root)
@@ -136,13 +162,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     config = _config(args)
     operations = _load(config.contracts)
-    problems = lock_problems(operations, config.contracts)
+    problems = lock_problems(operations, config.contracts, config.max_request_bytes)
+    _err(*flag_mismatch(args.compatibility, args.compatibility_mode, config.compatibility))
     diffs = stale(plan(config), args.out or config.root)
     for diff in diffs:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     if problems:
         _err("lock out of date:", *(f"  {p}" for p in problems),
-             *_changes_since_lock(operations, config.contracts, _compatibility(args)),
+             *_changes_since_lock(operations, config.contracts, _compatibility(args), config.max_request_bytes),
              "then run `evidencekit codegen generate` and commit the result")
     elif diffs:
         _err(f"{len(diffs)} generated files are stale: run `evidencekit codegen generate` and commit the result")
@@ -151,7 +178,8 @@ def cmd_check(args: argparse.Namespace) -> int:
              else DriftReport())
     _say(*drift.notes)
     _err(*drift.problems)
-    breaks = (_check_against(args.against, operations, config.contracts, _compatibility(args))
+    breaks = (_check_against(args.against, operations, config.contracts, _compatibility(args),
+                             config.max_request_bytes)
               if args.against is not None else 0)
     if problems or diffs or breaks or drift.problems:
         return 1
@@ -160,14 +188,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_against(ref: str, operations: list[Operation], contracts: Path, compatibility: Compatibility) -> int:
+def _check_against(ref: str, operations: list[Operation], contracts: Path, compatibility: Compatibility,
+                   default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> int:
     """Print every break since `ref` ("" for the merge base with main); the count not acknowledged."""
     if not ref:
         base = merge_base(contracts)
         if base is None:
             raise ContractError(contracts, "no main branch to compare with: pass --against REF")
         ref = base
-    verdict = against(operations, contracts, ref, compatibility)
+    verdict = against(operations, contracts, ref, compatibility, default_limit)
     if verdict is None:
         raise ContractError(contracts, f"--against {ref!r} is not a commit of this repository")
     if verdict.lines:
@@ -176,6 +205,10 @@ def _check_against(ref: str, operations: list[Operation], contracts: Path, compa
     if verdict.unacknowledged:
         _err(f"{verdict.unacknowledged} unacknowledged breaking change{'s' if verdict.unacknowledged > 1 else ''} "
              f"since {ref[:12]}; {ACCEPT_HINT}")
+        lenient = lenient_alternative(compatibility)
+        under_lenient = against(operations, contracts, ref, lenient, default_limit) if lenient else None
+        if under_lenient is not None:
+            _err(*lenient_hint(verdict.unacknowledged, under_lenient.unacknowledged))
     else:
         _say(f"ok: no unacknowledged breaking change since {ref[:12]} ({verdict.compared} operations changed, "
              f"{verdict.acknowledged} acknowledged breaks)")
@@ -191,15 +224,18 @@ def cmd_lock(args: argparse.Namespace) -> int:
         return 2
     contracts = _contracts(args)
     operations = _load(contracts)
-    compatibility = _compatibility(args)
+    compatibility, project, limit = _compatibility(args), _project(args), _default_limit(args)
     _say(f"compatibility: {compatibility}")
-    decision = decide(operations, contracts, args.reason.strip() if args.reason else None, compatibility)
+    if project is not None:
+        _say(*flag_mismatch(args.compatibility, args.compatibility_mode, project.compatibility))
+    decision = decide(operations, contracts, args.reason.strip() if args.reason else None, compatibility, limit)
     _say(*_report(decision))
     if decision.refused:
         _err("refusing to lock:", *(f"  {why}" for why in decision.refused),
-             ACCEPT_HINT if not args.accept_breaking else "raise the major `version`, then lock again")
+             ACCEPT_HINT if not args.accept_breaking else "raise the major `version`, then lock again",
+             *_lenient_hint(operations, contracts, decision, compatibility, limit))
         return 1
-    changed = write_lock(operations, contracts, decision.history, decision.retired)
+    changed = write_lock(operations, contracts, decision.history, decision.retired, limit)
     for op in operations:
         _say(f"{op.contract_hash}  {op.name}")
     _say("lock updated" if changed else "lock already current")
@@ -227,7 +263,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         # the old side may predate a manifest key the schema no longer knows: still comparable
         before = load_operation(old, named_by_folder=False, strict=False)
         after = load_operation(new, named_by_folder=False)
-        findings = operation_findings(before, after, compatibility)
+        limit = _default_limit(args)  # the project's, where a manifest sets none
+        findings = operation_findings(before, after, compatibility,
+                                      (request_limit(before.manifest, limit), request_limit(after.manifest, limit)))
         for where in dict.fromkeys(finding.where for finding in findings):
             _say(f"== {where}", *(finding.line for finding in findings if finding.where == where))
         breaking = sum(finding.breaking for finding in findings)

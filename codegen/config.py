@@ -43,12 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from evidencekit.codegen.breaking import Compatibility
+from evidencekit.codegen.policy_diff import DEFAULT_MAX_REQUEST_BYTES
 from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
          "max_request_bytes", "allowed_hosts", "healthz", "compatibility", "compatibility_mode", "handlers"}
-DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
 

@@ -25,6 +25,7 @@ from evidencekit.codegen.breaking import (
 )
 from evidencekit.codegen.lock import History, history_of, read_lock
 from evidencekit.codegen.locked import contracts_at, earlier_versions, locked_operation
+from evidencekit.codegen.policy_diff import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.contracts.loader import Operation
 
 ACCEPT_HINT = ("to accept it: raise the major `version` in the operation's manifest.json, then run "
@@ -45,8 +46,10 @@ def _unique(hashes: list[str]) -> list[str]:
 
 
 def decide(operations: list[Operation], root: Path, reason: str | None,
-           compatibility: Compatibility | None = None) -> LockDecision:
-    """What `lock` may record for `operations`, given the lock now under `root`."""
+           compatibility: Compatibility | None = None,
+           default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> LockDecision:
+    """What `lock` may record for `operations`, given the lock now under `root` (`default_limit`:
+    the project's `max_request_bytes`, which the lock records per operation)."""
     document = read_lock(root)
     locked: dict[str, Any] = document["operations"]
     history, retired = history_of(document)
@@ -66,20 +69,25 @@ def decide(operations: list[Operation], root: Path, reason: str | None,
             decision.lines.append(f"contracts/{op.name}: new operation")
             decision.history[op.name] = {"compatible_with": [], "breaking_changes": []}
             decision.retired.pop(op.name, None)
-        elif entry.get("sha256") != op.sha256:
-            _decide_change(op, entry, reason, decision, compatibility or Compatibility())
+        elif (entry.get("sha256") != op.sha256
+              or entry.get("max_request_bytes", request_limit(op.manifest, default_limit))
+              != request_limit(op.manifest, default_limit)):
+            _decide_change(op, entry, reason, decision, compatibility or Compatibility(), default_limit)
     return decision
 
 
 def _decide_change(op: Operation, entry: dict[str, Any], reason: str | None, decision: LockDecision,
-                   compatibility: Compatibility) -> None:
-    before = locked_operation(op, entry.get("files", {}))
+                   compatibility: Compatibility, default_limit: int) -> None:
+    before = op if entry.get("sha256") == op.sha256 else locked_operation(op, entry.get("files", {}))
     label = f"contracts/{op.name}"
     if before is None:
         findings = [Finding("lock", "BREAKING  its locked version is not in git history, so nobody can tell "
                                     "what changed (compare with `evidencekit codegen diff OLD NEW`)", True)]
     else:
-        findings = operation_findings(before, op, compatibility)
+        was_limit = entry.get("max_request_bytes")
+        limits = (was_limit if isinstance(was_limit, int) else request_limit(before.manifest, default_limit),
+                  request_limit(op.manifest, default_limit))
+        findings = operation_findings(before, op, compatibility, limits)
         if compatibility.transitive:
             findings += transitive_findings(op, before, decision.history.get(op.name, {}), compatibility)
     breaks = [finding for finding in findings if finding.breaking]
@@ -87,7 +95,8 @@ def _decide_change(op: Operation, entry: dict[str, Any], reason: str | None, dec
     decision.breaking += len(breaks)
     record = decision.history.setdefault(op.name, {"compatible_with": [], "breaking_changes": []})
     if not breaks:
-        record["compatible_with"] = _unique([*record["compatible_with"], str(entry.get("contract_hash"))])
+        if entry.get("contract_hash") != op.contract_hash:
+            record["compatible_with"] = _unique([*record["compatible_with"], str(entry.get("contract_hash"))])
         return
     was, version = str(entry.get("version", "1")), declared_version(op)
     if reason is None:
@@ -128,9 +137,11 @@ class Verdict:
 
 
 def against(operations: list[Operation], root: Path, ref: str,
-            compatibility: Compatibility | None = None) -> Verdict | None:
+            compatibility: Compatibility | None = None,
+            default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> Verdict | None:
     """Every break between the contracts at `ref` and now, each acknowledged by the lock or not;
-    None when `ref` is not a commit here."""
+    None when `ref` is not a commit here. The request limits then are those the lock at `ref`
+    recorded (else its manifests', with today's project default)."""
     found = contracts_at(ref, root)
     if found is None:
         return None
@@ -146,11 +157,14 @@ def against(operations: list[Operation], root: Path, ref: str,
             why = new_retired.get(old.name, {}).get("reason") if old.name not in old_retired else None
             _record(verdict, f"contracts/{old.name}: operation removed; BREAKING: breaks its clients", why)
             continue
-        if now.sha256 == old.sha256:
+        recorded_limit = old_lock.get("operations", {}).get(old.name, {}).get("max_request_bytes")
+        limits = (recorded_limit if isinstance(recorded_limit, int) else request_limit(old.manifest, default_limit),
+                  request_limit(now.manifest, default_limit))
+        if now.sha256 == old.sha256 and limits[0] == limits[1]:
             continue
         verdict.compared += 1
         chosen = compatibility or Compatibility()
-        breaks = [finding for finding in operation_findings(old, now, chosen) if finding.breaking]
+        breaks = [finding for finding in operation_findings(old, now, chosen, limits) if finding.breaking]
         if chosen.transitive:
             breaks += transitive_findings(now, old, new_history.get(now.name, {}), chosen)
         if not breaks:

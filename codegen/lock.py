@@ -8,6 +8,8 @@ until someone reviews it and accepts it (`codegen lock`; a breaking change only 
   (every change since was compatible both ways); the server answers those clients instead of
   refusing them with 412, telling them a newer contract exists.
 * `breaking_changes`: each acknowledged break, with its reason and the version it came with.
+* `max_request_bytes`: the largest request it takes (its manifest's, else the project's): a limit
+  moved since the lock, in the manifest or in pyproject.toml, is a change `lock` judges like any other.
 
 Operations removed by an acknowledged break are kept under `retired`.
 """
@@ -19,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evidencekit.codegen.policy_diff import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.contracts.loader import LOCK_NAME, Operation, canonical_json
 
 LOCK_COMMENT = "Pinned contract hashes. Update with `evidencekit codegen lock` after reviewing `evidencekit codegen diff`."
@@ -52,7 +55,8 @@ def history_of(document: dict[str, Any]) -> tuple[History, dict[str, Any]]:
 
 
 def lock_document(operations: list[Operation], history: History | None = None,
-                  retired: dict[str, Any] | None = None) -> dict[str, Any]:
+                  retired: dict[str, Any] | None = None,
+                  default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> dict[str, Any]:
     history = history or {}
     document: dict[str, Any] = {
         "comment": LOCK_COMMENT,
@@ -60,6 +64,7 @@ def lock_document(operations: list[Operation], history: History | None = None,
             op.name: {
                 "contract_hash": op.contract_hash,
                 "version": str(op.manifest.get("version", "1")),
+                "max_request_bytes": request_limit(op.manifest, default_limit),
                 "sha256": op.sha256,
                 "files": {rel: file_digest(op.document[rel]) for rel in sorted(op.document)},
                 "compatible_with": history.get(op.name, {}).get("compatible_with", []),
@@ -74,8 +79,8 @@ def lock_document(operations: list[Operation], history: History | None = None,
 
 
 def render_lock(operations: list[Operation], history: History | None = None,
-                retired: dict[str, Any] | None = None) -> str:
-    return json.dumps(lock_document(operations, history, retired), indent=2, sort_keys=False) + "\n"
+                retired: dict[str, Any] | None = None, default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> str:
+    return json.dumps(lock_document(operations, history, retired, default_limit), indent=2, sort_keys=False) + "\n"
 
 
 def compatible_hashes(root: Path) -> dict[str, list[str]]:
@@ -83,8 +88,10 @@ def compatible_hashes(root: Path) -> dict[str, list[str]]:
     return {name: entry["compatible_with"] for name, entry in history_of(read_lock(root))[0].items()}
 
 
-def lock_problems(operations: list[Operation], root: Path) -> list[str]:
-    """Why the lock does not match the contracts (empty when it does)."""
+def lock_problems(operations: list[Operation], root: Path,
+                  default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> list[str]:
+    """Why the lock does not match the contracts (empty when it does); `default_limit`: the
+    project's `max_request_bytes`."""
     path = root / LOCK_NAME
     if not path.exists():
         return [f"{path} is missing: run `evidencekit codegen lock`"]
@@ -110,15 +117,20 @@ def lock_problems(operations: list[Operation], root: Path) -> list[str]:
                 f"contracts/{name} changed: locked {entry.get('contract_hash')}, now {op.contract_hash}"
                 f" (files: {', '.join(changed) or 'canonical content'})"
             )
-    if not problems and path.read_text(encoding="utf-8") != render_lock(operations, *history_of(document)):
+        elif entry.get("max_request_bytes", request_limit(op.manifest, default_limit)) != request_limit(
+                op.manifest, default_limit):
+            problems.append(f"contracts/{name}: max_request_bytes locked {entry.get('max_request_bytes')}, now "
+                            f"{request_limit(op.manifest, default_limit)} (the project's max_request_bytes)")
+    if not problems and path.read_text(encoding="utf-8") != render_lock(operations, *history_of(document),
+                                                                         default_limit):
         problems.append(f"{path} is not in its canonical form: run `evidencekit codegen lock`")
     return problems
 
 
 def write_lock(operations: list[Operation], root: Path, history: History | None = None,
-               retired: dict[str, Any] | None = None) -> bool:
+               retired: dict[str, Any] | None = None, default_limit: int = DEFAULT_MAX_REQUEST_BYTES) -> bool:
     path = root / LOCK_NAME
-    text = render_lock(operations, history, retired)
+    text = render_lock(operations, history, retired, default_limit)
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return False
     path.write_text(text, encoding="utf-8")

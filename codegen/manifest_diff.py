@@ -1,7 +1,8 @@
 """What a manifest change means for clients: the names they call an operation by are its interface.
 
 A renamed MCP tool, a moved REST route or a renamed generated module breaks whoever uses the old
-name; titles, descriptions, annotations and sources change nothing a client depends on.
+name; titles, descriptions and sources change nothing a client depends on. Auth, the request
+limit, the REST success status and the MCP annotations are judged by policy_diff.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def manifest_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[boo
             changes.append((False, f"{label} {now!r} added"))
         else:
             changes.append((True, f"{label} {was!r} -> {now!r}"))
-    others = sorted(key for key in (set(old) | set(new)) - {"python_name"}
+    others = sorted(key for key in (set(old) | set(new)) - {"python_name", "auth", "max_request_bytes"}
                     if _without_names(old, key) != _without_names(new, key))
     if others:
         changes.append((False, f"also changed: {', '.join(others)} (nothing clients call it by)"))
@@ -45,8 +46,10 @@ def manifest_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[boo
 
 
 def _without_names(manifest: dict[str, Any], key: str) -> Any:
-    """manifest[key] less the names compared above (the MCP tool name, the REST method and path)."""
+    """manifest[key] less what is compared elsewhere (the MCP tool name and annotations, the REST
+    method, path and success statuses, the variant each surface serves)."""
     value = manifest.get(key)
     if key not in ("mcp", "rest") or not isinstance(value, dict):
         return value
-    return {name: part for name, part in value.items() if name not in ("tool_name", "method", "path")}
+    compared = ("tool_name", "method", "path", "success_statuses", "annotations", "variant")
+    return {name: part for name, part in value.items() if name not in compared}
