@@ -97,8 +97,10 @@ def test_a_contract_it_does_not_list_is_found(peer_tools: list[dict[str, Any]], 
     assert "3 violations (mcp-stdio 3)" in out
     assert "mcp-stdio shout: input_schema" in out and "$.properties.text.maxLength: listed 100, the contract 50" in out
     assert "mcp-stdio shout: annotations" in out and "readOnlyHint: listed nothing, the manifest declares true" in out
-    # and the server takes the text the contract forbids, shrunk to the shortest: 51 characters
-    assert "mcp-stdio shout: invalid_refused" in out and '"arguments": {"text": "' + "x" * 51 + '"}' in out
+    # and the server takes the text the contract forbids: the coverage phase's, one past the bound
+    assert "mcp-stdio shout: invalid_refused" in out and "maxLength broken at $.text" in out, out
+    sent = next(line for line in out.splitlines() if line.strip().startswith("input (coverage phase): "))
+    assert len(json.loads(sent.split(": ", 1)[1])["text"]) == 51, sent
 
 
 @pytest.fixture(scope="module")

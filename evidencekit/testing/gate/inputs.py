@@ -98,6 +98,14 @@ def _pinned(operation: str, schema: dict[str, Any], pins: Sequence[Pin]) -> Any:
 Prepare = Callable[[str, Any], Any]  # (operation, generated input) -> the input to send
 
 
+def aimed(contract: Contract, variant: Variant, pins: Sequence[Pin],
+          prepare: Prepare | None = None) -> Callable[[Any], Any]:
+    """What is done to every generated valid input before it is sent: the pins, then `prepare`."""
+    name = contract.operation.name
+    pin = _pinned(name, variant.input_schema, pins)
+    return pin if prepare is None else lambda payload: prepare(name, pin(payload))
+
+
 def valid_inputs(contract: Contract, variant: Variant, pins: Sequence[Pin],
                  prepare: Prepare | None = None) -> st.SearchStrategy[Any]:
     """Inputs the variant accepts, pinned (a pin that combines badly with the rest is filtered

@@ -88,6 +88,8 @@ def surface_lines(surface: SurfaceReport) -> list[str]:
         parts = [f"{passed}/{len(op.checks)} checks passed"] if op.checks else []
         if op.calls:
             parts.append(f"{op.calls} calls, {op.successes} successes")
+        if op.coverage:
+            parts.append(f"{op.coverage} coverage inputs")
         parts.append(f"{op.seconds:.1f} s")
         lines.append(f"  {status:<4}  {op.operation:<{width}}  " + ", ".join(parts))
         lines += [f"        skipped: {op.skipped}"] if op.skipped else []
@@ -115,10 +117,14 @@ def finding_lines(finding: Finding, indent: str = "") -> list[str]:
     lines = [f"{indent}{finding.message}{kind}"]
     if finding.input is not NO_INPUT:
         how = "shrunk" if finding.shrunk else (
-            "did not repeat on replay" if finding.flaky else "not shrunk")
+            "did not repeat on replay" if finding.flaky else "coverage phase" if finding.coverage
+            else "not shrunk")
         lines.append(f"{indent}input ({how}): {as_json(finding.input)}")
     if finding.reproduction:
         lines.append(f"{indent}reproduce: {finding.reproduction}")
+    for more in finding.more:
+        lines += [f"{indent}and: {more.message}", f"{indent}input (coverage phase): {as_json(more.input)}"]
+        lines += [f"{indent}reproduce: {more.reproduction}"] if more.reproduction else []
     return lines
 
 

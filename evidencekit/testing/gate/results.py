@@ -24,6 +24,8 @@ CHECKS: dict[str, tuple[str, str]] = {
                                   "isError result saying the server failed (MCP)"),
     "answered": (CONTRACT, "every call is answered within --timeout"),
     "success_seen": (CONTRACT, "some valid input gets a success answer (--require-success)"),
+    "boundary_accepted": (CONTRACT, "a valid input with a value exactly on a bound (the coverage phase) "
+                                    "is not refused as invalid when the input it was derived from is not"),
     "contract_hash": (PROTOCOL, "X-Contract-Hash equals the hash the lock pins (another hash fails "
                                 "in any mode: the server serves another contract version)"),
     "error_body": (PROTOCOL, "an error answer is {error, message, code, request_id}"),
@@ -43,6 +45,8 @@ class Finding:
     reproduction: str | None = None
     shrunk: bool = True
     flaky: bool = False
+    coverage: bool = False  # an input of the coverage phase (derived, not shrunk)
+    more: list[Finding] = field(default_factory=list)  # further inputs of the coverage phase that fail it
 
 
 @dataclass
@@ -58,6 +62,9 @@ class OperationReport:
     successes: int = 0
     invalid_refusals: int = 0  # valid inputs refused as not matching the input schema
     refused_as: str = ""  # how the first of them was refused ("HTTP 400")
+    valid_calls: int = 0  # calls with a valid input
+    coverage: int = 0  # inputs the coverage phase sent
+    coverage_derived: int = 0  # inputs it derived (more than it sent when the cap cut them)
     seconds: float = 0.0
 
     def note(self, text: str) -> None:

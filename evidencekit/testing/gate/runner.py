@@ -21,7 +21,8 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from evidencekit.contracts.loader import Variant
 from evidencekit.testing.answers import as_carried, shown
 from evidencekit.testing.contracts import Contract
-from evidencekit.testing.gate.checks import Answer, applied, judge
+from evidencekit.testing.gate.checks import Answer, Verdict, applied, judge
+from evidencekit.testing.gate.coverage import refused_as_invalid, run_coverage
 from evidencekit.testing.gate.inputs import Pin, Prepare, invalid_inputs, valid_inputs
 from evidencekit.testing.gate.results import CHECKS, Finding, OperationReport, SurfaceReport
 from evidencekit.testing.gate.targets import Target
@@ -113,21 +114,63 @@ def _operation(target: Target, contract: Contract, variant: Variant, protocol: b
                options: Options, report: OperationReport) -> None:
     if options.require_success:
         report.ran("success_seen")  # a check of every run, failed or not (a JUnit case either way)
+    report.ran(*applied(rest=target.rest, valid=True, protocol=protocol))
+    report.ran(*applied(rest=target.rest, valid=False, protocol=protocol))
+
+    def send(payload: Any, *, valid: bool, because: str = "") -> tuple[Answer, Verdict] | None:
+        return _send(target, contract, variant, payload, valid, protocol, options, report, "coverage", because)
+
+    gone, known = run_coverage(target, contract, variant, options.pins, options.prepare, report, send)
+    if gone:
+        return
     gone = _phase(target, contract, variant, True, protocol, options, report)
     if not gone and not report.errors and report.successes == 0:
         message = options.no_success
-        if report.calls and report.invalid_refusals == report.calls:
+        if report.valid_calls and report.invalid_refusals == report.valid_calls:
             message = INVALID_ALL.format(said=report.refused_as or "refused")
         if options.require_success:
             report.found(Finding("success_seen", message, shrunk=False))
         else:
             report.note(message)
     if not gone:
-        _phase(target, contract, variant, False, protocol, options, report)
+        _phase(target, contract, variant, False, protocol, options, report, known)
+
+
+def _send(target: Target, contract: Contract, variant: Variant, payload: Any, valid: bool, protocol: bool,
+          options: Options, report: OperationReport, phase: str, because: str = "") -> tuple[Answer, Verdict] | None:
+    """One call, counted and judged (`because`: what the contract refuses in an invalid input, by
+    default its validator's errors); None when it is not sent. A call that got no answer is
+    reported as such, with an empty verdict."""
+    method = (contract.operation.rest or {}).get("method", "POST") if target.rest else "POST"
+    if not valid and not contract.validator.input_errors(as_carried(method, payload, variant.input_schema),
+                                                         variant.name):
+        return None  # invalid as generated, valid as a GET's query carries it: no refusal to expect
+    if not valid and not target.rest and not isinstance(payload, dict):
+        return None  # MCP arguments are an object by the protocol: not a contract's refusal to check
+    answer = target.call(contract, payload)
+    report.calls += 1
+    options.progress(target.surface, contract.operation.name, phase, report.calls)
+    if answer.outcome == "no_answer":
+        report.found(Finding("answered", answer.said, payload,
+                             target.reproduction(contract, payload), shrunk=False))
+        report.note(f"calls stopped after {answer.said}")
+        return answer, Verdict()
+    because = because or ("" if valid else "; ".join(
+        f"{error.path} {error.message}" for error in contract.validator.input_errors(payload, variant.name)))
+    verdict = judge(contract, answer, valid=valid, protocol=protocol, invalid_because=shown(because, 160))
+    for note in verdict.notes:
+        report.note(note)
+    report.valid_calls += valid
+    if valid and answer.outcome == "success":
+        report.successes += 1
+    if valid and refused_as_invalid(answer):
+        report.invalid_refusals += 1
+        report.refused_as = report.refused_as or answer.said
+    return answer, verdict
 
 
 def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, protocol: bool,
-           options: Options, report: OperationReport) -> bool:
+           options: Options, report: OperationReport, known: set[str] | None = None) -> bool:
     """One kind of input; whether the target stopped answering (then nothing more is sent).
 
     Hypothesis stops generating soon after a first failure, to shrink it. So a run that found
@@ -139,40 +182,19 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
     report.ran(*applied(rest=target.rest, valid=valid, protocol=protocol))
     phase = "valid" if valid else "invalid"
     gone = False
-    found: set[str] = set()  # the checks whose failures are reported already
-
-    method = (contract.operation.rest or {}).get("method", "POST") if target.rest else "POST"
+    found: set[str] = set(known or ())  # the checks whose failures are reported already
 
     def attempt(payload: Any) -> None:
         nonlocal gone
         if gone:
             return
-        if not valid and not contract.validator.input_errors(as_carried(method, payload, variant.input_schema),
-                                                             variant.name):
-            return  # invalid as generated, valid as a GET's query carries it: no refusal to expect
-        if not valid and not target.rest and not isinstance(payload, dict):
-            return  # MCP arguments are an object by the protocol: not a contract's refusal to check
-        answer = target.call(contract, payload)
-        report.calls += 1
-        options.progress(target.surface, contract.operation.name, phase, report.calls)
+        sent = _send(target, contract, variant, payload, valid, protocol, options, report, phase)
+        if sent is None:
+            return
+        answer, verdict = sent
         if answer.outcome == "no_answer":
             gone = True  # shrinking against a target that does not answer would take for ever
-            report.found(Finding("answered", answer.said, payload,
-                                 target.reproduction(contract, payload), shrunk=False))
-            report.note(f"calls stopped after {answer.said}")
             return
-        because = "" if valid else "; ".join(
-            f"{error.path} {error.message}"
-            for error in contract.validator.input_errors(payload, variant.name))
-        verdict = judge(contract, answer, valid=valid, protocol=protocol,
-                        invalid_because=shown(because, 160))
-        for note in verdict.notes:
-            report.note(note)
-        if valid and answer.outcome == "success":
-            report.successes += 1
-        if valid and _refused_as_invalid(answer):
-            report.invalid_refusals += 1
-            report.refused_as = report.refused_as or answer.said
         new = sorted((check, message) for check, message in verdict.failures.items()
                      if check not in found)
         if new:
@@ -205,17 +227,6 @@ def _phase(target: Target, contract: Contract, variant: Variant, valid: bool, pr
         if gone or report.errors or set(report.findings) == before:
             break
     return gone
-
-
-def _refused_as_invalid(answer: Answer) -> bool:
-    """A refusal that says the input does not match (REST 400/422, MCP validation_failed or -32602)."""
-    if answer.outcome != "refused":
-        return False
-    if answer.rest:
-        return answer.status in (400, 422)
-    if answer.rpc_error:
-        return "-32602" in answer.said
-    return isinstance(answer.data, dict) and answer.data.get("code") == "validation_failed"
 
 
 def _failures(exc: BaseException, flaky: bool = False) -> list[tuple[BaseException, bool]]:
