@@ -368,11 +368,11 @@ def _counts(schema: dict[str, Any], value: list[Any]) -> Iterator[tuple[str, Any
 
 def derive(schema: Mapping[str, Any], base: Any, keep: Callable[[tuple[Step, ...]], bool] = lambda path: True,
            ) -> list[Case]:
-    """Every case of `schema` derived from `base` (an instance it accepts), in walk order, each
-    confirmed by the validator; `keep` says which places may be changed (pins are not)."""
+    """Every case of `schema` derived from `base` (an instance it accepts), the shallowest places
+    first, each confirmed by the validator; `keep` says which places may be changed (pins are not)."""
     walk = _Walk(schema)
     exact = compile_schema(dict(schema))
-    cases: list[Case] = []
+    cases: list[tuple[int, Case]] = []
     seen: set[str] = set()
     for keyword, path, payload, valid in walk.cases(dict(schema), base, ()):
         if not keep(path):
@@ -382,8 +382,8 @@ def derive(schema: Mapping[str, Any], base: Any, keep: Callable[[tuple[Step, ...
             continue
         seen.add(key)
         if exact.is_valid(payload) == valid:
-            cases.append(Case(keyword, json_path(path), payload, valid))
-    return _one_per_place(cases)
+            cases.append((len(path), Case(keyword, json_path(path), payload, valid)))
+    return _one_per_place([case for _, case in sorted(cases, key=lambda pair: pair[0])])  # shallowest first
 
 
 def _one_per_place(cases: list[Case]) -> list[Case]:

@@ -24,7 +24,7 @@ from evidencekit.testing.gate.inputs import Pin, Prepare, aimed
 from evidencekit.testing.gate.results import Finding, OperationReport
 from evidencekit.testing.gate.targets import Target
 
-MAX_CASES = 150  # per operation and surface; the walk order puts the shallower places first
+MAX_CASES = 150  # per operation and surface; the shallowest places come first
 # The checks a case fails because of its keyword: every case failing one is listed; of any other
 # check the first is enough (every refusal without `fields` is the same bug)
 PER_CASE = ("invalid_refused", "boundary_accepted")
