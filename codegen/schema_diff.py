@@ -239,6 +239,12 @@ def _closed(schema: Schema) -> bool:
     return schema.get("unevaluatedProperties") is False
 
 
+def _unevaluated(schema: Schema) -> Any:
+    """The unevaluatedProperties that governs any property here: none where additionalProperties
+    (which evaluates every property the others leave) is present beside it."""
+    return None if "additionalProperties" in schema else schema.get("unevaluatedProperties")
+
+
 def _matches(pattern: str, name: str) -> bool | None:
     """Whether an ECMA-262 `pattern` matches a property name; None when it cannot be read."""
     try:
@@ -687,10 +693,10 @@ class _Differ:
         for key in _OPTIONAL_SUBSCHEMAS:
             if key in old or key in new:
                 self.compare(old.get(key, {}), new.get(key, {}), f"{path}<{key}>", seen)
-        unevaluated = (old.get("unevaluatedProperties"), new.get("unevaluatedProperties"))
+        unevaluated = (_unevaluated(old), _unevaluated(new))
         if any(isinstance(value, dict) for value in unevaluated) and False not in unevaluated:
-            self.compare(old.get("unevaluatedProperties", {}), new.get("unevaluatedProperties", {}),
-                         f"{path}<unevaluatedProperties>", seen)
+            self.compare(unevaluated[0] if unevaluated[0] is not None else {},
+                         unevaluated[1] if unevaluated[1] is not None else {}, f"{path}<unevaluatedProperties>", seen)
         if ("if" in old or "if" in new) and not self.same(old.get("if"), new.get("if")):
             self.emit_undecidable(f"{path}<if>", _describe("if", old, new))
         counted = "maxContains" in old or "maxContains" in new

@@ -379,6 +379,10 @@ CLASSES: list[tuple[str, dict[str, Any], dict[str, Any], bool, bool]] = [
      {"properties": {"bar": NUM}, "additionalProperties": STR}, True, True),
     ("property-added-under-unevaluatedProperties", {**S2020, "unevaluatedProperties": STR},
      {**S2020, "properties": {"bar": NUM}, "unevaluatedProperties": STR}, True, True),
+    # additionalProperties beside it evaluates every property: unevaluatedProperties governs none
+    # now, and {"a": 1} is valid (the oracle's find, 2026-12-05)
+    ("additionalProperties-added-beside-unevaluatedProperties", {**S2020, "unevaluatedProperties": STR},
+     {**S2020, "unevaluatedProperties": STR, "additionalProperties": True}, False, True),
     # the third position falls to unevaluatedItems: ["a", 1, 1] is refused now
     ("prefixItems-dropped-under-unevaluatedItems",
      {**S2020, "prefixItems": [STR, INT, INT], "unevaluatedItems": STR},
