@@ -123,7 +123,13 @@ def lock_problems(operations: list[Operation], root: Path,
                             f"{request_limit(op.manifest, default_limit)} (the project's max_request_bytes)")
     if not problems and path.read_text(encoding="utf-8") != render_lock(operations, *history_of(document),
                                                                          default_limit):
-        problems.append(f"{path} is not in its canonical form: run `evidencekit codegen lock`")
+        unrecorded = [name for name in sorted(current) if "max_request_bytes" not in locked.get(name, {})]
+        if unrecorded:  # a lock an earlier evidencekit wrote: nothing changed but what the lock records
+            problems.append(f"{path} records no max_request_bytes for {', '.join(unrecorded)} (a lock written by "
+                            "an earlier evidencekit; the lock now records each operation's request limit, so "
+                            "that lowering it is judged breaking): run `evidencekit codegen lock` once and commit it")
+        else:
+            problems.append(f"{path} is not in its canonical form: run `evidencekit codegen lock`")
     return problems
 
 

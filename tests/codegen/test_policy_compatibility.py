@@ -181,3 +181,17 @@ def test_the_projects_request_limit_lowered_is_a_break_and_raised_is_not(project
     raised = codegen(project, "lock")
     assert raised.returncode == 0, raised.stdout + raised.stderr
     assert "policy: ok        max_request_bytes 65,536 -> 131,072" in raised.stdout
+
+
+def test_a_lock_written_before_the_request_limits_were_recorded_says_so(project: Path) -> None:
+    lock = project / "contracts/contracts.lock.json"
+    document = json.loads(lock.read_text())
+    for entry in document["operations"].values():
+        entry.pop("max_request_bytes")
+    lock.write_text(json.dumps(document, indent=2) + "\n")
+    stale = codegen(project, "check")
+    assert stale.returncode == 1
+    assert "records no max_request_bytes for add_book, get_book, search_books (a lock written by an earlier " \
+           "evidencekit" in stale.stderr, stale.stderr
+    assert codegen(project, "lock").returncode == 0
+    assert codegen(project, "check").returncode == 0
