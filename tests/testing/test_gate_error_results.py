@@ -29,6 +29,9 @@ def toolkit(error: str, code: str) -> dict[str, Any]:
     ("Error executing tool search", "the SDK's text for a tool that raised"),
     ("Error executing tool outer: Error executing tool inner", "the SDK's text for a tool that raised"),
     ('Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: 1', "it holds a traceback"),
+    ('Tool failed\nTraceback (most recent call last):\n  File "x.py", line 1', "it holds a traceback"),
+    ("Error: Internal error", "it says internal error"),
+    ("MCP error -32603: Error executing tool x: Internal server error", "it says internal server error"),
 ], ids=lambda value: value if isinstance(value, str) and len(value) < 40 else None)
 def test_a_server_failure_is_told(body: Any, says: str) -> None:
     assert server_failure(body) == says
@@ -44,6 +47,9 @@ def test_a_server_failure_is_told(body: Any, says: str) -> None:
     "Entity with name internal error not found",  # the input echoed, not the server's own words
     "Error executing tool search: the query is empty",  # a ToolError the tool raised on purpose
     "Access denied - path outside allowed directories",
+    "Entity not found: internal error",  # a refusal's own prefix: what follows is the input
+    "Invalid value for 'mode': unexpected error level",
+    "the value 'Traceback (most recent call last)' is not allowed",  # not at the start of a line
     None,
 ], ids=repr)
 def test_a_refusal_is_not(body: Any) -> None:

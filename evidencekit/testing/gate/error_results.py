@@ -6,8 +6,9 @@ A toolkit server writes the REST error body as the result's text (server/runtime
 exception no handler expected is `internal_error` (code `internal_error`), an answer outside the
 output contract `internal_error` too (code `contract_violation`), both HTTP 500 over REST; an
 outage is `unavailable`, 503. Any other server is held to what its result says of itself: a JSON
-body whose error, code or status names an internal error, or text that starts by saying so (the
-official SDKs' own words for a crash, or for an answer that fails the tool's outputSchema).
+body whose error, code or status names an internal error, or text that starts by saying so, after
+no prefix but the SDKs' own (the official SDKs' words for a crash, or for an answer that fails the
+tool's outputSchema), or a line that starts a Python traceback.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ def _toolkit_statuses() -> dict[str, int]:
 
 _INTERNAL = {"internal", "internal_error", "internal_server_error", "server_error", "unexpected_error",
              "contract_violation", "output_validation_error"}
-# a phrase at the start of the text, or after prefixes such as "MCP error -32603: " or
-# "Error executing tool search: "
-_SAYS = re.compile(r"^(?:[^:\n]{1,80}: )*(internal (?:server )?error|unexpected error|output validation error)\b",
-                   re.IGNORECASE)
+# a phrase at the start of the text, or after the prefixes the SDKs write before it ("MCP error
+# -32603: ", "Error executing tool search: ", "Error: "); after any other ("Entity not found: internal
+# error") it is the input or the refusal's own words
+_SAYS = re.compile(r"^(?:(?:MCP error -?\d+|Error executing tool [^\s:]+|Error): )*"
+                   r"(internal (?:server )?error|unexpected error|output validation error)\b", re.IGNORECASE)
 # the official Python SDK's text for a crash: the tool's name and nothing of the exception
 _SDK_CRASH = re.compile(r"^Error executing tool [^\s:]+(?:: Error executing tool [^\s:]+)*$")
-_TRACEBACK = "Traceback (most recent call last)"
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\)", re.MULTILINE)  # at the start of a line
 
 
 def server_failure(body: Any) -> str | None:
@@ -58,7 +60,7 @@ def server_failure(body: Any) -> str | None:
             return f"it says {found[1].lower()}"
         if _SDK_CRASH.match(text):
             return "the SDK's text for a tool that raised"
-        if _TRACEBACK in text:
+        if _TRACEBACK.search(text):
             return "it holds a traceback"
     return None
 
