@@ -204,10 +204,11 @@ def _with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
     return jsonschema.validators.extend(cls, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call,no-any-return]
 
 
-def compile_schema(schema: dict[str, Any]) -> Validator:
+def compile_schema(schema: dict[str, Any], *, formats: bool = True) -> Validator:
+    """`formats=False`: `format` an annotation, as JSON Schema has it by default."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
     check_schema(schema)
-    return _with_ecma_patterns(cls)(schema, format_checker=_FORMAT_CHECKER)
+    return _with_ecma_patterns(cls)(schema, format_checker=_FORMAT_CHECKER if formats else None)
 
 
 def _join(base: str, name: str) -> str:

@@ -20,12 +20,13 @@ from evidencekit.contracts.validation import compile_schema
 _MAX_DEPTH = 6  # nesting of objects and arrays walked
 _MAX_REFS = 3  # a recursive $ref followed this many times
 _UNKNOWN = "unexpected_property"
-# A malformed value of each format the toolkit's runtime asserts (the validator confirms each)
+# A malformed value of each format the validator checks (Python's jsonschema as the toolkit installs
+# it: hostname, iri, duration and json-pointer need packages it does not have, so no value of theirs
+# is refused and those cases are dropped; docs/conformance.md lists these)
 _MALFORMED = {"uuid": "not-a-uuid", "date-time": "2024-13-45T25:61:00", "date": "2024-02-30",
               "time": "25:61:00", "email": "no-at-sign", "idn-email": "no-at-sign", "uri": "not a uri",
-              "iri": "not an iri", "uri-reference": "\\\\not a reference", "hostname": "-bad-.host-",
-              "ipv4": "256.1.1.1", "ipv6": "::g", "duration": "P1Y-1D", "regex": "(unclosed",
-              "json-pointer": "no-leading-slash"}
+              "uri-reference": "\\\\not a reference", "idn-hostname": "-bad-.host-",
+              "ipv4": "256.1.1.1", "ipv6": "::g", "regex": "(unclosed"}
 _OF_TYPE: dict[str, Any] = {"string": "text", "integer": 7, "number": 7.5, "boolean": True, "null": None,
                             "object": {}, "array": []}
 _SAMPLE = {"uuid": "00000000-0000-4000-8000-000000000000", "date-time": "2024-01-02T03:04:05Z",

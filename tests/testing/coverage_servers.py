@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ INPUT: dict[str, Any] = {
         "item": {"type": "string", "minLength": 1, "maxLength": 12},
         "colour": {"type": "string", "enum": ["red", "green", "blue"]},
         "quantity": {"type": "integer", "minimum": 1, "maximum": 100},
+        "ref": {"type": "string", "format": "uuid"},
+        "due": {"type": "string", "format": "date-time"},
         "box": {"type": "object", "additionalProperties": False,
                 "properties": {"size": {"$ref": "#/$defs/size"}, "gift": {"type": "boolean"}}},
     },
@@ -58,24 +61,39 @@ def lax(constraint: str) -> dict[str, Any]:
     return schema
 
 
-def planted_app(constraint: str | None) -> Starlette:
+def planted_app(constraint: str | None, *, formats: bool = True, speaks_toolkit: str | None = None,
+                refuse: Callable[[Any], str | None] | None = None) -> Starlette:
     """REST `POST /orders` and MCP at `/mcp`, validating against lax(constraint) (None: the
-    contract itself); a refusal is a 422 over REST, an isError result over MCP."""
-    validator = jsonschema.Draft202012Validator(lax(constraint) if constraint else INPUT,
-                                                format_checker=jsonschema.FormatChecker())
+    contract itself); a refusal is a 422 over REST, an isError result over MCP. `formats=False`:
+    validated as `Draft202012Validator(schema)` is by default, formats as annotations.
+    `speaks_toolkit`: the contract hash its REST answers carry (X-Contract-Hash), its refusals
+    the toolkit's 400 naming `fields`. `refuse`: a business refusal (REST 422, naming no field) of
+    the inputs it returns a message for."""
+    checker = jsonschema.FormatChecker() if formats else None
+    validator = jsonschema.Draft202012Validator(lax(constraint) if constraint else INPUT, format_checker=checker)
+    headers = {"X-Contract-Hash": speaks_toolkit} if speaks_toolkit else None
 
     def problems(payload: Any) -> list[str]:
         return [f"{error.json_path}: {error.message}" for error in validator.iter_errors(payload)]
 
     async def rest(request: Request) -> JSONResponse:
+        if request.method == "GET":
+            return JSONResponse({"detail": "use POST"}, status_code=405, headers=headers)
         try:
             payload = json.loads(await request.body())
         except ValueError:
-            return JSONResponse({"detail": ["not JSON"]}, status_code=422)
+            return JSONResponse({"detail": ["not JSON"]}, status_code=422, headers=headers)
         found = problems(payload)
+        if found and speaks_toolkit:
+            body = {"error": "bad_request", "message": "the input does not match", "code": "validation_failed",
+                    "request_id": "r1", "fields": [{"path": text.split(":")[0], "message": text} for text in found]}
+            return JSONResponse(body, status_code=400, headers=headers)
         if found:
-            return JSONResponse({"detail": found}, status_code=422)
-        return JSONResponse({"accepted": True})
+            return JSONResponse({"detail": found}, status_code=422, headers=headers)
+        said = refuse(payload) if refuse else None
+        if said:
+            return JSONResponse({"detail": said}, status_code=422, headers=headers)
+        return JSONResponse({"accepted": True}, headers=headers)
 
     async def list_tools(context: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(name=TOOL, input_schema=INPUT, output_schema=OUTPUT)])
@@ -89,7 +107,7 @@ def planted_app(constraint: str | None) -> Starlette:
                                     structured_content={"accepted": True})
 
     server = Server("orders", on_list_tools=list_tools, on_call_tool=call_tool)
-    return server.streamable_http_app(custom_starlette_routes=[Route(PATH, rest, methods=["POST"])])
+    return server.streamable_http_app(custom_starlette_routes=[Route(PATH, rest, methods=["POST", "GET"])])
 
 
 def publish(root: Path) -> Path:

@@ -8,10 +8,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evidencekit.cli import main as evidencekit
+from evidencekit.contracts.validation import compile_schema
+from evidencekit.testing.contracts import load_contracts
+from evidencekit.testing.coverage import _MALFORMED
+from evidencekit.testing.gate.coverage import names_place
 from evidencekit.testing.serve import serve_app
 from tests.testing.coverage_servers import planted_app, publish
 
@@ -76,3 +81,67 @@ def test_a_value_on_its_bound_refused_as_invalid_is_found(contracts: Path,
     assert "1) rest place_order: boundary_accepted\n   maximum on its bound at $.box.size.width, a valid input, " \
            "was refused as invalid with HTTP 422" in out, out
     assert '"size": {"width": 50}' in out
+
+
+def test_a_server_holding_format_as_an_annotation_conforms(contracts: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A server from elsewhere validating with `Draft202012Validator(schema)` and no format checker
+    (format an annotation, as 2020-12 has it by default) accepts a malformed uuid and date-time:
+    not a violation, a note."""
+    with serve_app(planted_app(None, formats=False)) as base:
+        code, out = gate(capsys, contracts, base)
+    assert code == 0, out
+    assert "conforms: 0 violations (rest 0, mcp-http 0)" in out, out
+    assert "note: format not asserted: a malformed uuid at $.ref was accepted (HTTP 200)" in out, out
+    assert "note: format not asserted: a malformed date-time at $.due was accepted" in out, out
+
+
+def test_a_toolkit_server_accepting_a_malformed_format_is_found(contracts: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Its REST answers carry X-Contract-Hash: the toolkit's runtime asserts formats, so one that
+    accepts a malformed uuid or date-time fails `invalid_refused` there; its MCP surface speaks no
+    protocol (no --strict), where the same acceptance is a note."""
+    locked = load_contracts(contracts)["place_order"].locked_hash
+    with serve_app(planted_app(None, formats=False, speaks_toolkit=locked)) as base:
+        code, out = gate(capsys, contracts, base)
+    assert code == 1, out
+    assert "1 violation (rest 1, mcp-http 0)" in out, out
+    block = out.split(") rest place_order: invalid_refused\n", 1)[1].split("\n\n", 1)[0]
+    assert "format broken at $.ref" in block and "format broken at $.due" in block, block
+    assert "note: format not asserted: a malformed uuid at $.ref was accepted" in out, out
+
+
+def test_a_business_refusal_of_a_value_on_its_bound_is_a_note(contracts: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A 422 for 50 boxes' width that names no field (out of stock) is not a refusal of the input's
+    shape: a note, not `boundary_accepted`."""
+    def out_of_stock(payload: Any) -> str | None:
+        width = payload.get("box", {}).get("size", {}).get("width")
+        return "that size is out of stock" if width == 50 else None
+
+    with serve_app(planted_app(None, refuse=out_of_stock)) as base:
+        code, out = gate(capsys, contracts, base)
+    assert code == 0, out
+    assert "note: maximum on its bound at $.box.size.width, a valid input, was refused with HTTP 422 " \
+           "naming no field of it" in out, out
+
+
+@pytest.mark.parametrize("fmt", sorted(_MALFORMED))
+def test_each_format_tried_has_a_value_the_validator_refuses(fmt: str) -> None:
+    """docs/conformance.md lists these formats as tried: a malformed value the check accepts
+    would drop the case."""
+    schema = {"type": "object", "properties": {"at": {"type": "string", "format": fmt}}}
+    assert not compile_schema(schema).is_valid({"at": _MALFORMED[fmt]})
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    ({"error": "bad_request", "fields": [{"path": "$.box.size.width", "message": "too big"}]}, True),
+    ({"error": "bad_request", "fields": [{"path": "$.item", "message": "too long"}]}, False),
+    ({"detail": [{"loc": ["body", "box", "size", "width"], "msg": "too big"}]}, True),
+    ({"detail": "box.size.width must be at most 49"}, True),
+    ({"detail": "/box/size/width: too big"}, True),
+    ({"detail": "that size is out of stock"}, False),
+    ({"detail": "$.box.size.widths is unknown"}, False),
+])
+def test_a_refusal_names_the_place_of_a_value(body: Any, named: bool) -> None:
+    assert names_place(body, "$.box.size.width") is named

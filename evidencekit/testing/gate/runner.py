@@ -22,7 +22,7 @@ from evidencekit.contracts.loader import Variant
 from evidencekit.testing.answers import as_carried, shown
 from evidencekit.testing.contracts import Contract
 from evidencekit.testing.gate.checks import Answer, Verdict, applied, judge
-from evidencekit.testing.gate.coverage import refused_as_invalid, run_coverage
+from evidencekit.testing.gate.coverage import refused_as_invalid, run_coverage, unasserted_format
 from evidencekit.testing.gate.inputs import Pin, Prepare, invalid_inputs, valid_inputs
 from evidencekit.testing.gate.results import CHECKS, Finding, OperationReport, SurfaceReport
 from evidencekit.testing.gate.targets import Target
@@ -142,8 +142,8 @@ def _send(target: Target, contract: Contract, variant: Variant, payload: Any, va
     default its validator's errors); None when it is not sent. A call that got no answer is
     reported as such, with an empty verdict."""
     method = (contract.operation.rest or {}).get("method", "POST") if target.rest else "POST"
-    if not valid and not contract.validator.input_errors(as_carried(method, payload, variant.input_schema),
-                                                         variant.name):
+    carried = as_carried(method, payload, variant.input_schema)
+    if not valid and not contract.validator.input_errors(carried, variant.name):
         return None  # invalid as generated, valid as a GET's query carries it: no refusal to expect
     if not valid and not target.rest and not isinstance(payload, dict):
         return None  # MCP arguments are an object by the protocol: not a contract's refusal to check
@@ -158,6 +158,12 @@ def _send(target: Target, contract: Contract, variant: Variant, payload: Any, va
     because = because or ("" if valid else "; ".join(
         f"{error.path} {error.message}" for error in contract.validator.input_errors(payload, variant.name)))
     verdict = judge(contract, answer, valid=valid, protocol=protocol, invalid_because=shown(because, 160))
+    if not valid and not protocol and "invalid_refused" in verdict.failures:
+        malformed = unasserted_format(variant.input_schema, carried)
+        if malformed is not None:  # format an annotation: only the toolkit's protocol asserts it
+            del verdict.failures["invalid_refused"]
+            verdict.notes.append(f"format not asserted: {malformed} was accepted ({answer.said}); format "
+                                 "is an annotation unless the contract asserts it, as a toolkit server does")
     for note in verdict.notes:
         report.note(note)
     report.valid_calls += valid
