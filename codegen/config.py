@@ -19,6 +19,7 @@
                                         # protocol (default: what `init` writes, <package less
                                         # .generated>.handlers:Handlers); generate appends stubs to it,
                                         # generate and check type-check it (codegen/handler_check.py)
+    handlers_check = false              # optional: no stubs appended, no type check (default true)
 
     [tool.evidencekit.codegen.errors."409"]   # optional: errors the project's handlers raise
     name = "Conflict"
@@ -48,7 +49,8 @@ from evidencekit.contracts.loader import ContractError
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",
-         "max_request_bytes", "allowed_hosts", "healthz", "compatibility", "compatibility_mode", "handlers"}
+         "max_request_bytes", "allowed_hosts", "healthz", "compatibility", "compatibility_mode", "handlers",
+         "handlers_check"}
 _ERROR_KEYS = {"name", "description", "read_only", "operations"}
 
 
@@ -105,6 +107,7 @@ class CodegenConfig:
     healthz: bool = True
     compatibility: Compatibility = Compatibility()
     handlers: str | None = None  # "module:Class"; None: <package less .generated>.handlers:Handlers
+    handlers_check: bool = True  # false: generate appends no stubs, generate and check type-check nothing
 
     def package_dir(self, package: str) -> Path:
         return self.source_root / package.replace(".", "/")
@@ -250,6 +253,10 @@ def load_config(project: Path | None = None) -> CodegenConfig:
     healthz = table.get("healthz", True)
     if not isinstance(healthz, bool):
         raise ConfigError(pyproject, f"{TABLE} healthz must be true or false (false: no GET /healthz is served)")
+    handlers_check = table.get("handlers_check", True)
+    if not isinstance(handlers_check, bool):
+        raise ConfigError(pyproject, f"{TABLE} handlers_check must be true or false (false: the handlers are "
+                                     "neither given stubs nor type-checked against the generated protocol)")
     try:
         compatibility = Compatibility.parse(str(table.get("compatibility", "semantic")),
                                             str(table.get("compatibility_mode", "backward")))
@@ -270,6 +277,7 @@ def load_config(project: Path | None = None) -> CodegenConfig:
         healthz=healthz,
         compatibility=compatibility,
         handlers=_handlers(table.get("handlers"), pyproject),
+        handlers_check=handlers_check,
     )
     _check_places(config, pyproject)
     return config

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -96,3 +97,103 @@ def test_a_handlers_module_of_another_shape_is_named_not_failed(project: Path,
     code, out, err = run(project, capsys, "check")
     assert code == 0, err
     assert "demo/handlers.py has no class Handlers" in out and 'handlers = "module:Class"' in out
+
+
+def configure(project: Path, line: str) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('title = "demo"\n', f'title = "demo"\n{line}\n'))
+
+
+def append_to(project: Path, tmp_path: Path, text: bytes) -> tuple[Path, list[str] | Exception]:
+    from evidencekit.contracts.loader import load_operations
+    file = tmp_path / "h.py"
+    file.write_bytes(text)
+    try:
+        return file, handler_check.append_stubs(handler_check.HandlersModule("h", "H", file, True),
+                                                load_operations(project / "contracts"), "demo.generated")
+    except Exception as exc:  # noqa: BLE001 - the refusal, whatever its class
+        return file, exc
+
+
+@pytest.mark.parametrize("text", [
+    b'"""doc"""\nfrom __future__ import annotations\n\nclass H:\n    async def other(self):\n        return {}\n\n'
+    b'import os\n',  # an import after the class
+    b"import os\n\nclass H:\n  async def other(self):\n    return {}\n",  # 2 spaces
+    b"import os\n\nclass H:\n\tasync def other(self):\n\t\treturn {}\n",  # tabs
+    b"import os\r\n\r\nclass H:\r\n    async def other(self):\r\n        return {}\r\n",  # CRLF
+], ids=["import-after", "two-spaces", "tabs", "crlf"])
+def test_appended_stubs_leave_the_file_whole(project: Path, tmp_path: Path, text: bytes) -> None:
+    file, appended = append_to(project, tmp_path, text)
+    assert appended == ["greet"]
+    written = file.read_bytes()
+    tree = ast.parse(written)
+    cls = next(node for node in tree.body if isinstance(node, ast.ClassDef))
+    assert [node.name for node in cls.body] == ["other", "greet"]
+    assert written.index(b"from demo.generated.models import GreetInput") < written.index(b"class H:")
+    if b"\r\n" in text:
+        assert written.count(b"\n") == written.count(b"\r\n")
+    assert append_to(project, tmp_path, written)[1] == []  # appended once
+
+
+@pytest.mark.parametrize("text", [
+    b"import os\n\nclass H: pass\n",  # a body on the class line
+    b"from base import Base\n\nclass H(Base):\n    async def other(self):\n        return {}\n",  # greet inherited?
+    b"from impl import greet_impl\n\nclass H:\n    greet = greet_impl\n",  # assigned
+], ids=["one-line", "base-class", "assigned"])
+def test_stubs_are_not_appended_where_they_could_break_or_shadow(project: Path, tmp_path: Path, text: bytes) -> None:
+    file, appended = append_to(project, tmp_path, text)
+    assert file.read_bytes() == text
+    assert appended == [] or type(appended).__name__ == "StubsNotAppended", appended
+
+
+def test_a_class_that_cannot_take_stubs_is_given_the_code_to_paste(project: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = project / "demo" / "handlers.py"
+    path.write_text(path.read_text().replace("class Handlers:", "class Handlers(Base):").replace(
+        "\n\nclass", "\n\nclass Base:\n    pass\n\n\nclass").replace("    async def greet", "    async def other"))
+    before = path.read_text()
+    code, out, _ = run(project, capsys, "generate")
+    assert path.read_text() == before
+    assert "no stub appended for greet (Handlers has bases" in out and "async def greet(self, payload: GreetInput" in out
+
+
+def test_only_the_handler_class_is_judged_and_its_return_types_really_are(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = project / "demo" / "handlers.py"
+    original = path.read_text()
+    path.write_text(original + "\n\ndef unrelated() -> int:\n    return 'not an int'\n")
+    code, out, err = run(project, capsys, "check")
+    assert code == 0 and "Handlers matches the generated Handlers protocol" in out, err  # not the class's error
+    path.write_text(original.replace("from __future__ import annotations\n",
+                                     "from __future__ import annotations\n\nfrom typing import Any\n")
+                    .replace("-> GreetOutputData:", "-> dict[str, Any]:").replace('"greeting"', '"greting"'))
+    code, _, err = run(project, capsys, "check")
+    assert code == 1 and "Handlers.greet: does not match the generated protocol" in err and "CheckedAnswer" in err, err
+
+
+def test_a_class_a_package_re_exports_is_checked_where_it_is_defined(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    package = project / "demo" / "handlers_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .catalogue import Catalogue\n\n__all__ = [\"Catalogue\"]\n")
+    (package / "catalogue.py").write_text((project / "demo" / "handlers.py").read_text().replace(
+        "class Handlers:", "class Catalogue:"))
+    configure(project, 'handlers = "demo.handlers_pkg:Catalogue"')
+    code, out, err = run(project, capsys, "check")
+    assert code == 0 and "Catalogue matches the generated Handlers protocol" in out, err
+    catalogue = package / "catalogue.py"
+    catalogue.write_text(catalogue.read_text().replace('"greeting"', '"greting"'))
+    code, _, err = run(project, capsys, "check")
+    assert code == 1 and "demo/handlers_pkg/catalogue.py:" in err and 'Catalogue.greet: Extra key "greting"' in err, err
+
+
+def test_handlers_check_false_turns_the_stubs_and_the_type_check_off(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = project / "demo" / "handlers.py"
+    path.write_text(path.read_text().replace('"greeting"', '"greting"').replace("async def greet", "async def hi"))
+    before = path.read_text()
+    configure(project, "handlers_check = false")
+    code, out, err = run(project, capsys, "generate")
+    assert code == 0 and path.read_text() == before and "stub" not in out, err
+    code, out, err = run(project, capsys, "check")
+    assert code == 0 and "Handlers" not in out + err, err
