@@ -114,13 +114,22 @@ def result_notes(spec: OperationSpec, data: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def unknown_token(database: str) -> str:
+    """The refusal of a stdio call whose SOSOAPI_ACCESS_TOKEN is set but does not authenticate."""
+    return (f"not authenticated: the token in {TOKEN_ENV} is not known to the database {database or 'in use'} (or is "
+            "revoked or expired); the MCP server's EVIDENCEKIT_DATA_DIR or DATABASE_URL must choose the database "
+            "`research-evidence serve` uses")
+
+
 def build_server(handlers: EvidenceHandlers | None = None, *, stdio_token: str | None = None,
-                 profile: str | None = None, caller: str = "") -> Server[Any]:
+                 profile: str | None = None, caller: str = "", database: str = "") -> Server[Any]:
     """The service's MCP server (for stdio: every call acts with `stdio_token`; `caller`, what the
-    instructions say of its workspaces)."""
+    instructions say of its workspaces; `database`, the store's name for a refused token to name)."""
 
     def settings() -> McpSettings:  # the environment, read per call
         chosen = mcp_settings(profile)
+        if stdio_token:  # set: a refusal means this database does not know it, not that it is missing
+            chosen = replace(chosen, unauthenticated=unknown_token(database))
         return replace(chosen, instructions=f"{chosen.instructions} {caller}".strip()) if caller else chosen
     return create_stdio_server(handlers or EvidenceHandlers(), evidence_hooks(), mcp=settings,
                                credential=stdio_token)
@@ -164,7 +173,15 @@ async def run_stdio() -> None:
     import signal
 
     from evidencekit.server.evidence.retrieval.lifecycle import open_engine
-    from evidencekit.server.evidence.store.db import database_url, open_store, shown_url
+    from evidencekit.server.evidence.store.db import (
+        database_name,
+        database_url,
+        is_postgres,
+        open_store,
+        selecting_env,
+        shown_url,
+        sqlite_path,
+    )
     from evidencekit.server.evidence.worker import Worker, WorkerSettings
 
     loop = asyncio.get_running_loop()
@@ -180,12 +197,25 @@ async def run_stdio() -> None:
         url = None
         try:
             url = database_url()
+            existed = is_postgres(url) or os.path.exists(sqlite_path(url))
             await resources.enter_async_context(open_store(url))
         except Exception as exc:
             raise StoreNotOpened(f" {shown_url(url)}" if url else "") from exc
         engine = await resources.enter_async_context(open_engine())
         token = os.environ.get(TOKEN_ENV, "").strip()
-        server = build_server(stdio_token=token, caller=await caller_workspaces(token))
+        caller = await caller_workspaces(token)
+        database = database_name(url)
+        created = "" if existed else " (it did not exist: created just now, empty)"
+        if token and not caller:  # set, but not this database's: every call would be refused
+            chosen, hidden = selecting_env()
+            print(f"research-evidence mcp: the token in {TOKEN_ENV} is not known to the database {database}{created}; "
+                  "every tool call will be refused. Set EVIDENCEKIT_DATA_DIR or DATABASE_URL to the one "
+                  "`research-evidence serve` uses, or get a token for this one: `"
+                  f"{chosen}research-evidence admin bootstrap --json`"
+                  + (" (with DATABASE_URL as set here)" if hidden else ""), file=sys.stderr, flush=True)
+        elif created:
+            print(f"research-evidence mcp: opened the database {database}{created}", file=sys.stderr, flush=True)
+        server = build_server(stdio_token=token, caller=caller, database=database)
         stop = asyncio.Event()
         worker = Worker(engine, WorkerSettings.from_env())  # retrievals settle here too
         working = asyncio.create_task(worker.run(stop))

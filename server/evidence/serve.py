@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import sys
 import uuid
 from typing import Any
@@ -12,9 +13,11 @@ from typing import Any
 from evidencekit.server.evidence.env_check import check_or_exit, configure_logging, setting
 from evidencekit.server.evidence.fetch.policy import ALLOW_ENV
 from evidencekit.server.evidence.store.db import (
+    DATABASE_URL_ENV,
     database_url,
     is_postgres,
     open_store,
+    selecting_env,
     shown_url,
     sqlite_path,
 )
@@ -79,8 +82,13 @@ def main(argv: list[str]) -> int:
         print(f"  token:        {first['token']}")
         authorization = f"'Authorization: Bearer {first['token']}'"
     else:
-        print(f"  token:        not shown again; set it with: TOKEN=$({sys.executable} -m evidencekit admin bootstrap "
-              "--json | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"token\"])')")
+        # the settings that chose this database go into the line: pasted into a shell without them, a
+        # bootstrap would open (and create) another database, whose token this server refuses
+        chosen, hidden = selecting_env()
+        print(f"  token:        not shown again; set it with: TOKEN=$({chosen}{shlex.quote(sys.executable)} -m "
+              "evidencekit admin bootstrap --json | python3 -c 'import json, sys; print(json.load(sys.stdin)"
+              "[\"token\"])')" + (f"  # in a shell where {DATABASE_URL_ENV} is set as for this server (it "
+                                    "holds a password, not printed here)" if hidden else ""))
         authorization = '"Authorization: Bearer $TOKEN"'  # double quotes: the shell expands $TOKEN
     workspace, mutation = first["workspace_id"], uuid.uuid4()  # one id in both lines: pasting either again is safe
     print(f"  try: curl -s {base}{RETRIEVE.rest_path} -H {authorization} "

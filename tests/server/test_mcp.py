@@ -368,3 +368,44 @@ async def test_an_agent_learns_its_workspace_without_being_told(stdio_params: St
     assert refused.is_error
     body = json.loads(refused.content[0].text)  # type: ignore[union-attr]
     assert body["code"] == "not_a_member" and f"your workspace_id: {workspace} (" in body["message"]
+
+
+
+@pytest.fixture
+def served_token(tmp_path: Path) -> dict[str, Any]:
+    """A token of the database `serve` uses (its own data folder)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    return seeded(served)
+
+
+async def test_stdio_with_another_databases_token_says_which_database_it_opened(
+        tmp_path: Path, served_token: dict[str, Any]) -> None:
+    """A client that starts `research-evidence mcp` with serve's token but without serve's
+    EVIDENCEKIT_DATA_DIR: stderr names the new, empty database it opened and the next step, and a
+    call's refusal says the token is not known there (not that it is missing)."""
+    home = tmp_path / "home"  # the user's data folder, where a client without the setting lands
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("EVIDENCEKIT_DATA_DIR", "DATABASE_URL", "XDG_DATA_HOME")}
+    env |= {"HOME": str(home), "SOSOAPI_ACCESS_TOKEN": served_token["token"], "PYTHONPATH": str(ROOT)}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "evidencekit", "mcp"],
+                                   cwd=str(tmp_path), env=env)
+    opened = home / ".local" / "share" / "evidencekit" / "evidencekit.sqlite3"
+    with open(tmp_path / "stderr", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            refused = await call(session, "sosoapi_research_evidence_status",
+                                 {"workspace_id": served_token["workspace_id"], "mutation_id": str(uuid.uuid4())})
+    stderr = (tmp_path / "stderr").read_text()
+    assert refused.is_error
+    message = json.loads(refused.content[0].text)["message"]  # type: ignore[union-attr]
+    assert message.startswith("not authenticated: the token in SOSOAPI_ACCESS_TOKEN is not known to the "
+                              f"database {opened} "), message
+    assert "is required" not in message
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr  # one line, at start-up
+    assert lines[0].startswith("research-evidence mcp: the token in SOSOAPI_ACCESS_TOKEN is not known to the "
+                               f"database {opened} (it did not exist: created just now, empty); every tool "
+                               "call will be refused. Set EVIDENCEKIT_DATA_DIR or DATABASE_URL"), stderr
+    assert "`research-evidence admin bootstrap --json`" in lines[0]

@@ -9,8 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -262,3 +264,58 @@ def test_help_and_errors_point_at_what_is_there(tmp_path: Path) -> None:
     page.write_text("a page")
     outside = run(tmp_path, "import-pages", str(page))
     assert outside.returncode == 2 and "--contracts DIR" in outside.stderr and "--project" not in outside.stderr
+
+
+def test_a_later_starts_token_line_pasted_into_a_new_shell_finds_the_servers_database(tmp_path: Path) -> None:
+    """serve started with EVIDENCEKIT_DATA_DIR (here relative to its folder): the banner's
+    `TOKEN=$(... admin bootstrap ...)` line carries that folder, so pasted into a shell that has no
+    such setting, in another folder, it prints the token this server accepts, and does not make
+    another database whose token would get 401."""
+    (tmp_path / "served").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home"),
+                   "EVIDENCEKIT_DATA_DIR": "data dir"}  # a space: the line must quote it
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "evidencekit", "serve", "--port", "0", "--no-worker"],
+                                env=environment, cwd=tmp_path / "served", stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+
+    with start() as first:  # the first start creates the database and shows its token
+        assert first.stdout is not None
+        first.stdout.readline()
+        first.terminate()
+        first.wait(timeout=30)
+    with start() as server:
+        try:
+            assert server.stdout is not None
+            banner = [server.stdout.readline() for _ in range(3)]
+            base = banner[0].split("serving ", 1)[1].split()[0]
+            workspace = banner[1].split("workspace_id: ", 1)[1].strip()
+            set_token = banner[2].split("set it with: ", 1)[1].strip()
+            clean = {key: environment[key] for key in ("PATH", "PYTHONPATH", "HOME")}  # a new shell
+            pasted = subprocess.run(["bash", "-c", f'{set_token}\nprintf %s "$TOKEN"'], env=clean,
+                                    cwd=tmp_path / "elsewhere", capture_output=True, text=True, timeout=60,
+                                    check=False)
+            assert pasted.returncode == 0 and pasted.stdout, pasted.stderr
+            wait_until_serving(int(base.rsplit(":", 1)[1]))
+            answer = httpx.post(f"{base}/research-api/evidence/status", timeout=30,
+                                headers={"Authorization": f"Bearer {pasted.stdout}"},
+                                json={"workspace_id": workspace, "mutation_id": str(uuid.uuid4())})
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert answer.status_code == 200, answer.text  # the line without the folder: 401 (another database's token)
+    assert "EVIDENCEKIT_DATA_DIR=" in set_token
+    assert not (tmp_path / "home" / ".local").exists()  # no other database was made
+
+
+def test_the_token_line_carries_the_database_url_but_never_its_password() -> None:
+    from evidencekit.server.evidence.store.db import selecting_env
+
+    assert selecting_env({"DATABASE_URL": "postgres://app@db/x?sslmode=require"}) == (
+        "DATABASE_URL='postgres://app@db/x?sslmode=require' ", False)
+    for url in ("postgres://app:Zx9/Qm2pLr@db:5432/prod", "postgres://app@db/x?password=Zx9/Qm2pLr"):
+        chosen, hidden = selecting_env({"DATABASE_URL": url, "EVIDENCEKIT_DATA_DIR": "/srv/data dir"})
+        assert (chosen, hidden) == ("EVIDENCEKIT_DATA_DIR='/srv/data dir' ", True)  # the banner names the variable
+    assert selecting_env({}) == ("", False)

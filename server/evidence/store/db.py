@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shlex
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -75,6 +76,34 @@ def shown_url(url: str) -> str:
     query = urlencode([(key, "***" if key == "password" else value) for key, value in parse_qsl(parts.query)],
                       safe="*")
     return urlunsplit(parts._replace(query=query))
+
+
+def has_password(url: str) -> bool:
+    """Whether shown_url hides something of this URL (a password in its credentials or its query)."""
+    credentials, at, _ = url.partition("://")[2].rpartition("@")
+    return bool(at and ":" in credentials) or any(key == "password" for key, _ in parse_qsl(urlsplit(url).query))
+
+
+def database_name(url: str) -> str:
+    """The database as a user may be shown it: the SQLite file's path, or the URL without its password."""
+    return shown_url(url) if is_postgres(url) else sqlite_path(url)
+
+
+def selecting_env(environ: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """The settings that choose this process's database, as shell assignments to put before a
+    command run in another shell (which may have neither set): EVIDENCEKIT_DATA_DIR as resolved (the
+    bootstrap token is kept there too), DATABASE_URL when set; shell-quoted, each followed by a
+    space. A DATABASE_URL that holds a password is left out, never printed: the second value says
+    so (the caller names the variable instead)."""
+    env = os.environ if environ is None else environ
+    assignments = []
+    if env.get(DATA_DIR_ENV):
+        assignments.append(f"{DATA_DIR_ENV}={shlex.quote(str(data_dir(env)))} ")
+    url = env.get(DATABASE_URL_ENV, "")
+    hidden = bool(url) and has_password(url)
+    if url and not hidden:
+        assignments.append(f"{DATABASE_URL_ENV}={shlex.quote(url)} ")
+    return "".join(assignments), hidden
 
 
 def _owner_only(path: str) -> None:
