@@ -116,6 +116,9 @@ def test_conflict_is_409(service: dict[str, str], origin: Origin) -> None:
         with pytest.raises(errors.Conflict) as caught:
             client.retrieve({**body, "url": origin.url + "/b"})
     assert caught.value.code == "mutation_conflict"
+    # the refusal says what to do next, not only what went wrong
+    assert "use a new mutation_id (a fresh UUID) for a different retrieval" in caught.value.message
+    assert "repeat the exact same input to read this one" in caught.value.message
 
 
 def test_a_client_of_another_contract_is_refused_before_anything_is_done(service: dict[str, str],

@@ -126,6 +126,10 @@ async def exercise(session: ClientSession, origin: Origin, workspace: str, tag: 
                          {"workspace_id": workspace, "mutation_id": str(uuid.uuid4())})
     assert check("sosoapi_research_evidence_status", missing)["retrieval"] is None
     assert notes(missing) == "No receipt for this workspace_id and mutation_id: nothing was started under it."
+    conflict = await call(session, "sosoapi_research_evidence_retrieve", {
+        "workspace_id": workspace, "mutation_id": page_mutation, "url": page + "?other", "kind": "url_text"})
+    assert conflict.is_error and "mutation_conflict" in conflict.content[0].text
+    assert "use a new mutation_id (a fresh UUID) for a different retrieval" in conflict.content[0].text
     cues = (await settle(session, workspace, caption_mutation))["retrieval"]["result"]["segments"]
     assert [c["text"] for c in cues] == ["Welcome to the lake.", "Herons ahead."]
     name = "documents/" + page.split("://", 1)[1]

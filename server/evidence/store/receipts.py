@@ -44,7 +44,8 @@ class MutationConflict(Exception):
     """The mutation_id was already used in this workspace with a different input."""
 
     def __init__(self, mutation_id: uuid.UUID) -> None:
-        super().__init__(f"mutation_id {mutation_id} was used with a different input")
+        super().__init__(f"mutation_id {mutation_id} was used with a different input: use a new mutation_id "
+                         "(a fresh UUID) for a different retrieval, or repeat the exact same input to read this one")
 
 
 @dataclass(frozen=True)
