@@ -232,8 +232,40 @@ def _leaves(error: ValidationError) -> list[ValidationError]:
     return [leaf for sub in pool[chosen] for leaf in _leaves(sub)]
 
 
+UUID_EXAMPLE = "3f2c9a4e-8b1d-4c6e-9f0a-1b2c3d4e5f60"
+UUID_MESSAGE = f"must be a UUID such as {UUID_EXAMPLE}"
+_UUID_SHAPE = re.compile(r"\{8\}-.*-.*-.*\{12\}", re.S)
+
+
+@lru_cache(maxsize=256)
+def _is_uuid_pattern(pattern: str) -> bool:
+    """Whether `pattern` spells UUIDs (hex groups from 8 digits to 12 with three hyphens between, as pydantic's and most
+    generators' uuid patterns do) and accepts UUID_EXAMPLE: its refusal of a value that is no UUID
+    at all reads as UUID_MESSAGE instead of the pattern (only the wording changes, not the verdict)."""
+    if not _UUID_SHAPE.search(pattern):
+        return False
+    try:
+        return compile_ecma(pattern).search(UUID_EXAMPLE) is not None
+    except Exception:  # a pattern the engine refuses is reported as it is
+        return False
+
+
+def _not_a_uuid(error: ValidationError) -> bool:
+    """A string refused by the uuid format, or by a UUID pattern while not even shaped as a UUID
+    (a UUID refused only by a pattern's version digits keeps the pattern, which says why)."""
+    value, instance = error.validator_value, error.instance
+    if not isinstance(instance, str):
+        return False
+    if error.validator == "format":
+        return value == "uuid"
+    return error.validator == "pattern" and isinstance(value, str) and _is_uuid_pattern(value) \
+        and _CANONICAL_UUID.fullmatch(instance) is None
+
+
 def _message(error: ValidationError) -> str:
     """A short message that does not echo large instances back."""
+    if _not_a_uuid(error):
+        return UUID_MESSAGE
     value = error.validator_value
     concise = {
         "type": f"must be of type {value}",

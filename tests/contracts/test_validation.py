@@ -70,3 +70,39 @@ def test_inputs_are_checked_against_every_variant() -> None:
                "mutation_id": "40000000-0000-4000-8000-000000000001"}
     errors = validator_named(RETRIEVE).input_errors(payload)  # the MCP variant alone accepts it
     assert [(e.path, e.keyword, e.variant) for e in errors] == [("$.workspace_id", "pattern", "rest")]
+
+
+def test_a_value_that_is_no_uuid_is_told_so_with_an_example_not_the_pattern() -> None:
+    """An invalid workspace_id or mutation_id once printed the contract's 150-character regex."""
+    errors = validator_named(RETRIEVE).input_errors(
+        {"url": "https://example.com/a", "kind": "url_text", "workspace_id": "nope", "mutation_id": "my-first-run"})
+    assert {(e.path, e.message) for e in errors} == {
+        (path, "must be a UUID such as 3f2c9a4e-8b1d-4c6e-9f0a-1b2c3d4e5f60")
+        for path in ("$.workspace_id", "$.mutation_id")}
+    # a UUID refused only by the version digits of the REST pattern keeps the pattern: it says why
+    version_zero = validator_named(RETRIEVE).input_errors(
+        {"url": "https://example.com/a", "kind": "url_text", "workspace_id": "11111111-1111-0111-0111-111111111111",
+         "mutation_id": "40000000-0000-4000-8000-000000000001"}, "rest")
+    assert [e.message.startswith("does not match the pattern ^(") for e in version_zero] == [True]
+
+
+def test_any_contract_with_a_uuid_pattern_gets_the_uuid_wording() -> None:
+    """Not only this service's: a hand-written or generated UUID pattern reads the same, other patterns do not."""
+    from dataclasses import dataclass, field
+
+    from evidencekit.contracts.validation import OperationValidator
+
+    @dataclass
+    class Variant:
+        input_schema: dict[str, object]
+        output_schema: dict[str, object] = field(default_factory=dict)
+
+    schema = {"type": "object", "properties": {
+        "lower": {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"},
+        "code": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{8}$"}}}
+    errors = OperationValidator("other_team", {"v": Variant(schema)}).input_errors({"lower": "x-1", "code": "abc"})
+    assert {e.path: e.message for e in errors} == {
+        "$.lower": "must be a UUID such as 3f2c9a4e-8b1d-4c6e-9f0a-1b2c3d4e5f60",
+        "$.code": "does not match the pattern ^[A-Z]{3}-[0-9]{8}$"}
+    assert OperationValidator("other_team", {"v": Variant(schema)}).input_errors(
+        {"lower": "3f2c9a4e-8b1d-4c6e-9f0a-1b2c3d4e5f60", "code": "ABC-12345678"}) == []

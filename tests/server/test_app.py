@@ -121,6 +121,18 @@ def test_conflict_is_409(service: dict[str, str], origin: Origin) -> None:
     assert "repeat the exact same input to read this one" in caught.value.message
 
 
+def test_an_id_that_is_no_uuid_is_refused_with_an_example_not_a_regex(service: dict[str, str]) -> None:
+    body = {"workspace_id": service["workspace_id"], "mutation_id": "run-1", "url": "https://example.com/",
+            "kind": "url_text"}
+    refused = httpx.post(service["base"] + RETRIEVE.rest_path, json=body,
+                         headers={"Authorization": f"Bearer {service['token']}"})
+    assert refused.status_code == 400 and refused.json()["code"] == "validation_failed"
+    fields = refused.json()["fields"]
+    assert {field["field"] for field in fields} == {"$.mutation_id"}
+    assert {field["message"] for field in fields} == {"must be a UUID such as 3f2c9a4e-8b1d-4c6e-9f0a-1b2c3d4e5f60"}
+    assert "[0-9a-fA-F]" not in refused.text
+
+
 def test_a_client_of_another_contract_is_refused_before_anything_is_done(service: dict[str, str],
                                                                          origin: Origin) -> None:
     """A client generated from another contract version sends its hash; the server refuses the call

@@ -142,6 +142,8 @@ async def exercise(session: ClientSession, origin: Origin, workspace: str, tag: 
     assert unknown.is_error and "documents/nowhere.test/x" in unknown.content[0].text
     bad = await call(session, "sosoapi_research_evidence_retrieve", {"workspace_id": "nope", "url": 5, "kind": "x"})
     assert bad.is_error and "$.url" in bad.content[0].text and "$.mutation_id" in bad.content[0].text
+    assert "$.workspace_id must be a UUID such as 3f2c9a4e-8b1d-4c6e-9f0a-1b2c3d4e5f60" in bad.content[0].text
+    assert "[0-9a-fA-F]" not in bad.content[0].text  # not the contract's regex
     too_many = await call(session, "get_documents", {"names": [name] * 21})
     assert too_many.is_error and "$.names" in too_many.content[0].text
     with pytest.raises(MCPError):
