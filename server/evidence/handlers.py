@@ -80,7 +80,15 @@ class EvidenceHandlers:
 
     async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData | CheckedAnswer:
         answer = await self.service.status(payload.workspace_id, payload.mutation_id)
-        return answer if isinstance(answer, CheckedAnswer) else cast(StatusOutputData, answer)
+        if isinstance(answer, CheckedAnswer):
+            return answer
+        if answer.get("retrieval") is None and context.surface == "mcp":  # REST has no place for the hint
+            mutation = await self.service.mutation_of_receipt(payload.workspace_id, payload.mutation_id)
+            if mutation is not None:
+                context.notes.append(
+                    f"{payload.mutation_id} is the id of a receipt of this workspace (retrieval.id), not its "
+                    f"mutation_id: call sosoapi_research_evidence_status with mutation_id {mutation} to read it.")
+        return cast(StatusOutputData, answer)
 
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutputData:
         try:

@@ -76,3 +76,9 @@ class EvidenceService:
         if receipt is None:
             return {"retrieval": None}
         return status_of(receipt, receipts.utcnow())
+
+    async def mutation_of_receipt(self, workspace_id: uuid.UUID, receipt_id: uuid.UUID) -> uuid.UUID | None:
+        """The mutation_id of this workspace's receipt whose id is `receipt_id` (a caller that gave a
+        receipt's id where its mutation_id belongs), or None; never another workspace's."""
+        found = await Receipt.filter(workspace_id=workspace_id, id=receipt_id).values_list("mutation_id", flat=True)
+        return uuid.UUID(str(found[0])) if found else None

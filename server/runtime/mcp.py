@@ -189,7 +189,8 @@ class ToolCaller:
             caller = None if http is not None else self.stdio_caller  # stdio: asked once the input is valid
             data = await pipeline.run(arguments, raw, context, caller)
             content = [{"type": "text", "text": answer_bytes(data).decode()}]  # the JSON REST sends
-            content += [{"type": "text", "text": note} for note in current(self.settings).notes(spec, data)]
+            notes = [*current(self.settings).notes(spec, data), *context.notes]
+            content += [{"type": "text", "text": note} for note in notes]
         except BadRequest as refused:
             if refused.code == "validation_failed":
                 refused = _arguments_refused(refused.fields)

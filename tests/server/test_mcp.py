@@ -126,6 +126,11 @@ async def exercise(session: ClientSession, origin: Origin, workspace: str, tag: 
                          {"workspace_id": workspace, "mutation_id": str(uuid.uuid4())})
     assert check("sosoapi_research_evidence_status", missing)["retrieval"] is None
     assert notes(missing) == "No receipt for this workspace_id and mutation_id: nothing was started under it."
+    by_receipt_id = await call(session, "sosoapi_research_evidence_status",
+                               {"workspace_id": workspace, "mutation_id": done["id"]})
+    assert check("sosoapi_research_evidence_status", by_receipt_id)["retrieval"] is None  # the contract's answer
+    assert (f"{done['id']} is the id of a receipt of this workspace (retrieval.id), not its mutation_id: call "
+            f"sosoapi_research_evidence_status with mutation_id {page_mutation} to read it.") in notes(by_receipt_id)
     conflict = await call(session, "sosoapi_research_evidence_retrieve", {
         "workspace_id": workspace, "mutation_id": page_mutation, "url": page + "?other", "kind": "url_text"})
     assert conflict.is_error and "mutation_conflict" in conflict.content[0].text

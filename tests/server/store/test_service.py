@@ -124,3 +124,30 @@ async def test_concurrent_repeats_and_conflicts_are_not_rate_limited(store: str)
     await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/c", "url_text", None)
     with pytest.raises(RateLimited):
         await service.retrieve(lab.id, uuid.uuid4(), "https://example.com/d", "url_text", None)
+
+
+async def test_status_given_a_receipt_id_points_to_its_mutation_id_only_in_its_own_workspace(store: str) -> None:
+    """An agent that passes retrieval.id as the mutation_id gets the contract's null answer, and over
+    MCP a note naming the mutation_id to use; another workspace's receipt is never named."""
+    from evidencekit.server.evidence.handlers import EvidenceHandlers
+    from evidencekit.server.generated.models import StatusInput
+    from evidencekit.server.runtime.context import RequestContext
+
+    lab, other = await Workspace.create(name="lab"), await Workspace.create(name="other")
+    handlers = EvidenceHandlers(EvidenceService(ServiceSettings(retrieve_per_minute=100)))
+    mutation = uuid.uuid4()
+    receipt_id = (await handlers.service.retrieve(lab.id, mutation, "https://example.com/a", "url_text",
+                                                  None))["retrieval"]["id"]
+
+    async def status(workspace: Workspace, given: str, surface: str = "mcp") -> tuple[Any, list[str]]:
+        context = RequestContext("request", surface)
+        answer = await handlers.status(StatusInput.model_validate(
+            {"workspace_id": str(workspace.id), "mutation_id": given}), context)
+        return answer, context.notes
+
+    answer, notes = await status(lab, receipt_id)
+    assert answer == {"retrieval": None}
+    assert notes == [f"{receipt_id} is the id of a receipt of this workspace (retrieval.id), not its mutation_id: "
+                     f"call sosoapi_research_evidence_status with mutation_id {mutation} to read it."]
+    assert await status(other, receipt_id) == ({"retrieval": None}, [])  # not another workspace's receipt
+    assert await status(lab, str(uuid.uuid4())) == ({"retrieval": None}, [])
