@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, unsafe_cause
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.search_share import SearchShare, TooManySearches
 from evidencekit.server.evidence.service import EvidenceService
@@ -30,7 +31,7 @@ from evidencekit.server.generated.models import (
     StatusInput,
     StatusOutputData,
 )
-from evidencekit.server.runtime.checked_answer import CheckedAnswer
+from evidencekit.server.runtime.checked_answer import CheckedAnswer, answer_data
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import (
     BadRequest,
@@ -50,6 +51,23 @@ def fetchable(url: str) -> bool:
         return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
     except ValueError:  # an unbalanced [ in the host
         return False
+
+
+def _unsafe_url(answer: object) -> bool:
+    """Whether a retrieve or status answer settled blocked/unsafe_url."""
+    if isinstance(answer, CheckedAnswer):
+        if b'"unsafe_url"' not in answer.body:  # most answers: no parse
+            return False
+        answer = answer_data(answer)
+    retrieval = answer.get("retrieval") if isinstance(answer, dict) else None
+    result = retrieval.get("result") if isinstance(retrieval, dict) else None
+    return isinstance(result, dict) and result.get("reason") == "unsafe_url"
+
+
+def _explain_unsafe(context: RequestContext, url: str | None) -> None:
+    """Over MCP, why the URL was not fetched (the result has no field for it; REST sends only the JSON)."""
+    if url is not None:
+        context.notes.append(unsafe_cause(url, EgressPolicy.from_env()))
 
 
 def principal_of(context: RequestContext) -> Principal:
@@ -76,10 +94,14 @@ class EvidenceHandlers:
             raise Conflict(str(conflict), code="mutation_conflict") from None
         except ServiceRateLimited as limited:
             raise RateLimited(str(limited), retry_after=limited.retry_after) from None
+        if context.surface == "mcp" and _unsafe_url(data):
+            _explain_unsafe(context, payload.url)
         return cast(RetrieveOutputData, data)
 
     async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData | CheckedAnswer:
         answer = await self.service.status(payload.workspace_id, payload.mutation_id)
+        if context.surface == "mcp" and _unsafe_url(answer):
+            _explain_unsafe(context, await self.service.receipt_url(payload.workspace_id, payload.mutation_id))
         if isinstance(answer, CheckedAnswer):
             return answer
         if answer.get("retrieval") is None and context.surface == "mcp":  # REST has no place for the hint

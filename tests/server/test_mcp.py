@@ -163,6 +163,33 @@ async def test_streamable_http_end_to_end(http_service: dict[str, Any], origin: 
         await exercise(session, origin, http_service["workspace_id"], "http")
 
 
+async def test_an_unsafe_url_result_says_why_and_names_the_setting(http_service: dict[str, Any]) -> None:
+    """blocked/unsafe_url has no field for its cause: the MCP note gives it (plain http? a private
+    address? credentials?) and names EVIDENCEKIT_ALLOW_PRIVATE_HOSTS where that setting would help."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_service['token']}"}) as http, \
+            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        workspace = http_service["workspace_id"]
+        said = {}
+        for url in ("http://example.com/plain", "https://10.1.2.3/inside", "https://me:secret@example.com/"):
+            mutation = str(uuid.uuid4())
+            check("sosoapi_research_evidence_retrieve", await call(session, "sosoapi_research_evidence_retrieve", {
+                "workspace_id": workspace, "mutation_id": mutation, "url": url, "kind": "url_text"}))
+            settled = await settle(session, workspace, mutation)
+            assert (settled["retrieval"]["result"]["status"], settled["retrieval"]["result"]["reason"]) == \
+                ("blocked", "unsafe_url")
+            said[url] = notes(await call(session, "sosoapi_research_evidence_status",
+                                         {"workspace_id": workspace, "mutation_id": mutation}))
+    assert "Why unsafe_url: plain http; only https URLs are fetched." in said["http://example.com/plain"]
+    assert "Why unsafe_url: address 10.1.2.3 is not public" in said["https://10.1.2.3/inside"]
+    for url in ("http://example.com/plain", "https://10.1.2.3/inside"):
+        assert "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS=host:port" in said[url]
+    credentials = said["https://me:secret@example.com/"]
+    assert "Why unsafe_url: credentials in the URL" in credentials and "secret" not in credentials
+    assert "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS" not in credentials  # that setting would not help
+
+
 async def test_http_without_a_valid_token_is_401(http_service: dict[str, Any]) -> None:
     for headers in ({}, {"Authorization": "Bearer ek_wrong"}):
         async with httpx2.AsyncClient(headers=headers) as http:

@@ -105,3 +105,27 @@ def check_url(url: str | httpx.URL, policy: EgressPolicy) -> Target:
     if literal is not None and not is_public(literal) and not private_allowed:
         raise UnsafeUrl(f"address {literal} is not public")
     return Target(parsed, host, port, private_allowed)
+
+
+_PRIVATE_CAUSES = ("plain http", "is not public", "reserved for loopback", "numeric host", "non-canonical address")
+
+
+def unsafe_cause(url: str, policy: EgressPolicy) -> str:
+    """Why a retrieval of `url` settled blocked/unsafe_url, for the caller (its result has no field
+    for it): the URL's own fault when it has one, else what only the fetch could see (the host's
+    addresses, a redirect); and how an operator opens the door when one can be opened."""
+    door = (f"An operator can let a named host be reached at a private address and over plain http with "
+            f"{ALLOW_ENV}=host:port (dangerous: anyone who may call retrieve can then reach it).")
+    try:
+        check_url(url, policy)
+    except UnsafeUrl as refused:
+        cause = str(refused)
+        if cause == "plain http":
+            return f"Why unsafe_url: plain http; only https URLs are fetched. {door}"
+        if any(part in cause for part in _PRIVATE_CAUSES):
+            return (f"Why unsafe_url: {cause}; a private, loopback, link-local or other non-public address "
+                    f"is not fetched. {door}")
+        return f"Why unsafe_url: {cause}; only public https URLs without credentials are fetched."
+    return ("Why unsafe_url: the URL is a public https URL, but its host resolved to a private, loopback, "
+            "link-local or other non-public address, or it redirected to a URL that is not public https "
+            f"(plain http, credentials in the URL, such an address). {door}")

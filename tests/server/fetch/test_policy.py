@@ -78,3 +78,15 @@ def test_the_localhost_tree_is_refused_before_any_lookup(host: str) -> None:
 @pytest.mark.parametrize("host", ["localhost.example.com", "notlocalhost", "localhostx.com"])
 def test_names_that_only_look_like_localhost_are_looked_up(host: str) -> None:
     assert check_url(f"https://{host}/", EgressPolicy()).host == host
+
+
+def test_the_cause_of_unsafe_url_for_a_url_whose_own_form_is_fine_names_resolution_and_redirects() -> None:
+    """A public https URL refused only at connect (its host resolved to a private address) or after a
+    redirect: the cause says what the fetch saw and how an operator opens the door."""
+    from evidencekit.server.evidence.fetch.policy import unsafe_cause
+
+    said = unsafe_cause("https://intranet.example.com/wiki?token=abc", EgressPolicy())
+    assert said.startswith("Why unsafe_url: the URL is a public https URL, but its host resolved to a private")
+    assert "redirected" in said and "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS=host:port" in said and "abc" not in said
+    loopback = unsafe_cause("https://localhost:8443/", EgressPolicy())
+    assert "reserved for loopback" in loopback and "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS" in loopback
