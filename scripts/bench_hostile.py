@@ -112,9 +112,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def serve_origin(port: int) -> uvicorn.Server:
-    app = Starlette(routes=[Route("/h/{name}", hostile), Route("/trickle/{n}", trickle), Route("/calm", calm),
-                            Route("/stuck/{n}", stuck)])
+def serve_origin(port: int, routes: list[Route] | None = None) -> uvicorn.Server:
+    """The origin on 127.0.0.1:`port`, serving `routes` (default: this bench's pages), in a thread."""
+    app = Starlette(routes=routes or [Route("/h/{name}", hostile), Route("/trickle/{n}", trickle),
+                                      Route("/calm", calm), Route("/stuck/{n}", stuck)])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                            timeout_graceful_shutdown=1))
     threading.Thread(target=server.run, daemon=True).start()

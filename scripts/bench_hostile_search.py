@@ -31,7 +31,6 @@ from pathlib import Path
 
 import httpx
 import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -42,6 +41,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_common import database_url_beside, pg_database  # noqa: E402
 from bench_hostile import Prober, free_port, send, start_serve, wait  # noqa: E402
+from bench_hostile import serve_origin as hostile_origin  # noqa: E402
 
 GERMAN = ("Die Straße am Fluss führt über die Brücke zur Mühle, wo die Bürger seit Jahrhunderten Getreide "
           "mahlen und Brot backen. ")
@@ -70,13 +70,7 @@ def calm(_: Request) -> Response:
 
 
 def serve_origin(port: int) -> uvicorn.Server:
-    app = Starlette(routes=[Route("/de/{n}", german), Route("/run/{kind}/{n}", run), Route("/calm/{n}", calm)])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           timeout_graceful_shutdown=1))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
-    return server
+    return hostile_origin(port, [Route("/de/{n}", german), Route("/run/{kind}/{n}", run), Route("/calm/{n}", calm)])
 
 
 def tenants(url: str, workspace_a: str) -> dict[str, str]:
