@@ -405,6 +405,15 @@ def _whole(low: int, high: int) -> Callable[[str], int]:
     return read
 
 
+def _how_matched(result: dict[str, Any]) -> str:
+    match = result.get("match")
+    if match == "forms":
+        return "match: forms (a guess: some words only in another form)"
+    if match == "some":
+        return "match: some (holds only: " + ", ".join(result.get("matched_words", [])) + ")"
+    return f"match: {match}"
+
+
 def _search(client: EvidenceClient, args: argparse.Namespace) -> int:
     data = client.search(" ".join(args.query), page_size=args.limit,
                          page_token=args.page_token).model_dump(mode="json", exclude_unset=True)
@@ -412,7 +421,7 @@ def _search(client: EvidenceClient, args: argparse.Namespace) -> int:
         print(_json(data))
         return OK if data["results"] else UNSUCCESSFUL
     for result in data["results"]:
-        print(f"{result['parent']}  {result['title']}\n    {result['snippet']}")
+        print(f"{result['parent']}  {result['title']}\n    {_how_matched(result)}\n    {result['snippet']}")
     if not data["results"]:
         print("no stored document holds these words", file=sys.stderr)
     if data.get("next_page_token"):

@@ -1,7 +1,9 @@
 """search_documents: the stored documents of the caller's workspaces that hold the query's words.
 
-Every word must match; when no document holds them all, the first page answers the documents that
-hold any (ranked, so those with more of them first), and its page token keeps to that. A page
+Every word must match, as written or in another form (search_forms; those holding every word as
+written rank first); when no document holds them all, the first page answers the documents that
+hold any (those with more of them first), and its page token keeps to that. Each result says how
+it matched: `match` (exact, forms, some) and `matched_words` (the query's words it holds). A page
 token is the offset of the next page, signed with a key the store keeps (HMAC-SHA256) over the
 query it was issued for and the caller's workspaces: a forged token, one issued for other
 workspaces (another tenant's, or the caller's before a membership changed) or for another query is
@@ -48,7 +50,7 @@ TOKEN_KEY = "page_token"  # the store key (store_keys) page tokens are signed wi
 
 
 def _query_id(found: list[search_text.Term]) -> str:
-    return hashlib.sha256(repr(found).encode()).hexdigest()[:12]
+    return hashlib.sha256(repr([(term.words, term.prefix) for term in found]).encode()).hexdigest()[:12]
 
 
 def _signature(key: bytes, payload: str, workspaces: list[str]) -> str:
@@ -80,14 +82,33 @@ def read_token(key: bytes, token: str, found: list[search_text.Term], workspaces
     return page
 
 
+def how_matched(held: tuple[str | None, ...], found: list[search_text.Term]) -> tuple[str, list[str]]:
+    """A hit's `match` and `matched_words`: "exact" when it holds every query word as written
+    (case and accents aside), "forms" when it holds every one but some only in another form (a
+    guess), "some" when it lacks some; and the query's words it holds, as the query wrote them."""
+    words: dict[str, list[str | None]] = {}
+    for term, how in zip(found, held, strict=True):
+        words.setdefault(term.source, []).append(how)
+    matched = [word for word, hows in words.items() if all(hows)]
+    if len(matched) < len(words):
+        return "some", matched
+    return ("exact" if all(how == "exact" for how in held) else "forms"), matched
+
+
 def _results(hits: list[search_index.Hit], found: list[search_text.Term]) -> list[dict[str, Any]]:
     budget = search_text.ScanBudget()  # one for the answer: its snippets' work is bounded
-    return [{
-        "parent": PREFIX + hit.name_key,
-        "title": hit.title,
-        "uri": hit.source_key,
-        "snippet": search_text.snippet(hit.text, found, budget=budget),
-    } for hit in hits]
+    results = []
+    for hit in hits:
+        match, matched = how_matched(hit.held, found)
+        results.append({
+            "parent": PREFIX + hit.name_key,
+            "title": hit.title,
+            "uri": hit.source_key,
+            "snippet": search_text.snippet(hit.text, found, budget=budget),
+            "match": match,
+            "matched_words": matched,
+        })
+    return results
 
 
 async def search_documents(principal: Principal, query: str, page_size: int | None = None,

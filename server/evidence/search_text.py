@@ -10,8 +10,8 @@ run's last character is indexed alone too, so that every character begins some w
 one-character query matches as a prefix. Pairs rather than FTS5's trigram tokenizer: trigrams
 match nothing shorter than three characters, and most Chinese words are two; and one folding
 written here serves both databases, where PostgreSQL has no trigram full-text configuration.
-No stemming and no stop words: one index holds German, Hebrew, French and Chinese pages, and a
-stemmer is per language.
+No stop words. The other forms a word takes (stems, compound parts, Hebrew prefix letters) are
+search_forms': a Term carries them, and the queries written here ask for them with `guess`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import accumulate
+
+from evidencekit.server.evidence import search_forms
 
 # Han (with extensions and compatibility ideographs), kana, Hangul, bopomofo: scripts without spaces
 _CJK = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"
@@ -82,10 +84,24 @@ def fold(text: str) -> str:
 @dataclass(frozen=True)
 class Term:
     """One word of a query: its indexed words in order (a phrase when several), and whether the
-    last is matched as a prefix (a lone CJK character)."""
+    last is matched as a prefix (a lone CJK character); what else finds it, as a guess: its other
+    forms (search_forms: inflections, spellings, without prefix letters, a compound's beginning),
+    reversed endings of a longer word, and for a CJK phrase its pieces found apart (each a phrase
+    of pairs, the last maybe one character matched as a prefix). `source` is the query's word."""
 
     words: tuple[str, ...]
     prefix: bool = False
+    source: str = field(default="", compare=False)
+    forms: tuple[str, ...] = field(default=(), compare=False)
+    tails: tuple[str, ...] = field(default=(), compare=False)
+    pieces: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+
+    @property
+    def guessable(self) -> bool:
+        """Whether anything but its words in a page's words finds it (its forms are looked for in a
+        page's forms too, the word itself among them: a compound's beginning, a Hebrew word
+        after its prefix letter)."""
+        return bool(self.forms or self.tails or self.pieces)
 
 
 def _pairs(run: str) -> list[str]:
@@ -129,22 +145,43 @@ def _pieces(run: str) -> list[str]:
     return [run[at:at + MAX_PHRASE_CHARS] for at in range(0, len(run) - 1, MAX_PHRASE_CHARS - 1)]
 
 
+def _cjk_pieces(phrase: str) -> tuple[tuple[str, ...], ...]:
+    """A CJK phrase of three characters or more as the pieces it falls back to when it is not found
+    whole: two characters at a time from its start (most Chinese words are two), each a one-pair
+    phrase, a last character alone. "城市交通" -> 城市, 交通: a page that holds both apart."""
+    if len(phrase) < 3:
+        return ()
+    return tuple((phrase[at:at + 2],) for at in range(0, len(phrase), 2))
+
+
+def _term(word: str, source: str) -> list[Term]:
+    """The terms of one folded word of a query (a CJK run past MAX_PHRASE_CHARS is several)."""
+    found = []
+    for cjk, other in _RUNS.findall(word):
+        if other:
+            forms = search_forms.query_forms(other)
+            found.append(Term((other,), source=source, forms=forms.words, tails=forms.tails))
+        elif len(cjk) == 1:
+            found.append(Term((cjk,), prefix=True, source=source))
+        else:
+            for piece in _pieces(cjk):
+                if len(piece) == 1:
+                    found.append(Term((piece,), prefix=True, source=source))
+                else:
+                    found.append(Term(tuple(piece[i:i + 2] for i in range(len(piece) - 1)), source=source,
+                                      pieces=_cjk_pieces(piece)))
+    return found
+
+
 def terms(query: str) -> list[Term]:
     """The query's terms, in order, each once; at most MAX_TERMS of them, holding at most
-    MAX_QUERY_WORDS index words in all (the rest of a long query is ignored)."""
+    MAX_QUERY_WORDS index words in all (the rest of a long query is ignored). Each names the word
+    of the query it comes from, as written (`source`)."""
     found: dict[Term, None] = {}
-    for word in _word().findall(fold(query)):
-        for cjk, other in _RUNS.findall(word):
-            if other:
-                found[Term((other,))] = None
-            elif len(cjk) == 1:
-                found[Term((cjk,), prefix=True)] = None
-            else:
-                for piece in _pieces(cjk):
-                    if len(piece) == 1:
-                        found[Term((piece,), prefix=True)] = None
-                    else:
-                        found[Term(tuple(piece[i:i + 2] for i in range(len(piece) - 1)))] = None
+    for source in _word().findall(query):
+        for word in _word().findall(fold(source)):
+            for term in _term(word, source):
+                found.setdefault(term, None)
     kept: list[Term] = []
     held = 0
     for term in list(found)[:MAX_TERMS]:
@@ -155,21 +192,59 @@ def terms(query: str) -> list[Term]:
     return kept
 
 
-def fts5_query(found: list[Term], *, every: bool) -> str:
-    """An FTS5 MATCH expression: every term (or any, `every=False`), each a quoted phrase."""
-    parts = ['"' + " ".join(term.words) + '"' + ("*" if term.prefix else "") for term in found]
-    return (" AND " if every else " OR ").join(parts)
+_TITLE_BODY = "{title_words body_words}"
 
 
-def tsquery(found: list[Term], *, every: bool) -> str:
-    """The same as a PostgreSQL tsquery text (for to_tsquery with the 'simple' configuration)."""
-    parts = []
-    for term in found:
-        lexemes = [f"'{word}'" for word in term.words]
-        if term.prefix:
-            lexemes[-1] += ":*"
-        parts.append("(" + " <-> ".join(lexemes) + ")")
-    return (" & " if every else " | ").join(parts)
+def _fts5_phrase(words: tuple[str, ...], prefix: bool) -> str:
+    return '"' + " ".join(words) + '"' + ("*" if prefix else "")
+
+
+def _fts5_term(term: Term, guess: bool) -> str:
+    exact = f"{_TITLE_BODY} : {_fts5_phrase(term.words, term.prefix)}"
+    if not guess:
+        return exact
+    parts = [exact]
+    if term.forms:
+        parts.append("{title_words body_words form_words} : (" + " OR ".join(f'"{form}"' for form in term.forms) + ")")
+    if term.tails:
+        parts.append("{tail_words} : (" + " OR ".join(f'"{tail}"*' for tail in term.tails) + ")")
+    if term.pieces:
+        last = len(term.pieces) - 1
+        parts.append(f"{_TITLE_BODY} : (" + " AND ".join(
+            _fts5_phrase(piece, at == last and len(piece[0]) == 1) for at, piece in enumerate(term.pieces)) + ")")
+    return "(" + " OR ".join(parts) + ")"
+
+
+def fts5_query(found: list[Term], *, every: bool, guess: bool = False) -> str:
+    """An FTS5 MATCH expression over the title and body words: every term (or any, `every=False`),
+    each a quoted phrase; with `guess`, a term is also found by its forms (the index's form_words
+    and tail_words columns) and a CJK phrase by its pieces."""
+    return (" AND " if every else " OR ").join(_fts5_term(term, guess) for term in found)
+
+
+def _ts_phrase(words: tuple[str, ...], prefix: bool, weights: str = "AB") -> str:
+    lexemes = [f"'{word}':{weights}" for word in words]
+    if prefix:
+        lexemes[-1] = lexemes[-1].replace(":", ":*", 1)
+    return "(" + " <-> ".join(lexemes) + ")"
+
+
+def _ts_term(term: Term, guess: bool) -> str:
+    exact = _ts_phrase(term.words, term.prefix)
+    if not guess:
+        return exact
+    parts = [exact, *(f"'{form}':ABC" for form in term.forms), *(f"'{tail}':*D" for tail in term.tails)]
+    if term.pieces:
+        last = len(term.pieces) - 1
+        parts.append("(" + " & ".join(_ts_phrase(piece, at == last and len(piece[0]) == 1)
+                                      for at, piece in enumerate(term.pieces)) + ")")
+    return "(" + " | ".join(parts) + ")"
+
+
+def tsquery(found: list[Term], *, every: bool, guess: bool = False) -> str:
+    """The same as a PostgreSQL tsquery text (for to_tsquery with the 'simple' configuration): the
+    title's words are weighted A, the body's B, forms C, reversed endings D (search_index)."""
+    return (" & " if every else " | ").join(_ts_term(term, guess) for term in found)
 
 
 SNIPPET_CHARS = 300
@@ -197,7 +272,11 @@ def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS, budget: Sca
         flat = " ".join(text.split())
         if len(flat) <= size:
             return flat
-    at = _first_match(text, found, budget or ScanBudget())
+    budget = budget or ScanBudget()
+    at = _first_match(text, _pattern(tuple(found)), found, budget)
+    if at is None and any(term.guessable for term in found):  # found by a form only
+        at = _first_match(text, _guess_pattern(tuple(found)), found, budget)
+    at = at or 0
     before, after, low, high = _around(text, at, size)
     flat = before + after
     start = max(0, len(before) - size // 3)
@@ -259,17 +338,17 @@ class _CharFold(dict[int, str]):
 _CHAR_FOLD = _CharFold()
 
 
-def _first_match(flat: str, found: list[Term], budget: ScanBudget) -> int:
-    """Where in `flat` (a text) the first term occurs (0 when none does, or none is found within `budget`),
-    read SNIPPET_CHUNK characters at a time (each piece with the letter before it and its marks, for
-    the word-start check, and a margin past it, for a word across the cut)."""
-    pattern = _pattern(tuple(found))
+def _first_match(flat: str, pattern: re.Pattern[str] | None, found: list[Term], budget: ScanBudget) -> int | None:
+    """Where in `flat` (a text) `pattern` (of `found`'s words) first matches (None when it does not,
+    or not within `budget`), read SNIPPET_CHUNK characters at a time (each piece with the letter
+    before it and its marks, for the word-start check, and a margin past it, for a word across the cut)."""
     if pattern is None:
-        return 0
-    margin = 2 * max(len(term.words[0]) + len(term.words) for term in found) + 8
+        return None
+    margin = 2 * max(len(term.words[0]) + len(term.words) + max(map(len, term.forms), default=0)
+                     for term in found) + 8
     for start in range(0, len(flat), SNIPPET_CHUNK):
         if budget.left <= 0:
-            return 0
+            return None
         before = 0
         if start:  # back to the last character before the cut that is no combining mark
             before = 1
@@ -280,7 +359,7 @@ def _first_match(flat: str, found: list[Term], budget: ScanBudget) -> int:
         at = _match_in(piece, pattern, before)
         if at is not None:
             return start - before + at
-    return 0
+    return None
 
 
 def _match_in(piece: str, pattern: re.Pattern[str], skip: int) -> int | None:
@@ -312,4 +391,22 @@ def _pattern(found: tuple[Term, ...]) -> re.Pattern[str] | None:
         (unspaced if _CJK_CHAR.match(term.words[0]) else spaced).append(needle)
     parts = ([r"(?<![^\W_])(?:" + "|".join(spaced) + ")"] if spaced else []) + (
         ["(?:" + "|".join(unspaced) + ")"] if unspaced else [])
+    return re.compile("|".join(parts)) if parts else None
+
+
+@lru_cache(maxsize=256)
+def _guess_pattern(found: tuple[Term, ...]) -> re.Pattern[str] | None:
+    """One regex for what finds the terms by a guess: a form at a word's start (a stem, a
+    compound's beginning), an ending or a Hebrew form inside a word, a CJK phrase's first piece."""
+    starts: list[str] = []
+    inside: list[str] = []
+    for term in found:
+        for form in term.forms:
+            if len(form) >= search_forms.MIN_STEM:
+                (inside if search_forms.is_hebrew(form) else starts).append(re.escape(form))
+        inside.extend(re.escape(tail[::-1]) for tail in term.tails if len(tail) >= search_forms.MIN_HEAD)
+        if term.pieces:
+            inside.append(re.escape(term.pieces[0][0]))
+    parts = ([r"(?<![^\W_])(?:" + "|".join(starts) + ")"] if starts else []) + (
+        ["(?:" + "|".join(inside) + ")"] if inside else [])
     return re.compile("|".join(parts)) if parts else None

@@ -312,6 +312,9 @@ def test_search_finds_a_retrieved_page_by_a_word_and_pages_on(service: dict[str,
     assert done.returncode == 0, done.stderr
     names = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("documents/")]
     assert len(names) == 2 and "Zaunkoenigmuster" in done.stdout
+    assert done.stdout.count("match: exact") == 2
+    partly = cli(service, "search", "zaunkoenigmuster", "xyzzyq", "--limit", "1")  # no page holds the second
+    assert partly.returncode == 0 and "match: some (holds only: zaunkoenigmuster)" in partly.stdout
     token = done.stderr.split("--page-token ", 1)[1].split()[0]
     rest = json.loads(cli(service, "search", "Zaunkoenigmuster", "--limit", "2", "--page-token", token,
                           "--json").stdout)

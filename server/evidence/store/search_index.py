@@ -25,7 +25,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from evidencekit.server.evidence import search_text
+from evidencekit.server.evidence import search_forms, search_text
 from evidencekit.server.evidence.store.served_documents import served_documents
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
@@ -81,6 +81,40 @@ WHEN old.title_words IS NOT new.title_words OR old.body_words IS NOT new.body_wo
     VALUES (new.id, new.title_words, new.body_words, new.scope_words);
 END;
 """
+# Migration 0014: two more columns, a page's forms and its long words' endings reversed
+# (search_forms), in FTS5's table after the scope (SQLite) or the tsvector weighted C and D (PostgreSQL).
+_FTS5_COLUMNS = "title_words, body_words, scope_words, form_words, tail_words"
+_FTS5_NEW = ", ".join(f"new.{column}" for column in _FTS5_COLUMNS.split(", "))
+_FTS5_OLD = ", ".join(f"old.{column}" for column in _FTS5_COLUMNS.split(", "))
+SQLITE_FORMS_DDL = f"""
+DROP TRIGGER document_search_added;
+DROP TRIGGER document_search_removed;
+DROP TRIGGER document_search_changed;
+DROP TABLE document_search_fts;
+ALTER TABLE document_search ADD COLUMN form_words TEXT NOT NULL DEFAULT '';
+ALTER TABLE document_search ADD COLUMN tail_words TEXT NOT NULL DEFAULT '';
+DELETE FROM document_search;
+CREATE VIRTUAL TABLE document_search_fts USING fts5(
+    {_FTS5_COLUMNS}, content='document_search', content_rowid='id',
+    tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
+CREATE TRIGGER document_search_added AFTER INSERT ON document_search BEGIN
+    INSERT INTO document_search_fts(rowid, {_FTS5_COLUMNS}) VALUES (new.id, {_FTS5_NEW});
+END;
+CREATE TRIGGER document_search_removed AFTER DELETE ON document_search BEGIN
+    INSERT INTO document_search_fts(document_search_fts, rowid, {_FTS5_COLUMNS}) VALUES ('delete', old.id, {_FTS5_OLD});
+END;
+CREATE TRIGGER document_search_changed AFTER UPDATE OF title_words, body_words, form_words, tail_words ON document_search
+WHEN old.title_words IS NOT new.title_words OR old.body_words IS NOT new.body_words
+  OR old.form_words IS NOT new.form_words OR old.tail_words IS NOT new.tail_words BEGIN
+    INSERT INTO document_search_fts(document_search_fts, rowid, {_FTS5_COLUMNS}) VALUES ('delete', old.id, {_FTS5_OLD});
+    INSERT INTO document_search_fts(rowid, {_FTS5_COLUMNS}) VALUES (new.id, {_FTS5_NEW});
+END;
+"""
+POSTGRES_FORMS_DDL = """
+ALTER TABLE document_search ADD COLUMN form_words TEXT NOT NULL DEFAULT '';
+ALTER TABLE document_search ADD COLUMN tail_words TEXT NOT NULL DEFAULT '';
+DELETE FROM document_search;
+"""
 # A row's scope lexeme: `_` is never part of an indexed word (search_text), so no page's text can
 # hold it; it has no position, so phrases and ts_rank_cd never see it.
 _PG_SCOPE = "array_to_tsvector(ARRAY['ws_' || replace({column}::text, '-', '')])"
@@ -102,6 +136,12 @@ CREATE INDEX document_search_words ON document_search USING gin (search);
 # The tsvector of a row's words, the title's weighted A.
 _TSVECTOR = ("setweight(to_tsvector('simple'::regconfig, k.title_words), 'A') "
              "|| setweight(to_tsvector('simple'::regconfig, k.body_words), 'B')")
+# Migration 0014: the forms (weight C) and reversed endings (D) after the words (search_forms).
+_TSVECTOR_FORMS = (f"{_TSVECTOR} || setweight(to_tsvector('simple'::regconfig, k.form_words), 'C') "
+                   "|| setweight(to_tsvector('simple'::regconfig, k.tail_words), 'D')")
+
+
+IndexWords = tuple[str, str, str, str]  # a document's title words, text words, forms, reversed endings
 
 
 @dataclass(frozen=True)
@@ -115,12 +155,15 @@ class Entry:
     valid_until: datetime | str
     title: str | None
     text: str
-    words: tuple[str, str] | None = None  # (title's, text's) when computed before, off the event loop
+    words: IndexWords | None = None  # when computed before, off the event loop
 
 
-def entry_words(title: str | None, text: str) -> tuple[str, str]:
-    """What the index holds of a document: its title's words and its text's."""
-    return search_text.words(title or ""), search_text.words(text)
+def entry_words(title: str | None, text: str) -> IndexWords:
+    """What the index holds of a document: its title's words and its text's, and the forms they
+    take (search_forms: stems, compound parts, Hebrew without prefix letters; endings reversed)."""
+    title_words, body_words = search_text.words(title or ""), search_text.words(text)
+    forms = search_forms.page_forms(title_words.split() + body_words.split())
+    return title_words, body_words, forms.forms, forms.tails
 
 
 def name_key(source_key: str) -> str:
@@ -129,7 +172,8 @@ def name_key(source_key: str) -> str:
 
 
 _COLUMNS = (("evidence_id", "uuid"), ("workspace_id", "uuid"), ("revision", "int"), ("name_key", "text"),
-            ("valid_until", "timestamptz"), ("title_words", "text"), ("body_words", "text"))
+            ("valid_until", "timestamptz"), ("title_words", "text"), ("body_words", "text"), ("form_words", "text"),
+            ("tail_words", "text"))
 
 
 async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
@@ -151,18 +195,20 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
          name_key(e.source_key), sql_time(as_datetime(e.valid_until), postgres),
          *(e.words or entry_words(e.title, e.text))) for e in latest.values()], postgres, 1)
     words, search, searched = (
-        "'', ''", f", {_TSVECTOR} || {_PG_SCOPE.format(column='k.workspace_id')}", ", search = excluded.search"
-    ) if postgres else ("k.title_words, k.body_words", ", 'ws' || replace(lower(k.workspace_id), '-', '')", "")
+        "'', '', '', ''", f", {_TSVECTOR_FORMS} || {_PG_SCOPE.format(column='k.workspace_id')}", ", search = excluded.search"
+    ) if postgres else ("k.title_words, k.body_words, k.form_words, k.tail_words",
+                        ", 'ws' || replace(lower(k.workspace_id), '-', '')", "")
     later = ("CASE WHEN excluded.valid_until > document_search.valid_until THEN excluded.valid_until "
              "ELSE document_search.valid_until END")
     await connection.execute_query(
         "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
-        f"body_words, {'search' if postgres else 'scope_words'}) SELECT k.evidence_id, k.workspace_id, k.revision, "
+        f"body_words, form_words, tail_words, {'search' if postgres else 'scope_words'}) SELECT k.evidence_id, k.workspace_id, k.revision, "
         f"k.name_key, k.valid_until, {words}{search} FROM {table} WHERE true "
         "ON CONFLICT (evidence_id) DO UPDATE SET revision = excluded.revision, name_key = excluded.name_key, "
         f"valid_until = CASE WHEN excluded.revision = document_search.revision THEN {later} "
         "ELSE excluded.valid_until END, title_words = excluded.title_words, "
-        f"body_words = excluded.body_words{searched} WHERE excluded.revision >= document_search.revision", values)
+        "body_words = excluded.body_words, form_words = excluded.form_words, tail_words = excluded.tail_words"
+        f"{searched} WHERE excluded.revision >= document_search.revision", values)
 
 
 # Rows of the evidence a purge batch's receipts refer to whose receipts have all expired.
@@ -185,70 +231,153 @@ class Hit:
     source_key: str
     title: str
     text: str
+    held: tuple[str | None, ...] = ()  # per query term: "exact", "form" (found by a guess) or None
+
+
+def _fts5_scoped(workspaces: Sequence[str], expression: str) -> str:
+    scopes = " OR ".join(scope_word(workspace, False) for workspace in workspaces)
+    return f"{{scope_words}} : ({scopes}) AND ({expression})"
 
 
 def index_condition(workspaces: Sequence[str], found: list[search_text.Term], *, every: bool,
-                    postgres: bool) -> tuple[str, list[str]]:
+                    postgres: bool, guess: bool = False) -> tuple[str, list[str]]:
     """What the full-text index is asked: rows of one of `workspaces` (their scope words) holding
-    the terms (every one, or any). SQL over document_search_fts (SQLite) or document_search
-    (PostgreSQL), its values {p1} and {p2} (PostgreSQL: {p1} is the terms' tsquery, ranked by)."""
+    the terms (every one, or any; by their forms too with `guess`). SQL over document_search_fts
+    (SQLite) or document_search (PostgreSQL), its values {p1} and {p2} (PostgreSQL: {p1} is the
+    terms' tsquery, ranked by)."""
     if postgres:
         scopes = " | ".join(f"'{scope_word(workspace, True)}'" for workspace in workspaces)
         # two conditions, not one `&&`: a query PostgreSQL reads as empty (a character its parser
         # drops) must match nothing, and `empty && scope` is the scope alone
         return ("search @@ to_tsquery('simple'::regconfig, {p1}) AND search @@ {p2}::text::tsquery",
-                [search_text.tsquery(found, every=every), f"({scopes})"])
-    scopes = " OR ".join(scope_word(workspace, False) for workspace in workspaces)
-    terms = search_text.fts5_query(found, every=every)
+                [search_text.tsquery(found, every=every, guess=guess), f"({scopes})"])
     return ("document_search_fts MATCH {p1}",  # {p2} unused: SQLite numbers by the highest placeholder
-            [f"{{scope_words}} : ({scopes}) AND {{title_words body_words}} : ({terms})", ""])
+            [_fts5_scoped(workspaces, search_text.fts5_query(found, every=every, guess=guess)), ""])
+
+
+def _exact_flag(workspaces: Sequence[str], found: list[search_text.Term], postgres: bool, row: str,
+                number: int) -> tuple[str, str]:
+    """SQL true for a row (`row`: its id or its search column) holding every term as written, and
+    the value of its placeholder {p`number`}."""
+    if postgres:
+        return f"({row} @@ to_tsquery('simple'::regconfig, {{p{number}}}))", search_text.tsquery(found, every=True)
+    return (f"({row} IN (SELECT rowid FROM document_search_fts WHERE document_search_fts MATCH {{p{number}}}))",
+            _fts5_scoped(workspaces, search_text.fts5_query(found, every=True)))
+
+
+def _held_count(workspaces: Sequence[str], found: list[search_text.Term], postgres: bool, row: str,
+                first: int) -> tuple[str, list[str]]:
+    """SQL counting the terms a row holds in any form (placeholders from {p`first`}), and their values."""
+    flags, values = [], []
+    for number, term in enumerate(found, first):
+        if postgres:
+            flags.append(f"(({row} @@ to_tsquery('simple'::regconfig, {{p{number}}}))::int)")
+            values.append(search_text.tsquery([term], every=True, guess=True))
+        else:
+            flags.append(f"({row} IN (SELECT rowid FROM document_search_fts WHERE document_search_fts "
+                         f"MATCH {{p{number}}}))")
+            values.append(_fts5_scoped(workspaces, search_text.fts5_query([term], every=True, guess=True)))
+    return " + ".join(flags), values
+
+
+# bm25's weights of FTS5's columns: title, body, scope (never ranked), forms, reversed endings
+_BM25 = "bm25(document_search_fts, 4.0, 1.0, 0.0, 0.5, 0.25)"
 
 
 async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term], *,
                  every: bool, offset: int, limit: int, now: datetime) -> list[Hit]:
-    """The documents of `workspaces` matching `found` (every term, or any), best first, one per
-    name: `limit` of them from `offset`. A name stored in several of the workspaces is ranked by
-    its best row and answered with the one get_documents serves (the latest updated)."""
+    """The documents of `workspaces` matching `found` (every term, or any), in any of their forms,
+    best first, one per name: `limit` of them from `offset`. Those holding every term as written
+    come first; with `every=False`, those holding more of the terms first; then by the database's
+    score (bm25, ts_rank_cd). A name stored in several of the workspaces is ranked by its best row
+    and answered with the one get_documents serves (the latest updated)."""
     if not found or not workspaces:
         return []
     postgres = is_postgres_connection(connection)
     ids = [sql_uuid(workspace, postgres) for workspace in workspaces]
-    condition, asked = index_condition(workspaces, found, every=every, postgres=postgres)
+    guess = any(term.guessable for term in found)
+    condition, asked = index_condition(workspaces, found, every=every, postgres=postgres, guess=guess)
+    row = "d.search" if postgres else "m.id"
+    exact, exact_value = _exact_flag(workspaces, found, postgres, row, 7 + len(ids))
+    held, held_values = ("0", []) if every else _held_count(workspaces, found, postgres, row, 8 + len(ids))
     if postgres:
         # The candidates newest first, then ranked (ts_rank_cd reads each row's whole tsvector). A
         # prepared statement's plan: after five runs PostgreSQL plans it once for any query, a
         # bitmap of the GIN index and valid_until's; planned per query instead, it took a backward
         # walk of the primary key for frequent words, reading every tsvector on its way (at 10^5
         # documents, 195 ms for a word 5% of them hold, where the bitmap takes 36).
-        ranked = ("SELECT d.name_key, max(ts_rank_cd(d.search, q)) AS best FROM (SELECT id FROM document_search "
+        ranked = ("SELECT d.name_key, string_agg(d.id::text, ',') AS ids, max(({held})) AS held, "
+                  "bool_or({exact}) AS exact, max(ts_rank_cd(d.search, q)) AS best FROM (SELECT id FROM document_search "
                   "WHERE {condition} AND workspace_id IN ({places}) AND valid_until > {p3} ORDER BY id DESC "
                   "LIMIT {p6}) AS c JOIN document_search AS d ON d.id = c.id, to_tsquery('simple'::regconfig, {p1}) AS q "
-                  "GROUP BY d.name_key ORDER BY best DESC, d.name_key LIMIT {p4} OFFSET {p5}")
+                  "GROUP BY d.name_key ORDER BY held DESC, exact DESC, best DESC, d.name_key LIMIT {p4} OFFSET {p5}")
     else:
         # bm25() cannot be aggregated where it is computed: the candidates are materialized first;
         # FTS5 walks the matches newest first and computes bm25 only for those it returns
-        ranked = ("WITH m AS MATERIALIZED (SELECT d.name_key, bm25(document_search_fts, 4.0, 1.0, 0.0) AS score "
+        ranked = ("WITH m AS MATERIALIZED (SELECT d.name_key, d.id, " + _BM25 + " AS score "
                   "FROM document_search_fts JOIN document_search AS d ON d.id = document_search_fts.rowid "
                   "WHERE {condition} AND d.workspace_id IN ({places}) AND d.valid_until > {p3} "
                   "ORDER BY document_search_fts.rowid DESC LIMIT {p6}) "
-                  "SELECT name_key, min(score) AS best FROM m GROUP BY name_key ORDER BY best, name_key "
+                  "SELECT name_key, group_concat(id) AS ids, max({held}) AS held, max({exact}) AS exact, "
+                  "min(score) AS best FROM m GROUP BY name_key ORDER BY held DESC, exact DESC, best, name_key "
                   "LIMIT {p4} OFFSET {p5}")
     places = ", ".join(f"{{p{7 + n}}}" for n in range(len(ids)))
-    statement = dialect_params(ranked.replace("{condition}", condition).replace("{places}", places), postgres)
-    values = [*asked, sql_time(now, postgres), limit, offset, CANDIDATES, *ids]
-    names = [row["name_key"] for row in await connection.execute_query_dict(statement, values)]
-    if not names:
+    statement = dialect_params(ranked.replace("{condition}", condition).replace("{places}", places)
+                               .replace("{exact}", exact).replace("{held}", held), postgres)
+    values = [*asked, sql_time(now, postgres), limit, offset, CANDIDATES, *ids, exact_value, *held_values]
+    rows = await connection.execute_query_dict(statement, values)
+    if not rows:
         return []
-    return await _documents(connection, names, ids, now)
+    rows_of = {row["name_key"]: [int(n) for n in str(row["ids"]).split(",")] for row in rows}
+    held_by = await _held(connection, workspaces, found, rows_of, postgres)
+    return await _documents(connection, list(rows_of), ids, now, held_by)
 
 
-async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], now: datetime
-                     ) -> list[Hit]:
+async def _held(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term],
+                rows_of: dict[str, list[int]], postgres: bool) -> dict[str, tuple[str | None, ...]]:
+    """For each name, how its rows hold each term: "exact" (as written), "form" or None."""
+    every_row = sorted({row for rows in rows_of.values() for row in rows})
+    checks: list[tuple[int, str, str]] = []  # (term, kind, its query)
+    for at, term in enumerate(found):
+        if postgres:
+            checks.append((at, "exact", search_text.tsquery([term], every=True)))
+            if term.guessable:
+                checks.append((at, "form", search_text.tsquery([term], every=True, guess=True)))
+        else:
+            checks.append((at, "exact", _fts5_scoped(workspaces, search_text.fts5_query([term], every=True))))
+            if term.guessable:
+                checks.append((at, "form", _fts5_scoped(workspaces, search_text.fts5_query([term], every=True,
+                                                                                           guess=True))))
+    places = ", ".join(str(row) for row in every_row)  # integers from the database
+    if postgres:
+        flags = ", ".join(f"search @@ to_tsquery('simple'::regconfig, ${n + 1}) AS c{n}"
+                          for n in range(len(checks)))
+        result = await connection.execute_query_dict(
+            f"SELECT id, {flags} FROM document_search WHERE id IN ({places})", [query for _, _, query in checks])
+        holding = {(n, row["id"]) for row in result for n in range(len(checks)) if row[f"c{n}"]}
+    else:
+        union = " UNION ALL ".join(
+            f"SELECT {n} AS n, rowid AS id FROM document_search_fts WHERE document_search_fts MATCH ?{n + 1} "
+            f"AND rowid IN ({places})" for n in range(len(checks)))
+        result = await connection.execute_query_dict(union, [query for _, _, query in checks])
+        holding = {(row["n"], row["id"]) for row in result}
+    answer: dict[str, tuple[str | None, ...]] = {}
+    for name, rows in rows_of.items():
+        held: list[str | None] = [None] * len(found)
+        for n, (at, kind, _) in enumerate(checks):
+            if held[at] != "exact" and any((n, row) in holding for row in rows):
+                held[at] = kind
+        answer[name] = tuple(held)
+    return answer
+
+
+async def _documents(connection: BaseDBAsyncClient, names: list[str], workspaces: list[Any], now: datetime,
+                     held: dict[str, tuple[str | None, ...]]) -> list[Hit]:
     """Each name's document as get_documents answers it (served_documents), names it would refuse
     left out."""
     served = await served_documents(connection, workspaces,
                                     {name: [f"https://{name}", f"http://{name}"] for name in names}, now)
-    return [Hit(name, served[name].source_key, served[name].title, served[name].text)
+    return [Hit(name, served[name].source_key, served[name].title, served[name].text, held[name])
             for name in names if name in served]
 
 
@@ -272,11 +401,19 @@ async def create_index(_apps: Any, schema_editor: Any) -> None:
 
 
 async def scope_index(_apps: Any, schema_editor: Any) -> None:
-    """Migration 0012: the index keyed by workspace, its words capped (search_text.MAX_PLACES):
-    every document served now indexed again, as a settle writes it."""
+    """Migration 0012: the index keyed by workspace, its words capped (search_text.MAX_PLACES),
+    emptied: migration 0014 indexes every document served (as keep() writes rows since)."""
     connection = schema_editor.client
     postgres = is_postgres_connection(connection)
     await connection.execute_script(POSTGRES_SCOPED_DDL if postgres else SQLITE_SCOPED_DDL)
+
+
+async def forms_index(_apps: Any, schema_editor: Any) -> None:
+    """Migration 0014: the index holds the forms of each document's words (search_forms): every
+    document served now indexed again, as a settle writes it."""
+    connection = schema_editor.client
+    postgres = is_postgres_connection(connection)
+    await connection.execute_script(POSTGRES_FORMS_DDL if postgres else SQLITE_FORMS_DDL)
     await index_stored(connection, now=datetime.now().astimezone())
 
 

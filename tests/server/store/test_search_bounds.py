@@ -104,17 +104,20 @@ async def test_a_long_run_is_found_alike_on_both_databases(store: str, text: str
         await settle_page(lab, f"https://runs.example/{n}", f"Run {n}", f"Vorwort {n}. {text} Nachwort.")
     await settle_page(lab, "https://runs.example/short", "Short", f"Vorwort. {text[:3]} Nachwort.")
     found = parents(await search_documents(reader, text[:500]))  # type: ignore[arg-type]
-    assert sorted(found) == [f"documents/runs.example/{n}" for n in range(3)]
+    # the pages holding the run first; one holding only its pieces (a guess) may follow
+    assert sorted(found[:3]) == [f"documents/runs.example/{n}" for n in range(3)]
+    assert found[3:] in ([], ["documents/runs.example/short"])
 
 
 async def test_a_phrase_past_a_words_256th_place_is_the_same_answer_on_both_databases(store: str) -> None:
     """PostgreSQL keeps 256 places of a word; the index text keeps as many on SQLite (the later
-    ones written as a place holder), so a phrase that needs the 300th is found on neither, a
-    phrase within the first 256 on both, and the word itself on both."""
+    ones written as a place holder), so a phrase that needs the 300th is found on neither (only
+    its pieces apart, a guess), a phrase within the first 256 on both, and the word itself on both."""
     lab = await Workspace.create(name="lab")
     reader = await principal_in(lab, "reader", "viewer")
     await settle_page(lab, "https://runs.example/late", "Late", "字" * 300 + "文。" + "早字文")
-    assert parents(await search_documents(reader, "字字文")) == []  # type: ignore[arg-type]
+    [late] = (await search_documents(reader, "字字文"))["results"]  # type: ignore[arg-type]
+    assert late["match"] == "forms"
     assert parents(await search_documents(reader, "早字文")) == ["documents/runs.example/late"]  # type: ignore[arg-type]
     assert parents(await search_documents(reader, "字字字")) == ["documents/runs.example/late"]  # type: ignore[arg-type]
     words = search_text.words("字" * 300).split()
