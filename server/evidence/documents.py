@@ -1,4 +1,5 @@
-"""get_documents: `documents/{uri_without_scheme}` -> the current url_text evidence the caller may read."""
+"""get_documents: `documents/{uri_without_scheme}` -> the current page and caption evidence the caller may
+read (store/served_documents.py)."""
 
 from __future__ import annotations
 

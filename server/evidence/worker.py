@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from evidencekit.server.evidence import lease_owner
+from evidencekit.server.evidence import lease_owner, transcript
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
 from evidencekit.server.evidence.store import heartbeats, jobs, receipts
@@ -56,11 +56,17 @@ class WorkerSettings:
 
 
 def content_of(retrieved: Retrieved) -> Content | None:
+    """What a settle keeps of a successful retrieval. A caption track's document text and markdown
+    are its cues' (transcript.py): every cue up to the transcript's bound, not the contract's text
+    cut at 20,000 characters."""
     if not retrieved.succeeded or retrieved.content_hash is None:
         return None
     result = retrieved.result
+    text, markdown = result["text"], retrieved.markdown
+    if result["kind"] == "published_captions":
+        text, markdown = transcript.cue_text(result["segments"]), transcript.cue_lines(result["segments"])
     return Content(retrieved.content_hash, result["provenance"]["source_url"], result["title"],
-                   result["description"], result["text"], retrieved.markdown, result["segments"])
+                   result["description"], text, markdown, result["segments"])
 
 
 class _StoreBackoff:

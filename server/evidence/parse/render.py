@@ -169,7 +169,7 @@ class _Renderer:
 
     def add(self, text: str, markdown: str | None = None) -> None:
         self.text.append(text)
-        self.markdown.append(_escape(text) if markdown is None else markdown)
+        self.markdown.append(escape_text(text) if markdown is None else markdown)
 
     def finish(self) -> list[Block]:
         self.end_block()
@@ -438,7 +438,9 @@ class _Renderer:
 _MARKDOWN_ACTIVE = re.compile(r"([\\\[\]<])")
 
 
-def _escape(text: str) -> str:
+def escape_text(text: str) -> str:
+    """Text for markdown: what would read as a link, an image or raw HTML escaped (also caption cues,
+    transcript.py)."""
     return _MARKDOWN_ACTIVE.sub(r"\\\1", text) if _MARKDOWN_ACTIVE.search(text) else text
 
 

@@ -35,6 +35,7 @@ from evidencekit.server.evidence.store import evidence as evidence_store
 from evidencekit.server.evidence.store import search_index, status_answer
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
+from evidencekit.server.evidence.store.served_documents import DOCUMENT_KINDS
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
     is_postgres_connection,
@@ -224,8 +225,9 @@ class _NotAllHeld(Exception):
 
 
 def _indexed(item: Settle) -> bool:
-    """Whether a settle's document goes into search_documents' index (url_text with content)."""
-    return item.receipt.kind == "url_text" and item.content is not None
+    """Whether a settle's document goes into search_documents' index (a page or a caption track,
+    with content: served_documents.DOCUMENT_KINDS)."""
+    return item.receipt.kind in DOCUMENT_KINDS and item.content is not None
 
 
 def _words_of(settles: Sequence[Settle]) -> dict[str, tuple[str, str]]:

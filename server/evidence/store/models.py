@@ -194,11 +194,12 @@ class WorkerBeat(Model):
 
 
 class DocumentSearch(Model):
-    # search_documents' index (store/search_index.py): one row per url_text evidence, holding the
-    # words (search_text.words) of its current revision while a receipt not yet expired refers to
-    # it. SQLite indexes the words in the FTS5 table document_search_fts (kept by triggers),
-    # PostgreSQL in a tsvector column `search` with a GIN index, and keeps the words columns empty
-    # (migration 0011), neither declared here: tortoise knows neither.
+    # search_documents' index (store/search_index.py): one row per document evidence (a page, a
+    # caption track: store/served_documents.py), holding the words (search_text.words) of its
+    # current revision while a receipt not yet expired refers to it. SQLite indexes the words in the
+    # FTS5 table document_search_fts (kept by triggers), PostgreSQL in a tsvector column `search`
+    # with a GIN index, and keeps the words columns empty (migration 0011), neither declared here:
+    # tortoise knows neither.
 
     id = fields.BigIntField(primary_key=True)  # FTS5's rowid
     evidence_id = fields.UUIDField(unique=True)

@@ -1,6 +1,7 @@
 """search_documents' index: kept in the settle's transaction, purged with the receipts, queried ranked.
 
-A row per url_text evidence (models.DocumentSearch) holds the words (search_text.words) of its
+A row per document evidence (models.DocumentSearch; a page or a caption track, whose revision's
+text is its cue text: served_documents.DOCUMENT_KINDS) holds the words (search_text.words) of its
 current revision and the latest valid_until of the receipts that settled with it: a document is
 found exactly while get_documents would serve it (an unexpired receipt refers to its current
 revision). SQLite matches with FTS5 (bm25, the title weighted 4 to 1) over the row's words,
@@ -26,7 +27,7 @@ from typing import Any
 from tortoise.backends.base.client import BaseDBAsyncClient
 
 from evidencekit.server.evidence import search_forms, search_text
-from evidencekit.server.evidence.store.served_documents import served_documents
+from evidencekit.server.evidence.store.served_documents import DOCUMENT_KINDS, served_documents
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
     is_postgres_connection,
@@ -146,7 +147,8 @@ IndexWords = tuple[str, str, str, str]  # a document's title words, text words, 
 
 @dataclass(frozen=True)
 class Entry:
-    """A settled url_text receipt's document: its evidence's revision and the content it holds."""
+    """A settled document receipt's (a page's or a caption track's): its evidence's revision and the
+    content it holds."""
 
     evidence_id: uuid.UUID | str
     revision: int
@@ -387,7 +389,7 @@ SELECT e.id{uuid_text} AS evidence_id, e.revision, e.workspace_id{uuid_text} AS 
 FROM evidence AS e
 JOIN evidence_revision AS r ON r.evidence_id = e.id AND r.revision = e.revision AND r.purged_at IS NULL
 JOIN receipt AS done ON done.evidence_id = e.id AND done.evidence_revision = e.revision
-WHERE e.kind = 'url_text' AND done.valid_until > {p1} AND e.id > {p2}
+WHERE e.kind IN ({kinds}) AND done.valid_until > {p1} AND e.id > {p2}
 GROUP BY e.id, e.revision, e.workspace_id, e.source_key, r.title, r.text
 ORDER BY e.id LIMIT {p3}
 """
@@ -417,11 +419,14 @@ async def forms_index(_apps: Any, schema_editor: Any) -> None:
     await index_stored(connection, now=datetime.now().astimezone())
 
 
-async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 400) -> int:
-    """Index every document get_documents serves now, `batch` at a time (SQLite reads a batch's
-    rows as one compound SELECT, of at most 500 terms); how many."""
+async def index_stored(connection: BaseDBAsyncClient, *, now: datetime, batch: int = 400,
+                       kinds: Sequence[str] = DOCUMENT_KINDS) -> int:
+    """Index every document of `kinds` get_documents serves now, `batch` at a time (SQLite reads a
+    batch's rows as one compound SELECT, of at most 500 terms); how many."""
+    assert kinds and set(kinds) <= set(DOCUMENT_KINDS), kinds  # written into the statement
     postgres = is_postgres_connection(connection)
-    statement = dialect_params(_STORED.replace("{uuid_text}", "::text" if postgres else ""), postgres)
+    statement = dialect_params(_STORED.replace("{uuid_text}", "::text" if postgres else "")
+                               .replace("{kinds}", ", ".join(f"'{kind}'" for kind in kinds)), postgres)
     after: Any = sql_uuid(uuid.UUID(int=0), postgres)
     done = 0
     while True:

@@ -1,6 +1,7 @@
-"""search_documents over the store, on SQLite (FTS5) and PostgreSQL (GIN full-text): a document is
-found by its words in German, Hebrew, French and Chinese, while get_documents would serve it and
-only by members of its workspace; ranked, paged, kept current as receipts settle, purged with them."""
+"""search_documents over the store, on SQLite (FTS5) and PostgreSQL (GIN full-text): a document (a
+page, a caption track) is found by its words in German, Hebrew, French and Chinese, while
+get_documents would serve it and only by members of its workspace; ranked, paged, kept current as
+receipts settle, purged with them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from tortoise.connection import get_connection
 
+from evidencekit.server.evidence import transcript
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.store import jobs, receipts, search_index
@@ -215,11 +217,43 @@ async def test_a_name_get_documents_refuses_is_not_found(store: str) -> None:
     assert parents(await search_documents(reader, "mundarten")) == []  # type: ignore[arg-type]
 
 
-async def test_captions_are_not_documents(store: str) -> None:
+CUES = [{"start_ms": 1000, "end_ms": 3000, "text": "Willkommen zum Vortrag."},
+        {"start_ms": 62500, "end_ms": 66000, "text": "Heute geht es um\nGeothermie im Oberrhein."}]
+
+
+async def settle_captions(workspace: Workspace, url: str, title: str | None, cues: list[dict[str, object]]) -> uuid.UUID:
+    """A caption track settled as the worker keeps one (worker.content_of)."""
+    receipt, _ = await receipts.submit(RetrieveRequest(workspace.id, uuid.uuid4(), url, "published_captions", None))
+    claimed = await jobs.claim("worker-1", timedelta(minutes=1), max_attempts=3)
+    assert claimed is not None and claimed.id == receipt.id
+    await jobs.settle(claimed, "worker-1", RESULT, Content(
+        hashlib.sha256(repr(cues).encode()).hexdigest(), url, title, "", transcript.cue_text(cues),  # type: ignore[arg-type]
+        transcript.cue_lines(cues), cues))  # type: ignore[arg-type]
+    return receipt.id
+
+
+async def test_a_page_and_its_captions_are_one_document_holding_both(store: str) -> None:
+    """A talk's page retrieved as a page and for its captions: one name, whose words of either are
+    found and whose document is the page, then its transcript; while only the captions are still
+    served, they are the document."""
     lab = await Workspace.create(name="lab")
     reader = await principal_in(lab, "reader", "viewer")
-    await settle_page(lab, "https://v.example/talk.vtt", "Talk", "Untertitel über Geothermie.", kind="published_captions")
-    assert parents(await search_documents(reader, "geothermie")) == []  # type: ignore[arg-type]
+    page = await settle_page(lab, "https://v.example/talk", "Erdwärme", "Ein Vortrag über Tiefenbohrungen.")
+    await settle_captions(lab, "https://v.example/talk", "Erdwärme", CUES)
+    for word in ("tiefenbohrungen", "oberrhein"):
+        answer = await search_documents(reader, word)  # type: ignore[arg-type]
+        assert parents(answer) == ["documents/v.example/talk"]
+        assert word in answer["results"][0]["snippet"].lower()
+    [document] = (await get_documents(reader, ["documents/v.example/talk"]))["documents"]  # type: ignore[arg-type]
+    assert document["title"] == "Erdwärme" and document["uri"] == "https://v.example/talk"
+    assert document["content"] == ("Ein Vortrag über Tiefenbohrungen.\n\n## Transcript\n\n"
+                                   "[00:00:01] Willkommen zum Vortrag.\n[00:01:02] Heute geht es um Geothermie im Oberrhein.")
+    past = datetime.now(UTC) - timedelta(seconds=1)
+    await Receipt.filter(id=page).update(valid_until=past)
+    await DocumentSearch.filter(evidence_id=(await Receipt.get(id=page)).evidence_id).update(valid_until=past)  # type: ignore[attr-defined]
+    assert parents(await search_documents(reader, "tiefenbohrungen")) == []  # type: ignore[arg-type]
+    [document] = (await get_documents(reader, ["documents/v.example/talk"]))["documents"]  # type: ignore[arg-type]
+    assert document["content"].startswith("# Erdwärme\n\n[00:00:01] Willkommen")
 
 
 async def test_expired_documents_are_not_found_and_the_purge_drops_them(store: str) -> None:
