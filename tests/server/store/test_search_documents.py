@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from tortoise.connection import get_connection
@@ -16,6 +17,7 @@ from evidencekit.server.evidence import transcript
 from evidencekit.server.evidence.documents import UnknownDocument, get_documents
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.store import jobs, receipts, search_index
+from evidencekit.server.evidence.store.caption_documents import caption_documents
 from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.models import DocumentSearch, Receipt, Workspace
 from evidencekit.server.evidence.store.receipts import RetrieveRequest
@@ -254,6 +256,23 @@ async def test_a_page_and_its_captions_are_one_document_holding_both(store: str)
     assert parents(await search_documents(reader, "tiefenbohrungen")) == []  # type: ignore[arg-type]
     [document] = (await get_documents(reader, ["documents/v.example/talk"]))["documents"]  # type: ignore[arg-type]
     assert document["content"].startswith("# Erdwärme\n\n[00:00:01] Willkommen")
+
+
+async def test_captions_stored_before_they_were_documents_become_documents_by_migration_0016(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    await settle_captions(lab, "https://v.example/talk.vtt", None, CUES)
+    connection = get_connection("default")
+    # as a settle kept captions before: the contract's text and a copy of it, not indexed
+    await connection.execute_query("UPDATE evidence_revision SET text = 'Willkommen zum Vortrag.\nHeute geht es um', "
+                                   "markdown = 'Willkommen zum Vortrag.\nHeute geht es um'")
+    await connection.execute_query("DELETE FROM document_search")
+    assert parents(await search_documents(reader, "geothermie")) == []  # type: ignore[arg-type]
+    await caption_documents(None, SimpleNamespace(client=connection))
+    assert parents(await search_documents(reader, "geothermie")) == ["documents/v.example/talk.vtt"]  # type: ignore[arg-type]
+    [document] = (await get_documents(reader, ["documents/v.example/talk.vtt"]))["documents"]  # type: ignore[arg-type]
+    assert document["content"] == ("# Transcript of https://v.example/talk.vtt\n\n[00:00:01] Willkommen zum Vortrag.\n"
+                                   "[00:01:02] Heute geht es um Geothermie im Oberrhein.")
 
 
 async def test_expired_documents_are_not_found_and_the_purge_drops_them(store: str) -> None:
