@@ -7,7 +7,7 @@ place of the contract's `text` (every cue's text, cut at 20,000 characters) and 
 are cut from); `markdown` a line per cue, `[HH:MM:SS] text` (the cue's start). Each holds whole
 cues, at most MAX_TRANSCRIPT characters (the bound of a page's markdown). get_documents serves the
 lines under the document's title (`markdown`), or after the page's own markdown when the same URL
-is also stored as a page (`after_page`; store/served_documents.py). Migration 0016 rewrote the
+is also stored as a page (`after_page`; store/served_documents.py). Migration 0015 rewrote the
 revisions stored before (store/caption_documents.py).
 """
 

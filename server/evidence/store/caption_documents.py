@@ -1,4 +1,4 @@
-"""Migration 0016: caption tracks stored before they were documents become documents.
+"""Migration 0015: caption tracks stored before they were documents become documents.
 
 Their revisions kept the contract's text (the cue text cut at 20,000 characters) and a copy of it as
 markdown; a settle now keeps the cue text and the timestamped cue lines (transcript.py). Every
@@ -67,7 +67,7 @@ async def rewrite_stored(connection: BaseDBAsyncClient, *, batch: int = 100) -> 
 
 
 async def caption_documents(_apps: Any, schema_editor: Any) -> None:
-    """Migration 0016: the caption revisions stored before written as documents, and indexed."""
+    """Migration 0015: the caption revisions stored before written as documents, and indexed."""
     connection = schema_editor.client
     await rewrite_stored(connection)
     await search_index.index_stored(connection, now=datetime.now().astimezone(), kinds=(CAPTIONS,))

@@ -258,7 +258,7 @@ async def test_a_page_and_its_captions_are_one_document_holding_both(store: str)
     assert document["content"].startswith("# Erdwärme\n\n[00:00:01] Willkommen")
 
 
-async def test_captions_stored_before_they_were_documents_become_documents_by_migration_0016(store: str) -> None:
+async def test_captions_stored_before_they_were_documents_become_documents_by_migration_0015(store: str) -> None:
     lab = await Workspace.create(name="lab")
     reader = await principal_in(lab, "reader", "viewer")
     await settle_captions(lab, "https://v.example/talk.vtt", None, CUES)

@@ -7,7 +7,7 @@ from tortoise.migrations import operations as ops
 from evidencekit.server.evidence.store.caption_documents import caption_documents
 
 class Migration(migrations.Migration):
-    dependencies = [('models', '0013_store_key')]
+    dependencies = [('models', '0014_search_forms')]
 
     initial = False
 
