@@ -5,7 +5,7 @@
 
 One database per engine, migrated, then filled with bulk inserts (not through the API): DOCUMENTS
 url_text documents in one workspace, each with an evidence row, its revision's text (WORDS_PER_DOC
-words, about 2.5 KB), the settled receipt that serves it and its index row of search_text.words,
+words, about 2.5 KB), the settled receipt that serves it and its index row of search_index.entry_words (the words and their forms),
 as a settle writes them (on PostgreSQL, the words' tsvector). The
 text is made of pseudo-words drawn with Zipf frequencies (s = 1.1, as natural text) from a
 vocabulary of VOCABULARY words per script: 60% of the documents Latin-script (German, French,
@@ -44,7 +44,13 @@ from bench_common import database_url_beside, pg_database  # noqa: E402
 
 from evidencekit.server.evidence import search_text  # noqa: E402
 from evidencekit.server.evidence.store.db import open_store, sqlite_path  # noqa: E402
-from evidencekit.server.evidence.store.search_index import _PG_SCOPE, _TSVECTOR, scope_word, search  # noqa: E402
+from evidencekit.server.evidence.store.search_index import (  # noqa: E402
+    _PG_SCOPE,
+    _TSVECTOR_FORMS,
+    entry_words,
+    scope_word,
+    search,
+)
 
 VOCABULARY = 20_000
 WORDS_PER_DOC = 300
@@ -111,8 +117,8 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
             # the settled receipt that makes it served (store/served_documents)
             receipts.append((str(uuid.uuid4()), workspace, str(uuid.uuid4()), f"{number:064x}", key, "url_text",
                              "completed", now, now, valid, evidence_id, 1, 1))
-            index.append((evidence_id, workspace, 1, key.split("://", 1)[1], valid, search_text.words(title),
-                          search_text.words(text)) + (() if postgres else (scope_word(workspace, False),)))
+            index.append((evidence_id, workspace, 1, key.split("://", 1)[1], valid, *entry_words(title, text))
+                         + (() if postgres else (scope_word(workspace, False),)))
         return evidence, revisions, receipts, index
 
     tables = (("evidence", ("id", "workspace_id", "source_key", "kind", "language", "revision", "updated_at")),
@@ -121,7 +127,8 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
               ("receipt", ("id", "workspace_id", "mutation_id", "input_hash", "url", "kind", "state", "created_at",
                            "settled_at", "valid_until", "evidence_id", "evidence_revision", "attempts")),
               ("document_search", ("evidence_id", "workspace_id", "revision", "name_key", "valid_until",
-                                   "title_words", "body_words") + (() if postgres else ("scope_words",))))
+                                   "title_words", "body_words", "form_words", "tail_words")
+               + (() if postgres else ("scope_words",))))
     if postgres:
         import asyncpg
 
@@ -130,7 +137,7 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
             # the index rows as keep() writes them: the tsvector of the words, the words not kept
             await connection.execute("CREATE TEMPORARY TABLE document_search_fill (evidence_id uuid, "
                                      "workspace_id uuid, revision int, name_key text, valid_until timestamptz, "
-                                     "title_words text, body_words text)")
+                                     "title_words text, body_words text, form_words text, tail_words text)")
             for first in range(0, count, CHUNK):
                 for (table, columns), chunk in zip(tables, rows(first), strict=True):
                     records = [tuple(uuid.UUID(v) if c in ("id", "evidence_id", "workspace_id", "mutation_id") else v
@@ -141,7 +148,7 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
                 await connection.execute(
                     "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, "
                     "title_words, body_words, search) SELECT k.evidence_id, k.workspace_id, k.revision, k.name_key, "
-                    f"k.valid_until, '', '', {_TSVECTOR} || {_PG_SCOPE.format(column='k.workspace_id')} "
+                    f"k.valid_until, '', '', {_TSVECTOR_FORMS} || {_PG_SCOPE.format(column='k.workspace_id')} "
                     "FROM document_search_fill AS k")
                 await connection.execute("TRUNCATE document_search_fill")
                 print(f"  {min(count, first + CHUNK):,} documents", file=sys.stderr, flush=True)
