@@ -202,8 +202,8 @@ async def time_queries(url: str, workspace: str, asked: dict[str, list[str]], pe
                 await search(connection, [workspace], search_text.terms(text), every=True, offset=0, limit=11, now=now)
             for text in texts:
                 started = time.perf_counter()
-                hits = await search(connection, [workspace], search_text.terms(text), every=True, offset=0,
-                                    limit=11, now=now)
+                hits = (await search(connection, [workspace], search_text.terms(text), every=True, offset=0,
+                                     limit=11, now=now)).hits
                 for hit in hits[:10]:
                     search_text.snippet(hit.text, search_text.terms(text))
                 times.append(time.perf_counter() - started)
@@ -229,8 +229,8 @@ async def time_queries(url: str, workspace: str, asked: dict[str, list[str]], pe
             times = []
             for text in asked[kind]:
                 started = time.perf_counter()
-                hits = await search(connection, [stranger], search_text.terms(text), every=True, offset=0,
-                                    limit=11, now=now)
+                hits = (await search(connection, [stranger], search_text.terms(text), every=True, offset=0,
+                                     limit=11, now=now)).hits
                 times.append(time.perf_counter() - started)
                 assert not hits
             measured[f"{kind}, by a caller with no documents"] = {"times": times, "found": 0, "peer": []}

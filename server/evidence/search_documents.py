@@ -44,6 +44,7 @@ class BadPageToken(ValueError):
 class Page:
     offset: int
     every: bool  # every term must match (False: any)
+    exact: int | None = None  # how many names hold every term as written, once a page found out
 
 
 TOKEN_KEY = "page_token"  # the store key (store_keys) page tokens are signed with
@@ -59,7 +60,8 @@ def _signature(key: bytes, payload: str, workspaces: list[str]) -> str:
 
 
 def page_token(key: bytes, found: list[search_text.Term], page: Page, workspaces: list[str]) -> str:
-    raw = json.dumps({"q": _query_id(found), "o": page.offset, "e": int(page.every)}, separators=(",", ":"))
+    raw = json.dumps({"q": _query_id(found), "o": page.offset, "e": int(page.every), "x": page.exact},
+                     separators=(",", ":"))
     payload = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
     return f"{payload}.{_signature(key, payload, workspaces)}"
 
@@ -73,7 +75,7 @@ def read_token(key: bytes, token: str, found: list[search_text.Term], workspaces
         raise BadPageToken(_NOT_OURS)
     try:
         data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-        page = Page(data["o"], bool(data["e"]))
+        page = Page(data["o"], bool(data["e"]), data.get("x"))
         same = data["q"] == _query_id(found)
     except (ValueError, TypeError, KeyError, binascii.Error):  # signed by us: only an old format
         raise BadPageToken(_NOT_OURS) from None
@@ -121,16 +123,17 @@ async def search_documents(principal: Principal, query: str, page_size: int | No
     connection = get_connection("default")
     now = datetime.now(UTC)
 
-    async def ranked(at: Page) -> list[search_index.Hit]:
+    async def ranked(at: Page) -> search_index.Found:
         return await search_index.search(connection, workspaces, found, every=at.every, offset=at.offset,
-                                         limit=size + 1, now=now)
+                                         limit=size + 1, now=now, exact=at.exact)
 
-    hits = await ranked(page)
-    if not hits and not token and len(found) > 1:  # no document holds every word: any of them
+    result = await ranked(page)
+    if not result.hits and not token and len(found) > 1:  # no document holds every word: any of them
         page = Page(0, False)
-        hits = await ranked(page)
+        result = await ranked(page)
+    hits = result.hits
     answer: dict[str, Any] = {"results": await asyncio.to_thread(_results, hits[:size], found)}
     following = page.offset + size
     if len(hits) > size and following < search_index.CANDIDATES:
-        answer["next_page_token"] = page_token(key, found, Page(following, page.every), workspaces)
+        answer["next_page_token"] = page_token(key, found, Page(following, page.every, result.exact), workspaces)
     return answer

@@ -279,6 +279,8 @@ def snippet(text: str, found: list[Term], size: int = SNIPPET_CHARS, budget: Sca
     at = at or 0
     before, after, low, high = _around(text, at, size)
     flat = before + after
+    if low == 0 and high == len(text) and len(flat) <= size:  # the whole text, collapsed, fits
+        return flat
     start = max(0, len(before) - size // 3)
     if start:
         space = flat.find(" ", start, len(before)) if len(before) > start else -1

@@ -286,22 +286,59 @@ def _held_count(workspaces: Sequence[str], found: list[search_text.Term], postgr
 _BM25 = "bm25(document_search_fts, 4.0, 1.0, 0.0, 0.5, 0.25)"
 
 
+@dataclass(frozen=True)
+class Found:
+    """A page of hits, and how many names hold every term as written when this page told it (the
+    next page's offset past them is among the guesses)."""
+
+    hits: list[Hit]
+    exact: int | None = None
+
+
 async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term], *,
-                 every: bool, offset: int, limit: int, now: datetime) -> list[Hit]:
-    """The documents of `workspaces` matching `found` (every term, or any), in any of their forms,
-    best first, one per name: `limit` of them from `offset`. Those holding every term as written
-    come first; with `every=False`, those holding more of the terms first; then by the database's
-    score (bm25, ts_rank_cd). A name stored in several of the workspaces is ranked by its best row
-    and answered with the one get_documents serves (the latest updated)."""
+                 every: bool, offset: int, limit: int, now: datetime, exact: int | None = None) -> Found:
+    """The documents of `workspaces` matching `found`, best first, one per name: `limit` of them
+    from `offset`. With `every`, those holding every term as written (ranked by the database's
+    score: bm25, ts_rank_cd), then those holding every term, some only in another form (a guess,
+    ranked likewise); `exact` is how many the first are, when an earlier page found out. Without
+    `every`, those holding any term in any form, the more terms the sooner. A name stored in several
+    of the workspaces is ranked by its best row and answered with the one get_documents serves."""
     if not found or not workspaces:
-        return []
+        return Found([])
+    guess = any(term.guessable for term in found)
+    if not every:
+        some = await _ranked(connection, workspaces, found, every=False, guess=guess, offset=offset, limit=limit, now=now)
+        return Found(await _hits(connection, workspaces, found, some, now, exact=False))
+    rows: dict[str, list[int]] = {}
+    if exact is None or offset < exact:
+        rows = await _ranked(connection, workspaces, found, every=True, guess=False, offset=offset, limit=limit, now=now)
+        if len(rows) == limit or not guess:
+            return Found(await _hits(connection, workspaces, found, rows, now, exact=True), exact)
+        exact = offset + len(rows)
+    guesses = await _ranked(connection, workspaces, found, every=True, guess=True, offset=max(0, offset - exact),
+                            limit=limit - len(rows), now=now, only_guesses=True)
+    return Found(await _hits(connection, workspaces, found, rows, now, exact=True)
+                 + await _hits(connection, workspaces, found, guesses, now, exact=False), exact)
+
+
+async def _ranked(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term], *,
+                  every: bool, guess: bool, offset: int, limit: int, now: datetime,
+                  only_guesses: bool = False) -> dict[str, list[int]]:
+    """Names of the matches ranked (with `only_guesses`, those not holding every term as written;
+    without `every`, those holding more terms first), `limit` from `offset`, each with its rows."""
     postgres = is_postgres_connection(connection)
     ids = [sql_uuid(workspace, postgres) for workspace in workspaces]
-    guess = any(term.guessable for term in found)
     condition, asked = index_condition(workspaces, found, every=every, postgres=postgres, guess=guess)
     row = "d.search" if postgres else "m.id"
-    exact, exact_value = _exact_flag(workspaces, found, postgres, row, 7 + len(ids))
-    held, held_values = ("0", []) if every else _held_count(workspaces, found, postgres, row, 8 + len(ids))
+    extra: list[str] = []  # the values of placeholders past the workspaces', in order
+    exact = "false"
+    if only_guesses:
+        exact, exact_value = _exact_flag(workspaces, found, postgres, row, 7 + len(ids))
+        extra.append(exact_value)
+    held = "0"
+    if not every:
+        held, held_values = _held_count(workspaces, found, postgres, row, 7 + len(ids) + len(extra))
+        extra.extend(held_values)
     if postgres:
         # The candidates newest first, then ranked (ts_rank_cd reads each row's whole tsvector). A
         # prepared statement's plan: after five runs PostgreSQL plans it once for any query, a
@@ -309,10 +346,11 @@ async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found
         # walk of the primary key for frequent words, reading every tsvector on its way (at 10^5
         # documents, 195 ms for a word 5% of them hold, where the bitmap takes 36).
         ranked = ("SELECT d.name_key, string_agg(d.id::text, ',') AS ids, max(({held})) AS held, "
-                  "bool_or({exact}) AS exact, max(ts_rank_cd(d.search, q)) AS best FROM (SELECT id FROM document_search "
+                  "max(ts_rank_cd(d.search, q)) AS best FROM (SELECT id FROM document_search "
                   "WHERE {condition} AND workspace_id IN ({places}) AND valid_until > {p3} ORDER BY id DESC "
                   "LIMIT {p6}) AS c JOIN document_search AS d ON d.id = c.id, to_tsquery('simple'::regconfig, {p1}) AS q "
-                  "GROUP BY d.name_key ORDER BY held DESC, exact DESC, best DESC, d.name_key LIMIT {p4} OFFSET {p5}")
+                  "GROUP BY d.name_key HAVING NOT bool_or({exact}) "
+                  "ORDER BY held DESC, best DESC, d.name_key LIMIT {p4} OFFSET {p5}")
     else:
         # bm25() cannot be aggregated where it is computed: the candidates are materialized first;
         # FTS5 walks the matches newest first and computes bm25 only for those it returns
@@ -320,19 +358,25 @@ async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found
                   "FROM document_search_fts JOIN document_search AS d ON d.id = document_search_fts.rowid "
                   "WHERE {condition} AND d.workspace_id IN ({places}) AND d.valid_until > {p3} "
                   "ORDER BY document_search_fts.rowid DESC LIMIT {p6}) "
-                  "SELECT name_key, group_concat(id) AS ids, max({held}) AS held, max({exact}) AS exact, "
-                  "min(score) AS best FROM m GROUP BY name_key ORDER BY held DESC, exact DESC, best, name_key "
-                  "LIMIT {p4} OFFSET {p5}")
+                  "SELECT name_key, group_concat(id) AS ids, max({held}) AS held, min(score) AS best FROM m "
+                  "GROUP BY name_key HAVING NOT max({exact}) ORDER BY held DESC, best, name_key LIMIT {p4} OFFSET {p5}")
     places = ", ".join(f"{{p{7 + n}}}" for n in range(len(ids)))
     statement = dialect_params(ranked.replace("{condition}", condition).replace("{places}", places)
                                .replace("{exact}", exact).replace("{held}", held), postgres)
-    values = [*asked, sql_time(now, postgres), limit, offset, CANDIDATES, *ids, exact_value, *held_values]
+    values = [*asked, sql_time(now, postgres), limit, offset, CANDIDATES, *ids, *extra]
     rows = await connection.execute_query_dict(statement, values)
-    if not rows:
+    return {row["name_key"]: [int(n) for n in str(row["ids"]).split(",")] for row in rows}
+
+
+async def _hits(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term],
+                rows_of: dict[str, list[int]], now: datetime, *, exact: bool) -> list[Hit]:
+    """The hits of ranked names (`exact`: each holds every term as written)."""
+    if not rows_of:
         return []
-    rows_of = {row["name_key"]: [int(n) for n in str(row["ids"]).split(",")] for row in rows}
-    held_by = await _held(connection, workspaces, found, rows_of, postgres)
-    return await _documents(connection, list(rows_of), ids, now, held_by)
+    postgres = is_postgres_connection(connection)
+    held_by: dict[str, tuple[str | None, ...]] = ({name: ("exact",) * len(found) for name in rows_of} if exact
+               else await _held(connection, workspaces, found, rows_of, postgres))
+    return await _documents(connection, list(rows_of), [sql_uuid(w, postgres) for w in workspaces], now, held_by)
 
 
 async def _held(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term],

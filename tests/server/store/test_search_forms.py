@@ -108,3 +108,21 @@ async def test_unrelated_words_sharing_letters_are_not_taken_for_forms(store: st
     assert parents(await search_documents(reader, "Kraftwerk")) == []  # type: ignore[arg-type]
     assert parents(await search_documents(reader, "ספר")) == []  # type: ignore[arg-type]
     assert parents(await search_documents(reader, "Schulbus")) == []  # type: ignore[arg-type]
+
+
+async def test_pages_run_from_the_exact_matches_into_the_guesses_without_repeats(store: str) -> None:
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    for n in range(3):
+        await settle_page(lab, f"https://de.example/plural-{n}", f"Seite {n}", "Die Schulen der Stadt.")
+    for n in range(2):
+        await settle_page(lab, f"https://de.example/singular-{n}", f"Blatt {n}", "Die Schule der Stadt.")
+    seen, names, token = [], set(), None
+    while True:
+        answer = await search_documents(reader, "Schulen", 2, token)  # type: ignore[arg-type]
+        seen += [(r["parent"].rsplit("/", 1)[1].split("-")[0], r["match"]) for r in answer["results"]]  # type: ignore[index]
+        names |= {r["parent"] for r in answer["results"]}  # type: ignore[index]
+        token = answer.get("next_page_token")
+        if token is None:
+            break
+    assert seen == [("plural", "exact")] * 3 + [("singular", "forms")] * 2 and len(names) == 5
