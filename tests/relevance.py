@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "relevance"
-LANGUAGES = ("de", "he", "fr", "en")
+LANGUAGES = ("de", "he", "zh", "fr", "en")
 # How a query's words stand to the target page's: `exact` (each word is on the page as typed, case
 # and accents aside), `inflection` (another grammatical form: plural, case, verb form), `compound`
 # (a part of a compound the page writes, or a compound whose parts the page writes apart),
