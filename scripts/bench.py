@@ -1,6 +1,7 @@
 """One entry point for the benchmarks; each compares against a named peer measured in the same run.
 
     .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [store] [scale] [search]
+                                      [relevance]
                                       [--seconds 10] [--rounds 3]
 
 status      requests/s of POST /research-api/evidence/status through the full stack (auth, database
@@ -19,6 +20,9 @@ scale       scripts/bench_scale.py: cost per store operation at 10^4, 10^5 and 1
             default: it fills databases of several GB and takes a quarter of an hour)
 search      scripts/bench_search.py: search_documents' latency at 10^5 documents, SQLite and PostgreSQL,
             against a substring scan (not by default: a few minutes)
+relevance   scripts/bench_relevance.py: search_documents' MRR@10 and recall@10 on the relevance set
+            (tests/data/relevance), SQLite and PostgreSQL, against a tantivy BM25 baseline with a
+            stemmer per language (not by default)
 
 Only 127.0.0.1 is used. Results are printed and written to docs/benchmarks.md, each benchmark's
 section between its markers (the rest of the page is left as it is).
@@ -40,7 +44,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_common import PYTHON, ROOT, LeanClient, Row, free_port, wait_ready
+from bench_common import PG_ADMIN, PYTHON, ROOT, LeanClient, Row, free_port, wait_ready
 from bench_status import run_status
 
 
@@ -270,7 +274,9 @@ METHOD = """## How each row is measured
 
 SECTIONS = {"scale": ("bench_scale.py", "Cost as the store grows (scripts/bench scale)"),
             "store": ("bench_store.py", "Claim and settle throughput (scripts/bench store)"),
-            "search": ("bench_search.py", "search_documents at 10^5 documents (scripts/bench search)")}
+            "search": ("bench_search.py", "search_documents at 10^5 documents (scripts/bench search)"),
+            "relevance": ("bench_relevance.py", "search_documents' ranking on the relevance set (scripts/bench relevance)")}
+ARGUMENTS = {"relevance": ["--postgres", PG_ADMIN]}
 MAIN = ("status", "validation", "codegen", "retrieve", "parse")
 
 
@@ -304,8 +310,8 @@ def main() -> int:
     for name in args.benchmarks:
         if name in SECTIONS:
             script, title = SECTIONS[name]
-            out = subprocess.run([PYTHON, str(ROOT / "scripts" / script)], cwd=ROOT, capture_output=True,
-                                 text=True, check=True).stdout
+            out = subprocess.run([PYTHON, str(ROOT / "scripts" / script), *ARGUMENTS.get(name, [])], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout
             text = f"## {title}\n\nMachine: {machine}  \nDate: {datetime.date.today().isoformat()}\n\n{out}"
             print(text)
             write_section(name, text)

@@ -32,6 +32,7 @@ LANGUAGES = ("de", "he", "zh", "fr", "en")
 # page's word spelt otherwise: ue for ü, ss for ß, Hebrew plene for defective or back), `cjk-pieces`
 # (Chinese: a phrase typed without spaces whose parts stand apart on the page)
 FORMS = ("exact", "inflection", "compound", "prefix", "spelling", "cjk-pieces")
+FORM_LANGUAGE = {"prefix": "he", "cjk-pieces": "zh"}  # forms of one language's queries only
 TOP = 10
 MIN_PAGES, MIN_QUERIES = 25, 20
 WORDS = (150, 600)  # a page's length in words; Chinese in characters, CJK_CHARS
@@ -177,16 +178,17 @@ def problems(pages: Sequence[Page], queries: Sequence[Query]) -> list[str]:
         if not 1 <= len(query.text.split()) <= 3:
             found.append(f"{where}: not 1-3 words")
         on_page = fold(page.plain)
-        if query.language == "zh":
-            whole = fold(query.text) in on_page
-            missing = [] if all(part in on_page for part in fold(query.text).split()) else ["(a part)"]
+        if query.language == "zh":  # no spaces: a phrase is on the page as typed when it is there whole
+            as_typed = fold(query.text) in on_page
         else:
-            missing = [word for word in re.findall(r"\w+", fold(query.text)) if word not in _words(page.plain)]
-            whole = not missing
-        if query.form == "exact" and not whole:
-            found.append(f"{where}: `exact`, but not on {query.target} as typed: {missing or query.text}")
+            on_page_words = _words(page.plain)
+            as_typed = all(word in on_page_words for word in re.findall(r"\w+", fold(query.text)))
+        if query.form in FORM_LANGUAGE and query.language != FORM_LANGUAGE[query.form]:
+            found.append(f"{where}: `{query.form}` is a form of {FORM_LANGUAGE[query.form]} queries")
+        if query.form == "exact" and not as_typed:
+            found.append(f"{where}: `exact`, but not on {query.target} as typed")
         if query.form != "exact":
-            if whole and not (query.language == "zh" and query.form != "cjk-pieces"):
+            if as_typed:
                 found.append(f"{where}: `{query.form}`, but on {query.target} as typed")
             if not query.page_form:
                 found.append(f"{where}: `{query.form}` without the page_form it stands for")
