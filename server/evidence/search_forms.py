@@ -85,13 +85,33 @@ def stems(word: str, languages: Iterable[str]) -> set[str]:
     return found
 
 
-def _hebrew_forms(word: str) -> set[str]:
-    """The word with its plene spelling read as defective, and without one or two prefix letters."""
+_FINAL = str.maketrans("כמנפצ", "ךםןףץ")
+
+
+def _hebrew_spellings(word: str) -> set[str]:
+    """The word with its doubled yod and vav read as one, and its skeleton: yod and vav after the
+    first letter left out (plene and defective spelling alike: תיאטרון, תאטרון -> תאטרן)."""
+    skeleton = word[0] + word[1:].replace("\u05d9", "").replace("\u05d5", "")
     found = {_PLENE.sub(lambda m: m.group(1)[0], word)}
-    for cut in (1, 2):
-        if len(word) - cut >= 3 and all(letter in _HEBREW_PREFIXES for letter in word[:cut]):
-            rest = word[cut:]
-            found |= {rest, _PLENE.sub(lambda m: m.group(1)[0], rest)}
+    if len(skeleton) >= 3:
+        found.add(skeleton)
+    return found
+
+
+def _hebrew_forms(word: str) -> set[str]:
+    """The word without one or two prefix letters, without a plural ending (ים, ות: the letter
+    before it written final), each in its spellings."""
+    bases = {word}
+    for cut in (1, 2):  # the article ה comes last: nothing follows it but the word
+        if (len(word) - cut >= 3 and all(letter in _HEBREW_PREFIXES for letter in word[:cut])
+                and "\u05d4" not in word[:cut - 1]):
+            bases.add(word[cut:])
+    for base in list(bases):
+        if len(base) >= 5 and base.endswith(("\u05d9\u05dd", "\u05d5\u05ea")):
+            bases.add(base[:-3] + base[-3].translate(_FINAL))
+    found = set(bases)
+    for base in bases:
+        found |= _hebrew_spellings(base)
     found.discard(word)
     return found
 
@@ -124,34 +144,71 @@ class PageForms:
     tails: str
 
 
-def page_forms(page_words: list[str]) -> PageForms:
-    """The forms of a page's indexed words (search_text.words, split)."""
-    distinct = set(page_words)
-    languages = page_languages(page_words)
+TITLE_REPEATS = 3  # a title's forms are written this many more times: a form in the title counts more
+
+
+def _forms_of(words: set[str], languages: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """The forms and reversed endings of `words` (distinct indexed words) in `languages`."""
     forms: set[str] = set()
     tails: set[str] = set()
     german = "german" in languages
-    for word in distinct:
+    for word in words:
         if _LATIN.fullmatch(word):
             word_stems = stems(word, languages)
             forms |= word_stems
-            if german and len(word) >= MIN_COMPOUND:
-                forms.update(word[:cut] for cut in range(MIN_HEAD, len(word) - MIN_HEAD + 1))
+            if german and len(word) >= MIN_COMPOUND:  # a beginning, up to the word less an ending
+                forms.update(word[:cut] for cut in range(MIN_HEAD, len(word) - 1))
             if len(word) >= MIN_TAILED:
                 tails.update(_reverse(form) for form in {word, _s_stem(word), *word_stems})
         elif _HEBREW.fullmatch(word):
             forms |= _hebrew_forms(word)
+    return forms, tails
+
+
+def page_forms(title_words: list[str], body_words: list[str]) -> PageForms:
+    """The forms of a page's indexed words (search_text.words, split): each once, the title's
+    TITLE_REPEATS times more, as the index weighs a title's words above the text's."""
+    distinct = set(title_words) | set(body_words)
+    languages = page_languages(title_words + body_words)
+    forms, tails = _forms_of(distinct, languages)
+    title_forms, title_tails = _forms_of(set(title_words), languages)
     forms -= distinct
-    return PageForms(" ".join(sorted(forms)), " ".join(sorted(tails)))
+    title_forms -= distinct
+    return PageForms(" ".join([*sorted(forms), *sorted(title_forms) * TITLE_REPEATS]),
+                     " ".join([*sorted(tails), *sorted(title_tails) * TITLE_REPEATS]))
 
 
 @dataclass(frozen=True)
 class QueryForms:
-    """What a query word is also looked for as: other words (in a page's words or its forms) and
-    reversed endings of a page's long words."""
+    """What a query word is also looked for as: other words (in a page's words or its forms),
+    reversed endings of a page's long words, and for a compound its two parts found apart (each
+    part's forms)."""
 
     words: tuple[str, ...]
     tails: tuple[str, ...]
+    splits: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+
+
+MIN_SPLIT = 8  # a query word at least this long may be a compound of two parts ...
+MIN_PART = 3  # ... each at least this long ("Nacht|bus")
+
+
+def _part_forms(part: str) -> tuple[str, ...]:
+    return (part, *sorted(stems(part, LANGUAGES) - {part}))
+
+
+def _splits(word: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """A long Latin word's splits into two parts (a linking s dropped: "Schulessen" -> schul, essen;
+    "Arbeitsamt" -> arbeit, amt), each part with its forms."""
+    if len(word) < MIN_SPLIT:
+        return ()
+    found: dict[tuple[str, str], None] = {}
+    for cut in range(MIN_PART, len(word) - MIN_PART + 1):
+        head, tail = word[:cut], word[cut:]
+        found[(head, tail)] = None
+        if head.endswith("s") and len(head) > MIN_PART:
+            found[(head[:-1], tail)] = None
+    return tuple((_part_forms(head), _part_forms(tail)) for head, tail in found)
 
 
 def query_forms(word: str) -> QueryForms:
@@ -168,4 +225,4 @@ def query_forms(word: str) -> QueryForms:
     if len(word) >= MIN_TAIL_QUERY:
         endings = {form for form in (word, _s_stem(word), *stems(word, LANGUAGES)) if len(form) >= MIN_TAIL_QUERY}
         tails = tuple(sorted(_reverse(form) for form in endings))
-    return QueryForms(ordered, tails)
+    return QueryForms(ordered, tails, _splits(spelled))

@@ -94,14 +94,15 @@ class Term:
     source: str = field(default="", compare=False)
     forms: tuple[str, ...] = field(default=(), compare=False)
     tails: tuple[str, ...] = field(default=(), compare=False)
-    pieces: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+    pieces: tuple[tuple[tuple[str, ...], ...], ...] = field(default=(), compare=False)
+    splits: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = field(default=(), compare=False)
 
     @property
     def guessable(self) -> bool:
         """Whether anything but its words in a page's words finds it (its forms are looked for in a
         page's forms too, the word itself among them: a compound's beginning, a Hebrew word
         after its prefix letter)."""
-        return bool(self.forms or self.tails or self.pieces)
+        return bool(self.forms or self.tails or self.pieces or self.splits)
 
 
 def _pairs(run: str) -> list[str]:
@@ -145,13 +146,33 @@ def _pieces(run: str) -> list[str]:
     return [run[at:at + MAX_PHRASE_CHARS] for at in range(0, len(run) - 1, MAX_PHRASE_CHARS - 1)]
 
 
-def _cjk_pieces(phrase: str) -> tuple[tuple[str, ...], ...]:
-    """A CJK phrase of three characters or more as the pieces it falls back to when it is not found
-    whole: two characters at a time from its start (most Chinese words are two), each a one-pair
-    phrase, a last character alone. "城市交通" -> 城市, 交通: a page that holds both apart."""
-    if len(phrase) < 3:
+MAX_WAYS = 8  # the cuts of a phrase looked for, fewest words first (8 characters have 13)
+
+
+def _compositions(length: int) -> list[list[int]]:
+    """The ways to cut `length` characters into words of 2 to 4 (most Chinese words' lengths)."""
+    if length == 0:
+        return [[]]
+    return [[part, *rest] for part in (2, 3, 4) if part <= length for rest in _compositions(length - part)]
+
+
+def _cjk_pieces(phrase: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """A CJK phrase of four characters or more as the ways it falls back to its pieces when it is
+    not found whole: each a cut into words of 2 to 4 characters that a page may hold apart, each
+    word a phrase of its pairs. "纺织厂咖啡" -> 纺织 厂咖啡 | 纺织厂 咖啡: a page that holds 纺织厂 and 咖啡."""
+    if len(phrase) < 4:
         return ()
-    return tuple((phrase[at:at + 2],) for at in range(0, len(phrase), 2))
+    ways = []
+    for parts in sorted(_compositions(len(phrase)), key=len)[:MAX_WAYS]:
+        if len(parts) < 2:
+            continue
+        at, words = 0, []
+        for part in parts:
+            piece = phrase[at:at + part]
+            words.append(tuple(piece[i:i + 2] for i in range(len(piece) - 1)))
+            at += part
+        ways.append(tuple(words))
+    return tuple(ways)
 
 
 def _term(word: str, source: str) -> list[Term]:
@@ -160,7 +181,7 @@ def _term(word: str, source: str) -> list[Term]:
     for cjk, other in _RUNS.findall(word):
         if other:
             forms = search_forms.query_forms(other)
-            found.append(Term((other,), source=source, forms=forms.words, tails=forms.tails))
+            found.append(Term((other,), source=source, forms=forms.words, tails=forms.tails, splits=forms.splits))
         elif len(cjk) == 1:
             found.append(Term((cjk,), prefix=True, source=source))
         else:
@@ -169,7 +190,7 @@ def _term(word: str, source: str) -> list[Term]:
                     found.append(Term((piece,), prefix=True, source=source))
                 else:
                     found.append(Term(tuple(piece[i:i + 2] for i in range(len(piece) - 1)), source=source,
-                                      pieces=_cjk_pieces(piece)))
+                                      pieces=_cjk_pieces(piece) if len(cjk) <= MAX_PHRASE_CHARS else ()))
     return found
 
 
@@ -208,10 +229,11 @@ def _fts5_term(term: Term, guess: bool) -> str:
         parts.append("{title_words body_words form_words} : (" + " OR ".join(f'"{form}"' for form in term.forms) + ")")
     if term.tails:
         parts.append("{tail_words} : (" + " OR ".join(f'"{tail}"*' for tail in term.tails) + ")")
-    if term.pieces:
-        last = len(term.pieces) - 1
-        parts.append(f"{_TITLE_BODY} : (" + " AND ".join(
-            _fts5_phrase(piece, at == last and len(piece[0]) == 1) for at, piece in enumerate(term.pieces)) + ")")
+    for way in term.pieces:
+        parts.append(f"{_TITLE_BODY} : (" + " AND ".join(_fts5_phrase(piece, False) for piece in way) + ")")
+    for head, tail in term.splits:
+        parts.append("{title_words body_words form_words} : ((" + " OR ".join(f'"{form}"' for form in head)
+                     + ") AND (" + " OR ".join(f'"{form}"' for form in tail) + "))")
     return "(" + " OR ".join(parts) + ")"
 
 
@@ -234,10 +256,11 @@ def _ts_term(term: Term, guess: bool) -> str:
     if not guess:
         return exact
     parts = [exact, *(f"'{form}':ABC" for form in term.forms), *(f"'{tail}':*D" for tail in term.tails)]
-    if term.pieces:
-        last = len(term.pieces) - 1
-        parts.append("(" + " & ".join(_ts_phrase(piece, at == last and len(piece[0]) == 1)
-                                      for at, piece in enumerate(term.pieces)) + ")")
+    for way in term.pieces:
+        parts.append("(" + " & ".join(_ts_phrase(piece, False) for piece in way) + ")")
+    for head, tail in term.splits:
+        parts.append("((" + " | ".join(f"'{form}':ABC" for form in head) + ") & ("
+                     + " | ".join(f"'{form}':ABC" for form in tail) + "))")
     return "(" + " | ".join(parts) + ")"
 
 
@@ -407,8 +430,11 @@ def _guess_pattern(found: tuple[Term, ...]) -> re.Pattern[str] | None:
             if len(form) >= search_forms.MIN_STEM:
                 (inside if search_forms.is_hebrew(form) else starts).append(re.escape(form))
         inside.extend(re.escape(tail[::-1]) for tail in term.tails if len(tail) >= search_forms.MIN_HEAD)
-        if term.pieces:
-            inside.append(re.escape(term.pieces[0][0]))
+        for way in term.pieces:
+            first = way[0]
+            inside.append(re.escape(first[0] + "".join(pair[-1] for pair in first[1:])))
+        for head, tail in term.splits:
+            starts.extend(re.escape(form) for form in (*head, *tail) if len(form) >= search_forms.MIN_HEAD)
     parts = ([r"(?<![^\W_])(?:" + "|".join(starts) + ")"] if starts else []) + (
         ["(?:" + "|".join(inside) + ")"] if inside else [])
     return re.compile("|".join(parts)) if parts else None

@@ -164,7 +164,7 @@ def entry_words(title: str | None, text: str) -> IndexWords:
     """What the index holds of a document: its title's words and its text's, and the forms they
     take (search_forms: stems, compound parts, Hebrew without prefix letters; endings reversed)."""
     title_words, body_words = search_text.words(title or ""), search_text.words(text)
-    forms = search_forms.page_forms(title_words.split() + body_words.split())
+    forms = search_forms.page_forms(title_words.split(), body_words.split())
     return title_words, body_words, forms.forms, forms.tails
 
 
