@@ -52,9 +52,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench_common import backend_pids, backend_seconds, database_url_beside  # noqa: E402
 
+from evidencekit.server.evidence.source_urls import source_key  # noqa: E402
 from evidencekit.server.evidence.store import jobs, receipts, status_answer  # noqa: E402
 from evidencekit.server.evidence.store.db import database_url, open_store, sqlite_path  # noqa: E402
-from evidencekit.server.evidence.store.evidence import Content, source_key  # noqa: E402
+from evidencekit.server.evidence.store.evidence import Content  # noqa: E402
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView, find_view  # noqa: E402
 from evidencekit.server.evidence.store.receipts import RetrieveRequest  # noqa: E402
 
@@ -66,6 +67,7 @@ WORDS = ["study", "sample", "committee", "finding", "result", "method", "data", 
 SAMPLE_KEYS = 5000  # receipts whose keys the reads pick from
 WAITING, RUNNING = 1000, 100  # pending and running receipts, at every size
 RECENT_KEYS = 2000  # the newest receipts: what agents poll
+NO_SECRETS = b""  # the store key source keys hash secret values with: these URLs have no query string
 PURGE_SLICE = 100  # due receipts purged in each round, at every size (10^4 has 1,000 due in all)
 Key = tuple[str, str]
 
@@ -137,7 +139,7 @@ class Fill:
                 revision = 2 if revisions == 2 and number % 2 else 1
                 with_evidence = self.has_evidence(number)
                 if number % 2 == 0 and (with_evidence or self.has_evidence(number + 1)):  # once per source
-                    evidence_rows.append((evidence_id, workspace, source_key(url), "url_text", "", revisions, created))
+                    evidence_rows.append((evidence_id, workspace, source_key(url, NO_SECRETS), "url_text", "", revisions, created))
                     for rev in range(1, revisions + 1):
                         revision_rows.append((evidence_id, rev, f"hash-{source}-{rev}", url, "Findings", None,
                                               self.text, f"# Findings\n\n{self.text}", "[]", created, None))

@@ -39,6 +39,7 @@ class Origin:
     def __init__(self) -> None:
         self.replies: dict[str, Reply] = {}
         self.hits: list[str] = []
+        self.queries: dict[str, list[str]] = {}  # the query strings requested, by path
         self.headers: dict[str, dict[str, str]] = {}  # request headers, by path
         self.url = ""
         self.in_flight = 0
@@ -51,6 +52,7 @@ class Origin:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         self.hits.append(request.url.path)
+        self.queries.setdefault(request.url.path, []).append(request.url.query)
         self.headers[request.url.path] = dict(request.headers)
         reply = self.replies.get(request.url.path, Reply(b"not here", 404, "text/plain"))
         self.in_flight += 1

@@ -1,5 +1,9 @@
 """get_documents: `documents/{uri_without_scheme}` -> the current page and caption evidence the caller may
-read (store/served_documents.py)."""
+read (store/served_documents.py).
+
+A name is read as the URL it spells, made a source key as a retrieved URL is (source_urls): a name
+with tracking parameters is the document without them, one with a secret value the document
+retrieved with that secret (or with the value already in its stored form)."""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from typing import Any
 
 from tortoise.connection import get_connection
 
+from evidencekit.server.evidence import source_urls
 from evidencekit.server.evidence.store.access import Principal
-from evidencekit.server.evidence.store.evidence import source_key
 from evidencekit.server.evidence.store.models import Membership
 from evidencekit.server.evidence.store.served_documents import served_documents
+from evidencekit.server.evidence.store.store_keys import store_key
 
 PREFIX = "documents/"
 
@@ -25,7 +30,8 @@ class UnknownDocument(LookupError):
     request, so one answer names them all."""
 
     def __init__(self, unknown: list[tuple[int, str, str]]) -> None:
-        named = dict.fromkeys((name, why) for _, name, why in unknown)  # a name asked for twice is named once
+        # a name asked for twice is named once; a secret value in it is not repeated (source_urls)
+        named = dict.fromkeys((source_urls.shown_url(name), why) for _, name, why in unknown)
         super().__init__("; ".join(f"{name}: {why}" for name, why in named))
         self.names = [name for name, _ in named]
         self.places = unknown  # (index in names, name, why)
@@ -40,11 +46,13 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
     workspaces = [m.workspace_id for m in await Membership.filter(user_id=principal.user_id)]  # type: ignore[attr-defined]
     unknown: list[tuple[int, str, str]] = []
     keys: dict[str, list[str]] = {}
+    names_key = await store_key(source_urls.NAMES_KEY)  # a name's secret values are hashed under it (source_urls)
     for index, name in enumerate(names):
         if not name.startswith(PREFIX) or len(name) <= len(PREFIX):
             unknown.append((index, name, MALFORMED))
         else:
-            keys[name] = [source_key(f"{scheme}://{name[len(PREFIX):]}") for scheme in ("https", "http")]
+            keys[name] = [source_urls.source_key(f"{scheme}://{name[len(PREFIX):]}", names_key, named=True)
+                          for scheme in ("https", "http")]
     served = await served_documents(get_connection("default"), workspaces, keys, datetime.now(UTC))
     documents = []
     for index, name in enumerate(names):
@@ -53,8 +61,10 @@ async def get_documents(principal: Principal, names: list[str]) -> dict[str, Any
             if name in keys:
                 unknown.append((index, name, NOT_FOUND))
             continue
-        documents.append({"name": name, "uri": document.source_key, "content": document.markdown or document.text,
-                          "description": document.description, "title": document.title})
+        # the document's own name: without the tracking parameters and secrets the name asked by may hold
+        documents.append({"name": PREFIX + document.source_key.split("://", 1)[-1], "uri": document.source_key,
+                          "content": document.markdown or document.text, "description": document.description,
+                          "title": document.title})
     unknown.sort()
     if unknown:
         raise UnknownDocument(unknown)

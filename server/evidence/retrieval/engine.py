@@ -35,6 +35,7 @@ from evidencekit.server.evidence.parse.text import first_language, looks_binary
 from evidencekit.server.evidence.retrieval import limits
 from evidencekit.server.evidence.retrieval.outcomes import PARTIAL_PRIORITY, failure_status, outcome
 from evidencekit.server.evidence.retrieval.result_check import result_violations
+from evidencekit.server.evidence.source_urls import shown_url
 
 log = logging.getLogger("evidencekit.retrieval")
 
@@ -174,7 +175,7 @@ class RetrievalEngine:
         try:
             if await self._origin_refused(draft, response, budget):
                 return self.finish(draft)
-            draft.source_url = response.url
+            draft.source_url = shown_url(response.url)  # a secret in its query string is not shown
             if kind == "url_text":
                 await self._read_document(draft, response, budget)
             else:
@@ -229,7 +230,7 @@ class RetrievalEngine:
         if media in HTML_TYPES:
             page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
                                            text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN,
-                                           deadline=budget.deadline, url=response.url)
+                                           deadline=budget.deadline, url=shown_url(response.url))
             if page.binary:  # bytes that are not text, labelled as HTML
                 draft.end("unsupported_content")
                 return
@@ -303,7 +304,7 @@ class RetrievalEngine:
             return
         if await self._origin_refused(draft, caption, budget):
             return
-        draft.source_url = caption.url
+        draft.source_url = shown_url(caption.url)
         draft.conditions.clear()  # the page's own (its size) no longer matter: the cues come from the track
         media = self._take_media(draft, caption)
         if _unreadable_captions(media, caption.body):
@@ -364,7 +365,7 @@ class RetrievalEngine:
         if not violations:
             return retrieved
         # A bug here, not the origin's doing; stored as is, it would make the receipt unreadable.
-        log.error("result of %s breaks the contract, stored as unavailable: %s", draft.source_url,
+        log.error("result of %s breaks the contract, stored as unavailable: %s", _shown(draft.source_url or ""),
                   "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
         failed = Draft(draft.kind, draft.requested_language)
         failed.end("unavailable")

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 from tortoise.backends.base.client import BaseDBAsyncClient
 
 from evidencekit.server.evidence.store.ids import new_id
@@ -20,22 +19,6 @@ from evidencekit.server.evidence.store.sql import (
     rows_table,
     sql_time,
 )
-
-
-def source_key(url: str) -> str:
-    """The URL as a source identity, itself a valid URI: scheme and host lowercased (IDNA), default
-    port and fragment dropped."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError):
-        return url
-    default = {"https": 443, "http": 80}.get(parsed.scheme)
-    port = "" if parsed.port in (None, default) else f":{parsed.port}"
-    path = parsed.raw_path.decode("ascii", "replace") or "/"
-    host = parsed.raw_host.decode("ascii").lower()  # IDNA (punycode), as a URI spells it
-    if ":" in host:
-        host = f"[{host}]"  # an IPv6 literal keeps its brackets
-    return f"{parsed.scheme}://{host}{port}{path}"
 
 
 @dataclass(frozen=True)
@@ -54,15 +37,14 @@ class Source:
     """What a settle records: the receipt's source and the content retrieved from it."""
 
     workspace_id: uuid.UUID | str
-    url: str
+    source_key: str  # of the receipt's URL (source_urls.source_key)
     kind: str
     language: str | None
     content: Content
     key: tuple[str, str, str, str] = field(init=False)  # the evidence row's unique key
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "key", (str(self.workspace_id), source_key(self.url), self.kind,
-                                         self.language or ""))
+        object.__setattr__(self, "key", (str(self.workspace_id), self.source_key, self.kind, self.language or ""))
 
 
 _KEYS = (("id", "uuid"), ("workspace_id", "uuid"), ("source_key", "text"), ("kind", "text"), ("language", "text"))

@@ -31,6 +31,7 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
+from evidencekit.server.evidence import source_urls
 from evidencekit.server.evidence.store import evidence as evidence_store
 from evidencekit.server.evidence.store import search_index, status_answer
 from evidencekit.server.evidence.store.models import Receipt
@@ -44,6 +45,7 @@ from evidencekit.server.evidence.store.sql import (
     sql_time,
     stored_json,
 )
+from evidencekit.server.evidence.store.store_keys import store_key
 
 # One statement: first the oldest pending receipt of each workspace with nothing running (the
 # running receipts are few), so one workspace's backlog delays another's receipt by one slot at
@@ -236,7 +238,7 @@ def _words_of(settles: Sequence[Settle]) -> dict[str, tuple[str, str]]:
 
 
 async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
-                      words: dict[str, tuple[str, str]]) -> set[str]:
+                      words: dict[str, tuple[str, str]], names_key: bytes) -> set[str]:
     """Settle every receipt of `settles` in one transaction, or none (_NotAllHeld, with the ones held).
 
     The evidence is written first, its statement a write: on SQLite it takes the write lock before
@@ -245,14 +247,15 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
     async with in_transaction() as connection:
         postgres = is_postgres_connection(connection)
         with_content = [item for item in settles if item.content is not None]
+        keys = {str(item.receipt.id): source_urls.source_key(item.receipt.url, names_key) for item in with_content}
         recorded = await evidence_store.record_many(connection, [
-            evidence_store.Source(item.receipt.workspace_id, item.receipt.url, item.receipt.kind,
+            evidence_store.Source(item.receipt.workspace_id, keys[str(item.receipt.id)], item.receipt.kind,
                                   item.receipt.language, item.content)
             for item in with_content if item.content is not None])
         evidence = {str(item.receipt.id): found for item, found in zip(with_content, recorded, strict=True)}
         await search_index.keep(connection, [
             search_index.Entry(found[0], found[1], item.receipt.workspace_id,
-                               evidence_store.source_key(item.receipt.url), item.receipt.valid_until,
+                               keys[str(item.receipt.id)], item.receipt.valid_until,
                                item.content.title, item.content.text, words.get(str(item.receipt.id)))
             for item, found in zip(with_content, recorded, strict=True) if _indexed(item) and item.content is not None])
         rows = [_settled_row(item, evidence.get(str(item.receipt.id), (None, None)), now) for item in settles]
@@ -280,9 +283,11 @@ async def settle_many(worker_id: str, settles: Sequence[Settle], *, now: datetim
     # the index's words, a few ms of CPU for a long page: in a thread, before the transaction, so
     # that neither the event loop nor the database's write lock waits on them
     words = await asyncio.to_thread(_words_of, settles) if any(map(_indexed, settles)) else {}
+    # secret values in the evidence's names are hashed under it (source_urls); read once per client
+    names_key = await store_key(source_urls.NAMES_KEY) if any(item.content is not None for item in settles) else b""
     while settles:
         try:
-            return await _settle_all(worker_id, settles, now, words)
+            return await _settle_all(worker_id, settles, now, words, names_key)
         except _NotAllHeld as partly:
             settles = [item for item in settles if str(item.receipt.id) in partly.held]
     return set()

@@ -56,7 +56,10 @@ async def served_documents(connection: BaseDBAsyncClient, workspaces: Sequence[A
                            keys: Mapping[str, Sequence[str]], now: datetime) -> dict[str, Served]:
     """The served document of each name in `keys` (name -> the source keys it may stand for) that
     has one."""
-    wanted = {key: name for name, named in keys.items() for key in named}
+    wanted: dict[str, list[str]] = {}  # two names may stand for one key (source_urls: tracking parameters)
+    for name, named in keys.items():
+        for key in named:
+            wanted.setdefault(key, []).append(name)
     if not wanted or not workspaces:
         return {}
     postgres = is_postgres_connection(connection)
@@ -73,7 +76,8 @@ async def served_documents(connection: BaseDBAsyncClient, workspaces: Sequence[A
         [sql_time(now, postgres), *(sql_uuid(w, postgres) for w in workspaces), *wanted])
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
-        latest.setdefault((wanted[row["source_key"]], row["kind"]), row)
+        for name in wanted[row["source_key"]]:
+            latest.setdefault((name, row["kind"]), row)
     parts: dict[str, dict[str, dict[str, Any]]] = {}
     for (name, kind), row in latest.items():
         if row["unexpired"] and row["text"] is not None:

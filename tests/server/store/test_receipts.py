@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from evidencekit.server.evidence.source_urls import source_key
 from evidencekit.server.evidence.store import jobs, receipts
-from evidencekit.server.evidence.store.evidence import Content, source_key
+from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.models import Evidence, Receipt
 from evidencekit.server.evidence.store.receipts import MutationConflict, RetrieveRequest
 from tests.support import validator_named
@@ -133,7 +134,7 @@ async def test_evidence_revisions_follow_the_content(store: str) -> None:
     assert claimed is not None and claimed.id == other.id
     await jobs.settle(claimed, "w", RESULT, content("one"))
     assert await Evidence.all().count() == 2
-    assert source_key("HTTPS://Example.com:443/a#frag") == "https://example.com/a"
+    assert source_key("HTTPS://Example.com:443/a#frag", b"") == "https://example.com/a"
 
 
 @pytest.mark.parametrize(("url", "key"), [
@@ -143,7 +144,7 @@ async def test_evidence_revisions_follow_the_content(store: str) -> None:
     ("https://xn--bcher-kva.example/x", "https://xn--bcher-kva.example/x"),
 ])
 def test_a_source_key_is_a_uri_get_documents_can_answer_with(url: str, key: str) -> None:
-    assert source_key(url) == key
+    assert source_key(url, b"") == key
     answer = {"documents": [{"name": "documents/x", "uri": key, "content": "", "description": "", "title": ""}]}
     assert validator_named("get_documents").output_errors(answer) == []
 
