@@ -96,10 +96,10 @@ async def test_a_page_under_tracking_parameters_is_one_document(service: dict[st
         [hit] = await reader.search("kormoranzählung")
         name = "documents/" + url.split("://", 1)[1]
         assert (hit["parent"], hit["uri"]) == (name, url)
-        # the name asked by with its tracking parameters is that document, named as search names it
-        [document] = await reader.documents(name + "?utm_source=news")
-        assert (document["name"], document["uri"]) == (name, url)
-        assert "Kormoranzählung" in document["content"]
+        # a name with tracking parameters is that document, answered with its own name, also beside it
+        tracked, plain = await reader.documents(name + "?utm_source=news", name)
+        assert (tracked["name"], tracked["uri"]) == (name, url) and tracked == plain
+        assert "Kormoranzählung" in tracked["content"]
     assert origin.queries["/names/heron"][0] == "utm_source=news&utm_medium=mail"  # fetched as given
 
 
