@@ -28,6 +28,11 @@ async def store_key(name: str) -> bytes:
     return known[name]
 
 
+async def store_key_on(connection: Any, name: str) -> bytes:
+    """`store_key` on a given connection (a migration's), not cached."""
+    return await _stored(connection, name)
+
+
 async def _stored(connection: Any, name: str) -> bytes:
     postgres = is_postgres_connection(connection)
     rows = await connection.execute_query_dict(dialect_params(_READ, postgres), [name])
