@@ -129,7 +129,3 @@ def shown_url(url: str) -> str:
     shown = _query(query, drop=lambda _: False, value_of=lambda _: REDACTED)
     return f"{path}?{shown}" if shown else path
 
-
-def has_secret(url: str) -> bool:
-    """Whether the URL's query string holds a value `shown_url` redacts."""
-    return shown_url(url) != url.partition("#")[0]
