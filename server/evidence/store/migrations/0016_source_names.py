@@ -6,7 +6,7 @@ from tortoise.migrations import operations as ops
 from evidencekit.server.evidence.store.source_renames import rename_sources
 
 class Migration(migrations.Migration):
-    dependencies = [('models', '0013_store_key')]
+    dependencies = [('models', '0015_caption_documents')]
 
     initial = False
 
