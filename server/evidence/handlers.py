@@ -125,6 +125,9 @@ class EvidenceHandlers:
     async def search_documents(self, payload: SearchDocumentsInput,
                                context: RequestContext) -> SearchDocumentsOutputData:
         principal = principal_of(context)
+        if not payload.query.strip():  # the contract's minLength counts spaces: refused as an empty one is
+            raise BadRequest("query holds only whitespace: give at least one word to find", code="blank_query",
+                             fields=[FieldError("$.query", "must hold a word, not only whitespace", "minLength")])
         try:
             token = payload.page_token if isinstance(payload.page_token, str) else None  # MISSING: absent
             async with self.searches.turn(principal.token_id):

@@ -1,0 +1,105 @@
+"""Agent-facing traps (issue 54), each seen the way a caller meets it: over REST, MCP over
+Streamable HTTP and MCP over stdio (the official SDK's client), and the CLI; the same verdict on each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.origin import Origin, serve_origin
+from tests.server.test_mcp import seeded
+from tests.support import allow_origin, running_service
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def origin() -> Iterator[Origin]:
+    with serve_origin() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with running_service(tmp_path_factory.mktemp("surfaces"), allow=allow_origin(origin.url)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def stdio_params(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> StdioServerParameters:
+    data = tmp_path_factory.mktemp("surfaces-stdio")
+    who = seeded(data)
+    env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(data), "SOSOAPI_ACCESS_TOKEN": who["token"],
+           "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": allow_origin(origin.url),
+           "EVIDENCEKIT_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT), "WORKSPACE": who["workspace_id"]}
+    return StdioServerParameters(command=sys.executable, args=["-m", "evidencekit", "mcp"], cwd=str(data), env=env)
+
+
+@asynccontextmanager
+async def http_session(service: dict[str, Any]) -> AsyncIterator[ClientSession]:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {service['token']}"}) as http, \
+            streamable_http_client(service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def stdio_session(params: StdioServerParameters) -> AsyncIterator[ClientSession]:
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def rest(service: dict[str, Any], path: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(service["base"] + path, json=body, headers={"Authorization": f"Bearer {service['token']}"},
+                      timeout=30)
+
+
+def cli(service: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
+                   "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
+    return subprocess.run([sys.executable, "-m", "evidencekit", *args], env=environment, capture_output=True,
+                          text=True, timeout=60, check=False, cwd=str(service["data"]))
+
+
+def texts(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+# -- a query of whitespace alone -------------------------------------------------------------------
+
+BLANK = " \t "
+
+
+async def test_a_whitespace_only_query_is_refused_like_an_empty_one(service: dict[str, Any],
+                                                                    stdio_params: StdioServerParameters) -> None:
+    """An empty query is a validation error; one of spaces alone was 'no document' (CLI exit 1, MCP
+    []): now both are refused on every surface, saying what to send instead."""
+    answer = rest(service, "/research-api/documents/search", {"query": BLANK})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["fields"][0]["field"] == "$.query" and "word" in answer.json()["message"]
+    for opened in (http_session(service), stdio_session(stdio_params)):
+        async with opened as session:
+            result = await session.call_tool("search_documents", {"query": BLANK})
+        assert result.is_error and "$.query" in texts(result) and "word" in texts(result), texts(result)
+    for query in ("", BLANK):
+        done = cli(service, "search", query)
+        assert done.returncode == 2, (query, done.returncode, done.stderr)
+        assert "word" in done.stderr or "$.query" in done.stderr
+    assert "whitespace" in cli(service, "search", BLANK).stderr
