@@ -458,10 +458,22 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
             content = document["content"]
             if content.startswith(heading + "\n") or content == heading:  # the page's own headline says it
                 content = content[len(heading):].lstrip("\n")
-            print(f"{heading}\n\n<{document['uri']}>\n\n{content}\n")
+            print(f"{heading}\n\n<{document['uri']}>\n\n{_below_heading(content)}\n")
     for name, why in missing:
         print(f"evidencekit: {name}: {why}", file=sys.stderr)
     return UNSUCCESSFUL if missing else OK
+
+
+def _below_heading(markdown: str) -> str:
+    """`markdown` under the document's one H1: its own H1s (outside code blocks) become H2s."""
+    lines, fence = markdown.split("\n"), ""
+    for index, line in enumerate(lines):
+        marker = line.lstrip()[:3]
+        if marker in ("```", "~~~") and (not fence or marker == fence):
+            fence = "" if fence else marker
+        elif not fence and (line.startswith("# ") or line == "#"):
+            lines[index] = "#" + line
+    return "\n".join(lines)
 
 
 def _documents(client: EvidenceClient, names: list[str]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

@@ -363,6 +363,19 @@ def test_a_document_whose_headline_is_its_title_shows_it_once(service: dict[str,
     assert shown.count("# Spring flood") == 1 and "The river rose." in shown
 
 
+def test_a_document_prints_one_h1_even_when_its_headline_differs_from_its_title(service: dict[str, Any],
+                                                                               origin: Origin) -> None:
+    page = (b"<html><head><title>Spring flood | River News</title></head><body><article><h1>Spring flood</h1>"
+            b"<p>The river rose.</p><h1>Second part</h1><p>It fell again.</p><pre># not a heading</pre>"
+            b"</article></body></html>")
+    url = origin.reply("/cli-two-headlines", Reply(page))
+    assert cli(service, "retrieve", url, "--wait").returncode == 0
+    shown = cli(service, "documents", url).stdout
+    h1 = [line for line in shown.splitlines() if line.startswith("# ")]
+    assert h1 == ["# Spring flood | River News", "# not a heading"], shown  # the second in a code block
+    assert "## Spring flood" in shown and "## Second part" in shown and "It fell again." in shown
+
+
 def test_the_ids_lead_somewhere(service: dict[str, Any], origin: Origin) -> None:
     """The first line is the mutation_id `status` takes, a stored page's `documents/...` name is
     printed, and `documents` takes the page's URL too."""
