@@ -138,6 +138,7 @@ class _Line:
     url: str
     mutation: str
     refused: str | None = None  # why the server refused to start it
+    receipt_possible: bool = True  # False once refused before any receipt could exist under `mutation`
     sent: bool = False
     retrieval: dict[str, Any] | None = None  # the last answer about its receipt
     note: str | None = None  # "timed out", "not sent", "not settled": why `retrieval` is not final
@@ -247,7 +248,11 @@ def _submit_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_L
                     if _refuses_every_line(exc):
                         raise
                     line.refused = _field_errors(exc) or f"{exc.status} {exc.code}: {exc.message}"
-                    progress.say(f"line {line.number}: {line.url}: {line.refused}")
+                    # a refused input, or one whose mutation_id holds another input's receipt (409):
+                    # no receipt of this line; after a server error one may exist
+                    line.receipt_possible = isinstance(exc, errors.ServerError)
+                    progress.say(f"line {line.number}: {line.url}: refused, no receipt made: {line.refused}"
+                                 if not line.receipt_possible else f"line {line.number}: {line.url}: {line.refused}")
                     break
             progress.advance()
     finally:
@@ -282,9 +287,10 @@ def _settle_all(client: EvidenceClient, args: argparse.Namespace, lines: list[_L
 
 def _print_summary(lines: list[_Line], as_json: bool) -> None:
     if as_json:
-        print(_json([{"line": line.number, "url": line.url, "mutation_id": line.mutation,
-                           "retrieval": line.retrieval, "refused": line.refused, "note": line.note}
-                          for line in lines]))
+        print(_json([{"line": line.number, "url": line.url,
+                      "mutation_id": line.mutation if line.receipt_possible else None,
+                      "retrieval": line.retrieval, "refused": line.refused, "note": line.note}
+                     for line in lines]))
         return
     shown = {line.number: line.outcome() for line in lines}
     counts = Counter(status for status, _ in shown.values())
@@ -297,7 +303,8 @@ def _print_summary(lines: list[_Line], as_json: bool) -> None:
     if failed:
         print("\n| line | url | status | reason | mutation_id |\n|---:|---|---|---|---|")
         print("\n".join(f"| {line.number} | {line.url} | {shown[line.number][0]} | {shown[line.number][1]} "
-                        f"| {line.mutation} |" for line in failed))
+                        f"| {line.mutation if line.receipt_possible else '— (refused: no receipt)'} |"
+                        for line in failed))
 
 
 def _retrieve_batch(client: EvidenceClient, args: argparse.Namespace,

@@ -75,11 +75,14 @@ def test_a_bad_line_is_named_and_the_rest_still_runs(service: dict[str, Any], or
     urls.write_text(f"{origin.reply('/batch-ok', Reply(PAGE))}\nnot a url\n")
     done = cli(service, "retrieve", "--from-file", str(urls), "--json")
     assert done.returncode == 2, done.stderr
-    assert "line 2: not a url: $.url is not a valid uri" in done.stderr
+    assert "line 2: not a url: refused, no receipt made: $.url is not a valid uri" in done.stderr
     first, second = json.loads(done.stdout)
     assert first["retrieval"]["result"]["status"] == "ready" and first["refused"] is None
-    assert second == {"line": 2, "url": "not a url", "mutation_id": second["mutation_id"], "retrieval": None,
+    # no receipt was made: no mutation_id that `status` would answer "no receipt" for
+    assert second == {"line": 2, "url": "not a url", "mutation_id": None, "retrieval": None,
                       "refused": "$.url is not a valid uri", "note": None}
+    table = cli(service, "retrieve", "--from-file", str(urls))
+    assert "| 2 | not a url | refused | $.url is not a valid uri | — (refused: no receipt) |" in table.stdout
 
 
 def test_workspace_flag_after_the_command_and_status_exit_codes(service: dict[str, Any], origin: Origin) -> None:
