@@ -3,6 +3,7 @@ and file names as a user's TAB would."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,60 @@ def test_fish_script_quotes_any_help_text(fish_script: Path, tmp_path: Path) -> 
     checked = subprocess.run(["fish", "--no-execute", str(script)], capture_output=True, text=True, timeout=30)
     assert checked.returncode == 0, checked.stderr
     assert fish_complete(script, "tool --mode ") == ["a\\b", "it's"]
+
+
+def service_script(shell: str, folder: Path) -> Path:
+    """`research-evidence completion SHELL`, as a user would save it."""
+    done = subprocess.run([Path(sys.executable).parent / "research-evidence", "completion", shell],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    script = folder / f"research-evidence.{shell}"
+    script.write_text(done.stdout)
+    return script
+
+
+def complete_service(script: Path, line: str, cwd: Path = ROOT) -> list[str]:
+    """What bash offers for TAB at the end of `line` (a research-evidence command line)."""
+    words = line.split(" ")
+    program = f"""
+source {script}
+COMP_WORDS=({" ".join(f"'{word}'" for word in words)})
+COMP_CWORD={len(words) - 1}
+COMP_LINE='{line}'
+COMP_POINT=${{#COMP_LINE}}
+$(complete -p research-evidence | sed -E 's/.*-F ([^ ]+) .*/\\1/') research-evidence '{words[-1]}' '{words[-2]}'
+printf '%s\\n' "${{COMPREPLY[@]}}"
+"""
+    done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=True, cwd=cwd, timeout=30)
+    return sorted(filter(None, (word.strip() for word in done.stdout.splitlines())))
+
+
+def test_research_evidence_has_completion_of_its_own(tmp_path: Path) -> None:
+    """`research-evidence completion bash` completes research-evidence's commands (and only those:
+    codegen is the toolkit's), their options, choices and file names, as evidencekit's does."""
+    script = service_script("bash", tmp_path)
+    assert set(complete_service(script, "research-evidence ")) == {
+        "retrieve", "status", "documents", "search", "serve", "mcp", "worker", "admin", "import-pages", "completion"}
+    assert complete_service(script, "research-evidence re") == ["retrieve"]
+    assert complete_service(script, "research-evidence retrieve --wa") == ["--wait"]
+    assert complete_service(script, "research-evidence retrieve --kind ") == ["published_captions", "url_text"]
+    assert complete_service(script, "research-evidence admin to") == ["token", "tokens"]
+    assert complete_service(script, "research-evidence completion ") == ["bash", "fish", "tcsh", "zsh"]
+    (tmp_path / "urls.txt").write_text("https://example.com/\n")
+    assert complete_service(script, "research-evidence retrieve --from-file ur", cwd=tmp_path) == ["urls.txt"]
+    for shell in ("zsh", "tcsh"):
+        written = service_script(shell, tmp_path).read_text()
+        assert "research-evidence" in written and "import-pages" in written and "codegen" not in written
+
+
+def test_research_evidence_completion_for_fish(tmp_path: Path) -> None:
+    import shutil
+
+    if shutil.which("fish") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("fish is not installed")
+        pytest.skip("fish is not installed (Debian: apt-get install fish)")
+    script = service_script("fish", tmp_path)
+    assert fish_complete(script, "research-evidence re") == ["retrieve"]
+    assert fish_complete(script, "research-evidence retrieve --wa") == ["--wait"]
+    assert "codegen" not in fish_complete(script, "research-evidence ")

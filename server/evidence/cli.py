@@ -39,6 +39,8 @@ def usage() -> str:
         "server (DATABASE_URL or EVIDENCEKIT_DATA_DIR, EVIDENCEKIT_*: docs/settings.md):", *server, "",
         "client exit codes: 0 success, 1 settled without success, 2 bad usage or input, 3 refused by the",
         "server, 4 server unreachable, 5 --wait timed out.", "",
+        f"{'  completion {' + ','.join(SHELLS) + '}':<46}print a shell completion script",
+        f"{'':46}(eval \"$({PROG} completion bash)\")", "",
         "The same commands answer as `evidencekit COMMAND` where the service is installed."])
 
 
@@ -104,6 +106,27 @@ worker = _command("a worker process (several may share PostgreSQL)", "", module=
 admin = _command("workspaces, users, members, tokens", "...", module="admin")
 import_pages = _command("take the vendor's published pages into contracts/", "PAGE...", module="page_import")
 
+SHELLS = ("bash", "zsh", "tcsh", "fish")  # as `evidencekit completion` (evidencekit.completion.SHELLS)
+
+
+def command_tree() -> argparse.ArgumentParser:
+    """`research-evidence`'s commands as completion sees them (and `completion` itself)."""
+    from evidencekit.completion import build_parser as completion_parser
+    from evidencekit.completion import tree_of
+
+    parsers = {name: [command.parser()] for name, command in COMMANDS.items() if command.parser is not None}
+    helps = {name: command.help for name, command in COMMANDS.items()}
+    parsers["completion"], helps["completion"] = [completion_parser(PROG)], "print a shell completion script"
+    return tree_of(PROG, parsers, helps)
+
+
+def completion(argv: list[str]) -> int:
+    """`research-evidence completion bash|zsh|tcsh|fish`: written as `evidencekit completion` is."""
+    from evidencekit.completion import main as completion_main
+
+    return completion_main(argv, PROG, command_tree)
+
+
 COMMANDS: dict[str, Command] = {"retrieve": retrieve, "status": status, "documents": documents, "search": search,
                                 "serve": serve, "mcp": mcp, "worker": worker, "admin": admin,
                                 "import-pages": import_pages}
@@ -140,6 +163,8 @@ def _dispatch(args: list[str]) -> int:
         return client_main(args)
     if args[0] in COMMANDS:
         return COMMANDS[args[0]].main(args[1:])
+    if args[0] == "completion":
+        return completion(args[1:])
     close = difflib.get_close_matches(args[0], list(COMMANDS), n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     print(f"{PROG}: unknown command {args[0]!r} ({hint}try: {PROG} --help)", file=sys.stderr)
