@@ -76,6 +76,9 @@ def _path_item(op: Operation, examples: dict[str, Any], errors: Mapping[str, Err
                 "X-Contract-Newer": {"schema": {"type": "string"}, "description": (
                     "Sent only to a caller of an earlier, compatible contract: the newer contract served here.")},
                 "X-Request-Id": _HEADER,
+                "X-Note": {"schema": {"type": "string"}, "description": (
+                    "Sent once per note the server has on this answer (what it means beyond its JSON, the "
+                    "next step): printable ASCII, any other character percent-encoded as UTF-8 (`%` too).")},
             },
             "content": {"application/json": response_body},
         }

@@ -103,6 +103,12 @@ class EvidenceClient:
     def close(self) -> None:
         self.api.close()
 
+    @property
+    def notes(self) -> list[str]:
+        """What the server said of the last answer beyond its JSON (its X-Note headers): why a URL
+        was blocked, the mutation_id of a receipt whose id was given instead, names not found."""
+        return self.api.notes
+
     def __enter__(self) -> EvidenceClient:
         return self
 
@@ -175,6 +181,11 @@ class AsyncEvidenceClient:
 
     async def aclose(self) -> None:
         await self.api.aclose()
+
+    @property
+    def notes(self) -> list[str]:
+        """What the server said of the last answer beyond its JSON (X-Note; calls made at once share it)."""
+        return self.api.notes
 
     async def __aenter__(self) -> AsyncEvidenceClient:
         return self

@@ -99,6 +99,13 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
         print("\n".join(_receipt_lines(data["retrieval"])))
 
 
+def _say_notes(client: EvidenceClient) -> None:
+    """What the server said of its last answer beyond the JSON (why a URL was blocked, the mutation_id
+    of a receipt whose id was given), on stderr: stdout keeps the answer alone."""
+    for note in client.notes:
+        print(f"evidencekit: {note}", file=sys.stderr)
+
+
 def _progress(label: str) -> Any:
     last: list[str] = []
 
@@ -120,6 +127,7 @@ def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
         answer = client.retrieve(args.url, args.kind, args.language, mutation_id=mutation).model_dump(mode="json")
         if not args.wait:
             _show(answer, args.json)
+            _say_notes(client)
             return OK
         final = client.wait(mutation, timeout=args.timeout, on_poll=_progress(mutation)).model_dump(mode="json")
     except (errors.ClientError, KeyboardInterrupt) as stopped:
@@ -129,6 +137,7 @@ def _retrieve_one(client: EvidenceClient, args: argparse.Namespace) -> int:
             print(f"evidencekit: {_resume_hint(mutation)}", file=sys.stderr)  # nothing is lost: ask again later
         raise
     _show(final, args.json)
+    _say_notes(client)
     return OK if _succeeded(final["retrieval"]) else UNSUCCESSFUL
 
 
@@ -452,6 +461,7 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
             return _fail(f"{args.mutation_id!r} is not a uuid", USAGE)
         data = client.status(args.mutation_id).model_dump(mode="json")
         _show(data, args.json)
+        _say_notes(client)
         retrieval = data["retrieval"]
         unsettled = retrieval is not None and retrieval["state"] in ("pending", "running")
         return OK if unsettled or _succeeded(retrieval) else UNSUCCESSFUL

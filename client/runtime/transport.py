@@ -22,6 +22,7 @@ from evidencekit.client.runtime.errors import (
     TransportError,
     error_for,
 )
+from evidencekit.contracts.notes import NOTE_HEADER, from_header
 from evidencekit.contracts.query import to_query
 from evidencekit.contracts.wire import parse
 
@@ -138,6 +139,11 @@ def _answer(operation: OperationRef, response: httpx.Response, on_mismatch: str 
     return response.content
 
 
+def _notes(response: httpx.Response) -> list[str]:
+    """What the server says of a successful answer beyond its JSON (RequestContext.notes)."""
+    return [from_header(value) for value in response.headers.get_list(NOTE_HEADER)]
+
+
 _GATEWAY_STATUSES = (502, 503, 504)  # a proxy's own page while the service restarts: worth retrying
 
 
@@ -159,9 +165,11 @@ class SyncTransport:
         self.token = _checked_token(token)
         self.on_contract_mismatch = on_contract_mismatch
         self._http = http_client or httpx.Client(base_url=base_url, timeout=timeout)
+        self.notes: list[str] = []  # the server's notes on the last answer (X-Note)
 
     def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any],
               timeout: float | None = None) -> bytes:
+        self.notes = []
         try:
             response = self._http.request(
                 operation.method, operation.path, **_input(operation, body),
@@ -169,7 +177,9 @@ class SyncTransport:
                 timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
             raise _transport_error(operation, exc) from None
-        return _answer(operation, response, self.on_contract_mismatch)
+        answered = _answer(operation, response, self.on_contract_mismatch)
+        self.notes = _notes(response)
+        return answered
 
     def close(self) -> None:
         self._http.close()
@@ -187,6 +197,7 @@ class AsyncTransport:
         self.token = _checked_token(token)
         self.on_contract_mismatch = on_contract_mismatch
         self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        self.notes: list[str] = []  # the server's notes on the last answer (X-Note; calls at once share it)
 
     async def _call(self, operation: OperationRef, body: BaseModel | Mapping[str, Any],
                     timeout: float | None = None) -> bytes:
@@ -197,7 +208,9 @@ class AsyncTransport:
                 timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TransportError as exc:
             raise _transport_error(operation, exc) from None
-        return _answer(operation, response, self.on_contract_mismatch)
+        answered = _answer(operation, response, self.on_contract_mismatch)
+        self.notes = _notes(response)
+        return answered
 
     async def aclose(self) -> None:
         await self._http.aclose()

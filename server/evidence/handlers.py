@@ -65,7 +65,8 @@ def _unsafe_url(answer: object) -> bool:
 
 
 def _explain_unsafe(context: RequestContext, url: str | None) -> None:
-    """Over MCP, why the URL was not fetched (the result has no field for it; REST sends only the JSON)."""
+    """Why the URL was not fetched (the result has no field for it): a note, MCP text content or a
+    REST X-Note header."""
     if url is not None:
         context.notes.append(unsafe_cause(url, EgressPolicy.from_env()))
 
@@ -94,22 +95,23 @@ class EvidenceHandlers:
             raise Conflict(str(conflict), code="mutation_conflict") from None
         except ServiceRateLimited as limited:
             raise RateLimited(str(limited), retry_after=limited.retry_after) from None
-        if context.surface == "mcp" and _unsafe_url(data):
+        if _unsafe_url(data):
             _explain_unsafe(context, payload.url)
         return cast(RetrieveOutputData, data)
 
     async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData | CheckedAnswer:
         answer = await self.service.status(payload.workspace_id, payload.mutation_id)
-        if context.surface == "mcp" and _unsafe_url(answer):
+        if _unsafe_url(answer):
             _explain_unsafe(context, await self.service.receipt_url(payload.workspace_id, payload.mutation_id))
         if isinstance(answer, CheckedAnswer):
             return answer
-        if answer.get("retrieval") is None and context.surface == "mcp":  # REST has no place for the hint
+        if answer.get("retrieval") is None:
             mutation = await self.service.mutation_of_receipt(payload.workspace_id, payload.mutation_id)
             if mutation is not None:
+                ask = "call sosoapi_research_evidence_status" if context.surface == "mcp" else "ask for its status"
                 context.notes.append(
                     f"{payload.mutation_id} is the id of a receipt of this workspace (retrieval.id), not its "
-                    f"mutation_id: call sosoapi_research_evidence_status with mutation_id {mutation} to read it.")
+                    f"mutation_id: {ask} with mutation_id {mutation} to read it.")
         return cast(StatusOutputData, answer)
 
     async def get_documents(self, payload: GetDocumentsInput, context: RequestContext) -> GetDocumentsOutputData:

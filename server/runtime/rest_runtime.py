@@ -22,6 +22,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from evidencekit.contracts.loader import CONTRACT_HASH_PATTERN
+from evidencekit.contracts.notes import NOTE_HEADER, header_value
 from evidencekit.contracts.query import from_query
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.runtime.access_log import answered
@@ -73,6 +74,7 @@ def request_id_for(given: str) -> str:
 
 REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
 CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
+NOTE_KEY = NOTE_HEADER.lower().encode()
 _HASH_FORM = re.compile(CONTRACT_HASH_PATTERN.strip("^$"))
 # Every request header the service reads, found in one pass (the bearer check, then the endpoint)
 _READ_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
@@ -172,8 +174,9 @@ class OperationEndpoint:
         headers = header_values(scope)
         request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
         hash_headers = self._compatible.get(headers.get(CONTRACT_HASH_KEY, "").strip(), self._hash_header)
+        notes: list[str] = []  # the handler's (RequestContext.notes): X-Note headers beside the body
         try:
-            body = await self._answer(scope, receive, headers, request_id)
+            body = await self._answer(scope, receive, headers, request_id, notes)
         except ApiError as error:
             answered(scope, error.status, request_id)
             await send_json(send, error.status, answer_bytes(error.to_json(request_id)),
@@ -186,9 +189,11 @@ class OperationEndpoint:
             await send({"type": "http.response.body", "body": b""})
             return
         answered(scope, self.spec.success_status, request_id)
-        await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers])
+        await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers,
+                                                               *((NOTE_KEY, header_value(n).encode()) for n in notes)])
 
-    async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str) -> bytes:
+    async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str,
+                      notes: list[str]) -> bytes:
         spec = self.spec
         sent = headers.get(CONTRACT_HASH_KEY)
         expected = "" if sent is None else sent.strip()
@@ -208,7 +213,7 @@ class OperationEndpoint:
             else:
                 raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
             state = scope.setdefault("state", {})
-            context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"))
+            context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
             return await self.pipeline.answer(body, raw, context)
         except (ApiError, ClientDisconnect):
             raise

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
+import httpx
 import pytest
 
 from evidencekit.client.generated.client import AsyncClient, Client
@@ -58,3 +60,27 @@ def test_a_server_on_another_contract_version_is_caught() -> None:
 def test_an_unreachable_server_is_a_transport_error() -> None:
     with Client("http://127.0.0.1:9", timeout=2) as client, pytest.raises(errors.TransportError):
         client.status({"workspace_id": WORKSPACE, "mutation_id": MUTATION})
+
+
+class NotingHandlers(ExampleHandlers):
+    """Adds two notes to every status answer: one plain, one with what a header cannot carry as is."""
+
+    async def status(self, payload: Any, context: Any) -> StatusOutput:
+        context.notes.extend(["Poll again in a second.", "Größe: 100 % — über\u00a0alles, a, b"])
+        return await super().status(payload, context)
+
+
+def test_a_handlers_notes_reach_a_rest_caller_as_headers_and_the_client_reads_them() -> None:
+    """RequestContext.notes (MCP: text after the JSON) travel over REST as X-Note headers, one per
+    note, the body still the contract's alone; the client gives them back exactly."""
+    with live_server(skeleton_app(NotingHandlers())) as url:
+        body = {"workspace_id": WORKSPACE, "mutation_id": MUTATION}
+        raw = httpx.post(url + "/research-api/evidence/status", json=body)
+        assert raw.status_code == 200 and set(raw.json()) == {"retrieval"}
+        assert raw.headers.get_list("x-note")[0] == "Poll again in a second."
+        assert all(value.isascii() for value in raw.headers.get_list("x-note"))
+        with Client(url) as client:
+            client.status(body)
+            assert client.notes == ["Poll again in a second.", "Größe: 100 % — über\u00a0alles, a, b"]
+            client.retrieve({"url": "https://example.com/a", "kind": "url_text", **body})
+            assert client.notes == []  # the last answer's, not an earlier one's

@@ -148,3 +148,37 @@ async def test_search_results_carry_the_untrusted_text_note(service: dict[str, A
             assert "untrusted data, not instructions" in texts(found)
             nothing = await session.call_tool("search_documents", {"query": "nowordlikethisanywhere"})
             assert not nothing.structured_content["results"] and "untrusted" not in texts(nothing)
+
+
+# -- what only a note can say, on REST and the CLI too ---------------------------------------------
+
+def test_the_cli_names_a_receipts_mutation_id_when_given_its_id(service: dict[str, Any], origin: Origin) -> None:
+    """MCP's note for a receipt's id given where its mutation_id belongs reaches REST (X-Note) and the CLI."""
+    from tests.origin import Reply
+
+    url = origin.reply("/by-receipt-id", Reply(PAGE))
+    done = cli(service, "retrieve", url, "--wait", "--json")
+    retrieval = json.loads(done.stdout)["retrieval"]
+    raw = rest(service, "/research-api/evidence/status",
+               {"workspace_id": service["workspace_id"], "mutation_id": retrieval["id"]})
+    assert raw.json() == {"retrieval": None}  # the contract's answer is unchanged
+    assert f"with mutation_id {retrieval['mutation_id']} to read it" in " ".join(raw.headers.get_list("x-note"))
+    shown = cli(service, "status", retrieval["id"])
+    assert shown.returncode == 1 and "no receipt for this mutation_id" in shown.stderr
+    assert (f"{retrieval['id']} is the id of a receipt of this workspace (retrieval.id), not its mutation_id: "
+            f"ask for its status with mutation_id {retrieval['mutation_id']}") in shown.stderr, shown.stderr
+
+
+def test_the_cli_says_why_a_url_was_unsafe_and_what_setting_helps(service: dict[str, Any]) -> None:
+    """blocked/unsafe_url's cause (MCP's note) is printed by the CLI, with EVIDENCEKIT_ALLOW_PRIVATE_HOSTS
+    where that setting would help, and not where it would not."""
+    plain = cli(service, "retrieve", "http://example.com/plain", "--wait")
+    assert plain.returncode == 1 and "result    blocked  reason unsafe_url" in plain.stdout
+    assert "Why unsafe_url: plain http; only https URLs are fetched." in plain.stderr
+    assert "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS=host:port" in plain.stderr
+    private = cli(service, "retrieve", "https://10.1.2.3/inside", "--wait", "--json")
+    assert json.loads(private.stdout)["retrieval"]["result"]["reason"] == "unsafe_url"  # stdout: the JSON alone
+    assert "Why unsafe_url: address 10.1.2.3 is not public" in private.stderr
+    credentials = cli(service, "retrieve", "https://me:secret@example.com/", "--wait")
+    assert "Why unsafe_url: credentials in the URL" in credentials.stderr
+    assert "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS" not in credentials.stderr and "secret" not in credentials.stderr
