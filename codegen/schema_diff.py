@@ -253,6 +253,38 @@ def _matches(pattern: str, name: str) -> bool | None:
         return None
 
 
+def _alternatives(pattern: str) -> frozenset[str] | None:
+    """The top-level alternatives of an ECMA-262 `pattern` (`a|b` -> {a, b}), or None where they
+    cannot stand for it: unbalanced, or with a backreference (adding or removing an alternative
+    renumbers the groups one refers to). A string one alternative matches somewhere, the pattern
+    matches (JSON Schema's patterns search), so a pattern whose alternatives include every one of
+    another's admits every string the other admits."""
+    if re.search(r"\\(?:[1-9]|k<)", pattern):
+        return None
+    parts, start, depth, in_class, escaped = [], 0, 0, False, False
+    for index, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:index])
+            start = index + 1
+    if depth or in_class or escaped:
+        return None
+    return frozenset([*parts, pattern[start:]])
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -508,8 +540,21 @@ class _Differ:
                 self.emit(path, "annotation_changed", change)
             elif key in _PRESENCE and (key not in old or key not in new):
                 self.emit_constraint(path, key in new, change)
+            elif key == "pattern" and (wider := self.pattern_widened(old[key], new[key])) is not None:
+                self.emit_constraint(path, not wider, change)
             else:
                 self.emit_undecidable(path, change)
+
+    @staticmethod
+    def pattern_widened(old: Any, new: Any) -> bool | None:
+        """True when the new pattern holds every alternative of the old (it admits more), False when
+        the old holds every one of the new's (fewer), None when neither can be told."""
+        if not (isinstance(old, str) and isinstance(new, str)):
+            return None
+        old_parts, new_parts = _alternatives(old), _alternatives(new)
+        if old_parts is None or new_parts is None or old_parts == new_parts:
+            return None
+        return True if old_parts < new_parts else False if new_parts < old_parts else None
 
     def compare_types(self, old: Schema, new: Schema, path: str) -> None:
         per_branch = any(key in old and key in new for key in ("anyOf", "oneOf"))

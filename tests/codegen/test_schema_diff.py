@@ -434,3 +434,30 @@ def test_lenient_differs_exactly_in_its_stated_assumption() -> None:
                                  for policy in ("semantic", "lenient"))
             if not any("lenient:" in c.detail for c in lenient):
                 assert [c.line() for c in semantic] == [c.line() for c in lenient], name
+
+
+@pytest.mark.parametrize(("old", "new", "loosened"), [
+    ("^documents/[^/\\s]+$", "^documents/[^/\\s]+$|^https?://[^/\\s]+$", True),  # an alternative added
+    ("^a$|^b$|^c$", "^c$|^a$", False),  # one removed (order does not matter)
+    ("^(?:a|b)$", "^(?:a|b)$|^[|]$", True),  # | inside a group or a class is no top-level alternative
+])
+def test_a_pattern_that_gains_or_loses_alternatives_is_loosened_or_tightened(old: str, new: str,
+                                                                             loosened: bool) -> None:
+    """Every string an alternative matches, the pattern matches: a pattern holding all of the old
+    one's alternatives admits all it admitted (compatible for a request, breaking for an answer)."""
+    request = diff_schemas({"type": "string", "pattern": old}, {"type": "string", "pattern": new}, "request")
+    response = diff_schemas({"type": "string", "pattern": old}, {"type": "string", "pattern": new}, "response")
+    kind = "constraint_loosened" if loosened else "constraint_tightened"
+    assert [(c.kind, c.breaking) for c in request] == [(kind, not loosened)]
+    assert [(c.kind, c.breaking) for c in response] == [(kind, loosened)]
+    assert "undecidable" not in request[0].detail
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("^a$", "^b$"),  # neither holds the other's alternatives
+    ("(a)\\1", "(b)|(a)\\1"),  # the backreference now names another group
+    ("^a$|^b$", "^a$|^c$"),
+])
+def test_other_pattern_changes_stay_undecidable(old: str, new: str) -> None:
+    (change,) = diff_schemas({"type": "string", "pattern": old}, {"type": "string", "pattern": new}, "request")
+    assert change.breaking and "undecidable" in change.detail
