@@ -35,6 +35,7 @@ from evidencekit.client.evidence import SETTLED, EvidenceClient, WaitTimeout
 from evidencekit.client.runtime import errors
 from evidencekit.client.runtime.retry import RetryPolicy
 from evidencekit.client.runtime.transport import valid_token
+from evidencekit.server.evidence.document_names import as_document_name, document_name
 
 OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 
@@ -71,11 +72,6 @@ def _receipt_lines(retrieval: dict[str, Any] | None) -> list[str]:
     if _succeeded(retrieval) and (result or {}).get("kind") == "url_text" and source:
         lines.append(f"document  {document_name(source)}  (`research-evidence documents` reads it)")
     return lines
-
-
-def document_name(url: str) -> str:
-    """The `documents/...` name a page is stored under: its URL without the scheme."""
-    return "documents/" + url.split("://", 1)[1] if "://" in url else url
 
 
 def _succeeded(retrieval: dict[str, Any] | None) -> bool:
@@ -465,7 +461,7 @@ def run(args: argparse.Namespace, client: EvidenceClient) -> int:
         retrieval = data["retrieval"]
         unsettled = retrieval is not None and retrieval["state"] in ("pending", "running")
         return OK if unsettled or _succeeded(retrieval) else UNSUCCESSFUL
-    names = [document_name(name) if name.startswith(("https://", "http://")) else name for name in args.names]
+    names = [as_document_name(name) for name in args.names]
     found, missing = _documents(client, names)
     if args.json:
         print(_json({"documents": found, "missing": missing}))
@@ -493,11 +489,17 @@ def _below_heading(markdown: str) -> str:
     return "\n".join(lines)
 
 
+NOT_FOUND = "no stored document with that name that you may read"
+
+
 def _documents(client: EvidenceClient, names: list[str]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The documents found, in the order asked, and (name, why) for each one not found: the service
-    refuses a call naming an unknown document, so the known ones are asked for again alone."""
+    answers the ones found and names the rest in a note (a service before issue 54 refused the whole
+    call, so then the known ones are asked for again alone)."""
     try:
-        return client.documents(names).model_dump(mode="json")["documents"], []
+        found = client.documents(names).model_dump(mode="json")["documents"]
+        returned = {document["name"] for document in found}
+        return found, [(name, NOT_FOUND) for name in dict.fromkeys(names) if name not in returned]
     except errors.NotFound as exc:
         if exc.code != "unknown_document":
             raise

@@ -13,7 +13,7 @@ from typing import cast
 from urllib.parse import urlsplit
 
 from evidencekit.contracts.validation import FieldError
-from evidencekit.server.evidence.documents import UnknownDocument, get_documents
+from evidencekit.server.evidence.documents import NOT_FOUND, UnknownDocument, get_documents
 from evidencekit.server.evidence.fetch.policy import EgressPolicy, unsafe_cause
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.search_share import SearchShare, TooManySearches
@@ -121,7 +121,14 @@ class EvidenceHandlers:
             fields = [FieldError(f"$.names[{index}]", why, "not_found") for index, _, why in unknown.places]
             if unknown.malformed:  # a name that cannot be one: the request is wrong
                 raise BadRequest(str(unknown), code="invalid_document_name", fields=fields) from None
-            raise NotFound(str(unknown), code="unknown_document", fields=fields) from None
+            if not unknown.found:
+                raise NotFound(str(unknown), code="unknown_document", fields=fields) from None
+            # the documents found, and the names that found none in a note (the contract's answer
+            # has no place for them): MCP text after the JSON, an X-Note header over REST
+            context.notes.append(f"Not returned: {'; '.join(unknown.names)}: {NOT_FOUND}. The documents of the "
+                                 "other names are returned, in request order; search_documents answers the names "
+                                 "of stored documents (parent).")
+            return cast(GetDocumentsOutputData, {"documents": unknown.found})
         return cast(GetDocumentsOutputData, data)
 
     async def search_documents(self, payload: SearchDocumentsInput,

@@ -182,3 +182,40 @@ def test_the_cli_says_why_a_url_was_unsafe_and_what_setting_helps(service: dict[
     credentials = cli(service, "retrieve", "https://me:secret@example.com/", "--wait")
     assert "Why unsafe_url: credentials in the URL" in credentials.stderr
     assert "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS" not in credentials.stderr and "secret" not in credentials.stderr
+
+
+# -- get_documents: a page's URL, and names that find nothing among ones that do -------------------
+
+async def test_get_documents_takes_urls_and_answers_the_known_names_beside_unknown_ones(
+        service: dict[str, Any], origin: Origin, stdio_params: StdioServerParameters) -> None:
+    """A page's URL is taken for its documents/ name (as the CLI takes it); one unknown name among
+    known ones no longer fails the call: the documents found come back, in request order, and the
+    unknown names are named (MCP: text after the JSON; REST: X-Note). All unknown: an error naming them."""
+    from tests.origin import Reply
+
+    assert stdio_params.env is not None
+    for opened, workspace, tag in ((http_session(service), service["workspace_id"], "http"),
+                                   (stdio_session(stdio_params), stdio_params.env["WORKSPACE"], "stdio")):
+        async with opened as session:
+            url = origin.reply(f"/known-{tag}", Reply(PAGE))
+            assert (await settled(session, workspace, url))["result"]["status"] == "ready"
+            name, unknown = "documents/" + url.split("://")[1], f"documents/nowhere.test/{tag}"
+            by_url = await session.call_tool("get_documents", {"names": [url]})
+            assert not by_url.is_error, texts(by_url)
+            assert [(d["name"], d["uri"]) for d in by_url.structured_content["documents"]] == [(name, url)]
+            mixed = await session.call_tool("get_documents", {"names": [unknown, url, name]})
+            assert not mixed.is_error, texts(mixed)
+            assert [d["name"] for d in mixed.structured_content["documents"]] == [name, name]
+            assert f"Not returned: {unknown}: no stored document" in texts(mixed)
+            none = await session.call_tool("get_documents", {"names": [unknown]})
+            assert none.is_error and unknown in texts(none) and "unknown_document" in texts(none)
+        if tag == "http":  # the same verdict over REST, from the same service
+            mixed_rest = rest(service, "/research-api/documents", {"names": [unknown, url]})
+            assert mixed_rest.status_code == 200, mixed_rest.text
+            assert [d["name"] for d in mixed_rest.json()["documents"]] == [name]
+            assert f"Not returned: {unknown}: no stored document" in " ".join(mixed_rest.headers.get_list("x-note"))
+            none_rest = rest(service, "/research-api/documents", {"names": [unknown]})
+            assert none_rest.status_code == 404 and none_rest.json()["fields"][0]["field"] == "$.names[0]"
+            shown = cli(service, "documents", url, unknown)
+            assert shown.returncode == 1 and "Reiherzaehlung" in shown.stdout
+            assert shown.stderr.strip() == f"evidencekit: {unknown}: no stored document with that name that you may read"
