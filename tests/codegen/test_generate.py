@@ -120,6 +120,8 @@ def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
 ) -> None:
     """DESIGN.md: regeneration reports what changed, classified breaking or not, direction-aware."""
     _commit_published(contracts_copy)
+    locked = json.loads((contracts_copy / "contracts.lock.json").read_text())["operations"]
+    status_before = locked["sosoapi_research_evidence_status"]
     _change_retrieve_output(contracts_copy)  # a new enum value in a response: breaking
     path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
     schema = json.loads(path.read_text())
@@ -142,7 +144,8 @@ def test_regenerating_after_a_contract_change_says_what_changed_and_what_breaks(
     accepted = capsys.readouterr().out
     assert "BREAKING  enum_value_added" in accepted and "lock updated" in accepted
     lock = json.loads((contracts_copy / "contracts.lock.json").read_text())["operations"]
-    assert lock["sosoapi_research_evidence_status"]["compatible_with"] == ["sha256:98be4d72ae1d401e"]
+    assert lock["sosoapi_research_evidence_status"]["compatible_with"] == [  # the hash before the change too
+        *status_before["compatible_with"], status_before["contract_hash"]]
     assert lock["sosoapi_research_evidence_retrieve"]["compatible_with"] == []
     assert lock["sosoapi_research_evidence_retrieve"]["breaking_changes"][0]["reason"] == "a new state"
     assert main(["lock", "--contracts", str(contracts_copy)]) == 0

@@ -219,3 +219,26 @@ async def test_get_documents_takes_urls_and_answers_the_known_names_beside_unkno
             shown = cli(service, "documents", url, unknown)
             assert shown.returncode == 1 and "Reiherzaehlung" in shown.stdout
             assert shown.stderr.strip() == f"evidencekit: {unknown}: no stored document with that name that you may read"
+
+
+# -- what a tool's listing tells an agent ----------------------------------------------------------
+
+async def test_every_input_field_is_explained_and_no_description_asks_for_what_no_field_holds(
+        service: dict[str, Any], stdio_params: StdioServerParameters) -> None:
+    """tools/list as an agent reads it: each input field has a description or is explained in the
+    tool's (the published input schemas carry none for retrieve and status: a new UUID per
+    retrieval was said nowhere), and retrieve no longer asks to 'check coverage', which no output
+    field holds."""
+    for opened in (http_session(service), stdio_session(stdio_params)):
+        async with opened as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        for name, tool in tools.items():
+            description = tool.description or ""
+            for field, schema in tool.input_schema["properties"].items():
+                assert schema.get("description") or f"{field}:" in description, (name, field)
+        retrieve = tools["sosoapi_research_evidence_retrieve"].description or ""
+        assert "coverage" not in retrieve.lower()
+        assert "mutation_id: a new UUID for each new retrieval" in retrieve
+        assert "sosoapi_research_evidence_status" in retrieve and "partial" in retrieve
+        status = tools["sosoapi_research_evidence_status"].description or ""
+        assert "not the receipt's id" in status
