@@ -242,3 +242,25 @@ async def test_every_input_field_is_explained_and_no_description_asks_for_what_n
         assert "sosoapi_research_evidence_status" in retrieve and "partial" in retrieve
         status = tools["sosoapi_research_evidence_status"].description or ""
         assert "not the receipt's id" in status
+
+
+async def test_an_absent_title_or_description_is_said_the_same_way_by_both_tools(
+        service: dict[str, Any], origin: Origin, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contracts decide the values (status: a string of 1+ characters or null; get_documents: a
+    string, required), so a page without a description reads null in status and "" in get_documents:
+    the get_documents output schema an agent is given says so, naming the status tool's null."""
+    from tests.origin import Reply
+
+    monkeypatch.setenv("SOSOAPI_OUTPUT_SCHEMAS", "1")  # read per request: the listing carries outputSchema
+    url = origin.reply("/no-description", Reply(b"<html><body><main><p>Only a paragraph here.</p></main></body></html>"))
+    async with http_session(service) as session:
+        result = (await settled(session, service["workspace_id"], url))["result"]
+        assert (result["title"], result["description"]) == (None, None)
+        read = await session.call_tool("get_documents", {"names": [url]})
+        document = read.structured_content["documents"][0]
+        assert (document["title"], document["description"]) == ("", "")
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    fields = tools["get_documents"].output_schema["properties"]["documents"]["items"]["properties"]
+    for field in ("title", "description"):
+        said = fields[field]["description"]
+        assert "empty string" in said and "sosoapi_research_evidence_status" in said and "null" in said, said
