@@ -9,12 +9,13 @@ every published output variant before it is sent, or when the receipt settled (s
 
 from __future__ import annotations
 
+import uuid
 from typing import cast
 from urllib.parse import urlsplit
 
 from evidencekit.contracts.validation import FieldError
 from evidencekit.server.evidence.documents import NOT_FOUND, UnknownDocument, get_documents
-from evidencekit.server.evidence.fetch.policy import EgressPolicy, unsafe_cause
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, egress_cause, unsafe_cause
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.search_share import SearchShare, TooManySearches
 from evidencekit.server.evidence.service import EvidenceService
@@ -53,22 +54,19 @@ def fetchable(url: str) -> bool:
         return False
 
 
-def _unsafe_url(answer: object) -> bool:
-    """Whether a retrieve or status answer settled blocked/unsafe_url."""
+_EXPLAINED = ("unsafe_url", "egress_unavailable")  # the reasons a note explains (the result has no field for why)
+
+
+def _explained_reason(answer: object) -> str | None:
+    """The reason a retrieve or status answer settled with, when a note explains it (_EXPLAINED)."""
     if isinstance(answer, CheckedAnswer):
-        if b'"unsafe_url"' not in answer.body:  # most answers: no parse
-            return False
+        if not any(f'"{reason}"'.encode() in answer.body for reason in _EXPLAINED):  # most answers: no parse
+            return None
         answer = answer_data(answer)
     retrieval = answer.get("retrieval") if isinstance(answer, dict) else None
     result = retrieval.get("result") if isinstance(retrieval, dict) else None
-    return isinstance(result, dict) and result.get("reason") == "unsafe_url"
-
-
-def _explain_unsafe(context: RequestContext, url: str | None) -> None:
-    """Why the URL was not fetched (the result has no field for it): a note, MCP text content or a
-    REST X-Note header."""
-    if url is not None:
-        context.notes.append(unsafe_cause(url, EgressPolicy.from_env()))
+    reason = result.get("reason") if isinstance(result, dict) else None
+    return reason if reason in _EXPLAINED else None
 
 
 def principal_of(context: RequestContext) -> Principal:
@@ -95,14 +93,28 @@ class EvidenceHandlers:
             raise Conflict(str(conflict), code="mutation_conflict") from None
         except ServiceRateLimited as limited:
             raise RateLimited(str(limited), retry_after=limited.retry_after) from None
-        if _unsafe_url(data):
-            _explain_unsafe(context, payload.url)
+        await self._explain(context, data, payload.workspace_id, payload.mutation_id)
         return cast(RetrieveOutputData, data)
+
+    async def _explain(self, context: RequestContext, answer: object, workspace_id: uuid.UUID,
+                       mutation_id: uuid.UUID) -> None:
+        """Why the receipt's URL was not read, when the result's reason does not say it all: a note
+        (MCP text after the JSON, a REST X-Note header)."""
+        reason = _explained_reason(answer)
+        if reason is None:
+            return
+        found = await self.service.receipt_failure(workspace_id, mutation_id)
+        if found is None:
+            return
+        url, failure = found
+        policy = EgressPolicy.from_env()
+        note = unsafe_cause(url, policy) if reason == "unsafe_url" else egress_cause(url, failure, policy)
+        if note is not None:
+            context.notes.append(note)
 
     async def status(self, payload: StatusInput, context: RequestContext) -> StatusOutputData | CheckedAnswer:
         answer = await self.service.status(payload.workspace_id, payload.mutation_id)
-        if _unsafe_url(answer):
-            _explain_unsafe(context, await self.service.receipt_url(payload.workspace_id, payload.mutation_id))
+        await self._explain(context, answer, payload.workspace_id, payload.mutation_id)
         if isinstance(answer, CheckedAnswer):
             return answer
         if answer.get("retrieval") is None:

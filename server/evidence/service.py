@@ -77,10 +77,11 @@ class EvidenceService:
             return {"retrieval": None}
         return status_of(receipt, receipts.utcnow())
 
-    async def receipt_url(self, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> str | None:
-        """The URL the receipt of (workspace_id, mutation_id) was asked for, or None."""
-        found = await Receipt.filter(workspace_id=workspace_id, mutation_id=mutation_id).values_list("url", flat=True)
-        return str(found[0]) if found else None
+    async def receipt_failure(self, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> tuple[str, str | None] | None:
+        """The URL the receipt of (workspace_id, mutation_id) was asked for and why its fetch failed
+        (None: it did not, or it settled before that was kept), or None without such a receipt."""
+        found = await Receipt.filter(workspace_id=workspace_id, mutation_id=mutation_id).values_list("url", "failure")
+        return (str(found[0][0]), found[0][1]) if found else None
 
     async def mutation_of_receipt(self, workspace_id: uuid.UUID, receipt_id: uuid.UUID) -> uuid.UUID | None:
         """The mutation_id of this workspace's receipt whose id is `receipt_id` (a caller that gave a

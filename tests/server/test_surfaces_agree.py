@@ -264,3 +264,34 @@ async def test_an_absent_title_or_description_is_said_the_same_way_by_both_tools
     for field in ("title", "description"):
         said = fields[field]["description"]
         assert "empty string" in said and "sosoapi_research_evidence_status" in said and "null" in said, said
+
+
+# -- https:// to a host that answers plain HTTP ----------------------------------------------------
+
+async def test_https_to_a_plain_http_host_says_so_and_what_to_do(service: dict[str, Any], origin: Origin,
+                                                                 stdio_params: StdioServerParameters) -> None:
+    """The TLS handshake with a server that speaks plain HTTP fails ('wrong version number'): the
+    receipt settles unavailable/egress_unavailable as before, and a note (MCP text, REST X-Note,
+    the CLI's stderr) says the host answered plain HTTP, not HTTPS, and what to do."""
+    from tests.origin import Reply
+
+    assert stdio_params.env is not None
+    said = "the host answered plain HTTP, not HTTPS"
+    for opened, workspace, tag in ((http_session(service), service["workspace_id"], "http"),
+                                   (stdio_session(stdio_params), stdio_params.env["WORKSPACE"], "stdio")):
+        url = origin.reply(f"/plain-{tag}", Reply(PAGE)).replace("http://", "https://")
+        async with opened as session:
+            retrieval = await settled(session, workspace, url)
+            assert (retrieval["result"]["status"], retrieval["result"]["reason"]) == ("unavailable", "egress_unavailable")
+            status = await session.call_tool("sosoapi_research_evidence_status", {
+                "workspace_id": workspace, "mutation_id": retrieval["mutation_id"]})
+            assert said in texts(status) and "http://" in texts(status), texts(status)
+    raw = rest(service, "/research-api/evidence/status",
+               {"workspace_id": service["workspace_id"], "mutation_id": retrieval["mutation_id"]})
+    assert said not in " ".join(raw.headers.get_list("x-note"))  # the stdio service's receipt, not this one's
+    shown = cli(service, "retrieve", origin.url.replace("http://", "https://") + "/plain-cli", "--wait")
+    assert shown.returncode == 1 and "reason egress_unavailable" in shown.stdout
+    assert said in shown.stderr, shown.stderr
+    mutation = shown.stdout.split()[1]
+    raw = rest(service, "/research-api/evidence/status", {"workspace_id": service["workspace_id"], "mutation_id": mutation})
+    assert said in " ".join(raw.headers.get_list("x-note"))

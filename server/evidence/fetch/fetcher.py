@@ -61,6 +61,30 @@ class FetchError(Exception):
         self.reason, self.detail = reason, detail
 
 
+# What the failure of a TLS handshake with a server that speaks plain HTTP starts with: OpenSSL
+# reads the server's "HTTP/1.1 400 ..." as a TLS record ("wrong version number"; "record layer
+# failure" in later versions; "http request" on the other side of the same mistake).
+PLAIN_HTTP_HOST = "TLS handshake failed: the host answered plain HTTP, not HTTPS"
+_PLAIN_HTTP_SSL = ("wrong version number", "wrong_version_number", "record layer failure", "record_layer_failure",
+                   "http request", "http_request")
+
+
+def _answered_plain_http(exc: BaseException) -> bool:
+    """Whether `exc` (an httpx error) is a TLS handshake that read a plain-HTTP answer."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLError) and any(part in str(current).lower() for part in _PLAIN_HTTP_SSL):
+            return True
+        pending += [linked for linked in (current.__cause__, current.__context__, *current.args)
+                    if isinstance(linked, BaseException)]
+    return False
+
+
 @dataclass(frozen=True)
 class FetchResponse:
     url: str  # the final URL, after redirects
@@ -193,6 +217,8 @@ class Fetcher:
         except httpx.TimeoutException as exc:
             raise FetchError("timeout", f"{type(exc).__name__} for {url.host}") from None
         except httpx.HTTPError as exc:
+            if url.scheme == "https" and _answered_plain_http(exc):
+                raise FetchError("egress_unavailable", f"{PLAIN_HTTP_HOST} ({exc})") from None
             raise FetchError("egress_unavailable", f"{type(exc).__name__}: {exc}") from None
         except UnicodeError as exc:  # idna.IDNAError: httpx builds the redirect's URL (its Location) in send
             raise FetchError("unsafe_url", f"redirect to a host that cannot be encoded: {exc}") from None

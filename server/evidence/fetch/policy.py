@@ -129,3 +129,23 @@ def unsafe_cause(url: str, policy: EgressPolicy) -> str:
     return ("Why unsafe_url: the URL is a public https URL, but its host resolved to a private, loopback, "
             "link-local or other non-public address, or it redirected to a URL that is not public https "
             f"(plain http, credentials in the URL, such an address). {door}")
+
+
+def egress_cause(url: str, failure: str | None, policy: EgressPolicy) -> str | None:
+    """Why a retrieval of `url` settled unavailable/egress_unavailable, for the caller, when the fetch
+    knew more than the reason says (`failure`, stored with the receipt); None otherwise. So far: an
+    https URL whose host answered plain HTTP (its TLS handshake failed), and what to do about it."""
+    from evidencekit.server.evidence.fetch.fetcher import PLAIN_HTTP_HOST
+
+    if not failure or not failure.startswith(PLAIN_HTTP_HOST):
+        return None
+    plain = "http://" + url.split("://", 1)[1] if "://" in url else url
+    why = (f"Why egress_unavailable: {url} could not be read: the TLS handshake failed because the host answered "
+           "plain HTTP, not HTTPS.")
+    try:
+        check_url(plain, policy)
+    except UnsafeUrl:
+        return (f"{why} Use the site's https address if it has one (another host or port). Only https is fetched, "
+                f"so {plain} settles blocked/unsafe_url unless an operator lets that host through with "
+                f"{ALLOW_ENV}=host:port (dangerous: anyone who may call retrieve can then reach it).")
+    return f"{why} This host is let through over plain http here ({ALLOW_ENV}): retrieve {plain} instead."

@@ -122,14 +122,26 @@ class Draft:
     status: str | None = None  # set when the retrieval ends without usable content
     reason: str | None = None
     retry_after: int | None = None
+    failure: str | None = None  # why a fetch failed, for people (the result has no field for it)
 
     def end(self, reason: str, status: str | None = None) -> None:
         self.status, self.reason = status or failure_status(reason), reason
 
+    def fetch_failed(self, error: FetchError) -> None:
+        self.end(error.reason)
+        self.failure = error.detail
+
+
+class Result(dict[str, Any]):
+    """The contract's `result` object, and beside it (not in it) why a fetch failed: `failure`,
+    stored with the receipt (jobs.settle_many) for the notes that explain a result."""
+
+    failure: str | None = None
+
 
 @dataclass(frozen=True)
 class Retrieved:
-    result: dict[str, Any]  # the contract's `result` object
+    result: dict[str, Any]  # the contract's `result` object (a Result: with why a fetch failed beside it)
     markdown: str | None  # the main content as markdown (get_documents serves it)
     content_hash: str | None  # sha256 over the content, for evidence revisions; None without content
 
@@ -170,7 +182,7 @@ class RetrievalEngine:
         try:
             response = await self.fetcher.fetch(url, ACCEPT[kind], wants_body=_WANTS_BODY[kind], budget=budget)
         except FetchError as error:
-            draft.end(error.reason)
+            draft.fetch_failed(error)
             return self.finish(draft)
         try:
             if await self._origin_refused(draft, response, budget):
@@ -297,7 +309,7 @@ class RetrievalEngine:
             caption = await self.fetcher.fetch(track_url, ACCEPT["published_captions"], wants_body=readable_captions,
                                                budget=budget)
         except FetchError as error:
-            draft.end(error.reason)
+            draft.fetch_failed(error)
             return
         except (httpx.InvalidURL, ValueError):
             draft.end("invalid_captions")
@@ -386,7 +398,7 @@ class RetrievalEngine:
         warnings = [c for c in conditions if c != draft.reason][: limits.MAX_WARNINGS]
         keep_metadata = not failed
         source_url = draft.source_url if draft.source_url and len(draft.source_url) <= 2048 else None
-        result = {
+        result = Result({
             "kind": draft.kind,
             "status": draft.status,
             "text": text,
@@ -407,7 +419,8 @@ class RetrievalEngine:
             "reason": draft.reason,
             "warnings": warnings,
             "retry_after_seconds": draft.retry_after,
-        }
+        })
+        result.failure = draft.failure if failed else None
         succeeded = draft.status in ("ready", "partial")
         content_hash = None
         if succeeded:

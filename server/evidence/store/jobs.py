@@ -206,7 +206,7 @@ class Settle:
 
 
 _SETTLED = (("id", "uuid"), ("result", "text"), ("evidence_id", "uuid"), ("evidence_revision", "int"),
-            ("answer_contract", "text"), ("answer_head", "text"), ("answer_tail", "text"))
+            ("answer_contract", "text"), ("answer_head", "text"), ("answer_tail", "text"), ("failure", "text"))
 
 
 def _settled_row(item: Settle, evidence: tuple[Any, Any], now: datetime) -> tuple[Any, ...]:
@@ -215,7 +215,9 @@ def _settled_row(item: Settle, evidence: tuple[Any, Any], now: datetime) -> tupl
     receipt, result = item.receipt, stored_json(item.result)
     view = ReceiptView(str(receipt.id), str(receipt.workspace_id), receipt.mutation_id, "completed", receipt.kind,
                        receipt.created_at, now, receipt.valid_until, result, *evidence, "")
-    return (str(receipt.id), result, *evidence, *status_answer.stored_columns(view, now))
+    # why a fetch failed rides beside the result (engine.Result), never in its contract fields
+    failure = getattr(item.result, "failure", None)
+    return (str(receipt.id), result, *evidence, *status_answer.stored_columns(view, now), failure)
 
 
 class _NotAllHeld(Exception):
@@ -265,6 +267,7 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
             f"UPDATE receipt SET state = 'completed', settled_at = {param(1, postgres)}, result = {result}, "
             "evidence_id = k.evidence_id, evidence_revision = k.evidence_revision, lease_owner = NULL, "
             "answer_contract = k.answer_contract, answer_head = k.answer_head, answer_tail = k.answer_tail, "
+            "failure = k.failure, "
             f"lease_expires_at = NULL FROM {table} WHERE receipt.id = k.id AND receipt.lease_owner = "
             f"{param(2, postgres)} AND receipt.state = 'running' RETURNING receipt.id",
             [sql_time(now, postgres), worker_id, *values])

@@ -168,6 +168,9 @@ class Receipt(Model):
     answer_contract = fields.CharField(max_length=80, null=True)
     answer_head = fields.TextField(null=True)
     answer_tail = fields.TextField(null=True)
+    # Why a retrieval that failed to fetch did, for people (the fetch's error; the result has no
+    # field for it): what a note explaining the result names (handlers); NULL otherwise.
+    failure = fields.TextField(null=True)
 
     class Meta:
         table = "receipt"

@@ -159,6 +159,29 @@ async def test_an_untrusted_certificate_is_refused(origin: Origin) -> None:
     assert caught.value.reason == "egress_unavailable" and "CERTIFICATE" in caught.value.detail.upper()
 
 
+async def test_https_to_a_plain_http_host_is_told_apart_from_other_tls_failures(fetcher: Fetcher,
+                                                                               plain_origin: Origin,
+                                                                               origin: Origin) -> None:
+    """A TLS handshake with a server that answers plain HTTP fails as 'wrong version number' (or
+    'record layer failure'): egress_unavailable as any TLS failure, its detail saying what happened;
+    an untrusted certificate or a closed port says no such thing."""
+    from evidencekit.server.evidence.fetch.fetcher import PLAIN_HTTP_HOST
+
+    https = plain_origin.reply("/plain-over-tls", Reply(b"ok", content_type="text/plain")).replace("http://", "https://")
+    with pytest.raises(FetchError) as caught:
+        await fetcher.fetch(https, "*/*")
+    assert caught.value.reason == "egress_unavailable" and caught.value.detail.startswith(PLAIN_HTTP_HOST)
+    untrusting = Fetcher(EgressPolicy(parse_allowlist(f"127.0.0.1:{port_of(origin)},127.0.0.1:9")),
+                         resolver=fake_resolver)
+    try:
+        for url in (origin.url + "/page", "https://127.0.0.1:9/"):
+            with pytest.raises(FetchError) as caught:
+                await untrusting.fetch(url, "*/*")
+            assert caught.value.reason == "egress_unavailable" and PLAIN_HTTP_HOST not in caught.value.detail
+    finally:
+        await untrusting.aclose()
+
+
 async def test_dns_and_connect_failures_are_egress_unavailable(fetcher: Fetcher, origin: Origin) -> None:
     with pytest.raises(FetchError) as caught:
         await fetcher.fetch("https://no-such-host.invalid/", "*/*")

@@ -90,3 +90,21 @@ def test_the_cause_of_unsafe_url_for_a_url_whose_own_form_is_fine_names_resoluti
     assert "redirected" in said and "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS=host:port" in said and "abc" not in said
     loopback = unsafe_cause("https://localhost:8443/", EgressPolicy())
     assert "reserved for loopback" in loopback and "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS" in loopback
+
+
+def test_a_plain_http_host_reached_over_https_is_explained_with_what_to_do() -> None:
+    """egress_unavailable from a host that answered plain HTTP: retrieve its http:// URL where this
+    server lets that host through, else the https address or the operator's setting."""
+    from evidencekit.server.evidence.fetch.fetcher import PLAIN_HTTP_HOST
+    from evidencekit.server.evidence.fetch.policy import egress_cause
+
+    failure = f"{PLAIN_HTTP_HOST} ([SSL: WRONG_VERSION_NUMBER] wrong version number)"
+    closed = egress_cause("https://example.com:8080/a", failure, EgressPolicy(parse_allowlist("")))
+    assert closed is not None and "the host answered plain HTTP, not HTTPS" in closed
+    assert "http://example.com:8080/a settles blocked/unsafe_url" in closed
+    assert "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS=host:port" in closed
+    allowed = egress_cause("https://10.0.0.7:8080/a", failure, EgressPolicy(parse_allowlist("10.0.0.7:8080")))
+    assert allowed is not None and allowed.endswith("retrieve http://10.0.0.7:8080/a instead.")
+    assert egress_cause("https://example.com/", "ConnectError: [Errno 111] Connection refused",
+                        EgressPolicy(parse_allowlist(""))) is None
+    assert egress_cause("https://example.com/", None, EgressPolicy(parse_allowlist(""))) is None
