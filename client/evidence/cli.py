@@ -427,6 +427,8 @@ def _how_matched(result: dict[str, Any]) -> str:
 
 
 def _search(client: EvidenceClient, args: argparse.Namespace) -> int:
+    if not " ".join(args.query).strip():  # empty, or whitespace alone: no word to find
+        return _fail("search takes at least one word to find (the query is empty or only whitespace)", USAGE)
     data = client.search(" ".join(args.query), page_size=args.limit,
                          page_token=args.page_token).model_dump(mode="json", exclude_unset=True)
     if args.json:

@@ -69,6 +69,10 @@ def _explained_reason(answer: object) -> str | None:
     return reason if reason in _EXPLAINED else None
 
 
+BLANK_QUERY = ("The query holds only whitespace: there is no word to find, so nothing was searched. Give at least "
+               "one word of the documents you are looking for.")
+
+
 def principal_of(context: RequestContext) -> Principal:
     principal = context.principal
     if not isinstance(principal, Principal):
@@ -146,9 +150,11 @@ class EvidenceHandlers:
     async def search_documents(self, payload: SearchDocumentsInput,
                                context: RequestContext) -> SearchDocumentsOutputData:
         principal = principal_of(context)
-        if not payload.query.strip():  # the contract's minLength counts spaces: refused as an empty one is
-            raise BadRequest("query holds only whitespace: give at least one word to find", code="blank_query",
-                             fields=[FieldError("$.query", "must hold a word, not only whitespace", "minLength")])
+        if not payload.query.strip():
+            # Valid under the contract (minLength counts spaces), so answered as one (no result) rather
+            # than refused (a valid input refused fails conformance checks); the note says why.
+            context.notes.append(BLANK_QUERY)
+            return cast(SearchDocumentsOutputData, {"results": []})
         try:
             token = payload.page_token if isinstance(payload.page_token, str) else None  # MISSING: absent
             async with self.searches.turn(principal.token_id):
