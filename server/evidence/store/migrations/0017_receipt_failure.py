@@ -6,7 +6,7 @@ from tortoise.migrations import operations as ops
 from tortoise import fields
 
 class Migration(migrations.Migration):
-    dependencies = [('models', '0013_store_key')]
+    dependencies = [('models', '0016_source_names')]
 
     initial = False
 
