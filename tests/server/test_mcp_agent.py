@@ -72,6 +72,68 @@ async def on_its_own(session: ClientSession, pages: Origin, tag: str) -> None:
     assert word in documents[0]["content"]
 
 
+async def by_the_descriptions(session: ClientSession, pages: Origin, tag: str) -> None:
+    """The task "find what stored pages say about X, retrieve this URL, quote its second paragraph",
+    each step taken only because a tool's description or the instructions say so: which tool, which
+    argument (a new UUID per retrieval, the workspace named in the instructions), when to poll, that
+    a URL is a document's name too, how a hit says it was found."""
+    started = await session.initialize()
+    assert started.instructions is not None
+    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+
+    def saying(*phrases: str) -> str:
+        [name] = [name for name, tool in tools.items() if all(p in (tool.description or "") for p in phrases)]
+        return name
+
+    find, fetch = saying("Find stored documents"), saying("Retrieve", "url: a public https URL")
+    poll, read = saying("never starts a new retrieval"), saying("full content", "that URL itself is taken too")
+    said = tools[fetch].description or ""
+    assert "mutation_id: a new UUID for each new retrieval" in said and "the server's instructions name yours" in said
+    assert "until retrieval.state settles" in said and "url_text (a page's" in said
+    workspace = WORKSPACE.search(started.instructions).group(1)  # type: ignore[union-attr]
+    query = tools[find].input_schema["properties"]["query"]["description"]
+    assert "inflections and plurals" in query and "match says whether" in query
+
+    first, second = (f"Am Deich brüten seit diesem Frühjahr Säbelschnäbler{tag}.",
+                     f"Die Zählung ergab zwölf Paare; im Vorjahr waren es sieben{tag}.")
+    page = pages.reply(f"/agent/descriptions/{tag}", Reply(
+        f"<html lang='de'><head><title>Vogelzählung</title></head><body><main><h1>Vogelzählung</h1>"
+        f"<p>{first}</p><p>{second}</p></main></body></html>".encode()))
+    mutation = str(uuid.uuid4())
+    arguments = {"workspace_id": workspace, "mutation_id": mutation, "url": page, "kind": "url_text"}
+    answer(fetch, await session.call_tool(fetch, arguments))
+    deadline = time.monotonic() + 20
+    while (state := answer(poll, await session.call_tool(poll, {"workspace_id": workspace, "mutation_id": mutation}))
+           ["retrieval"]["state"]) not in ("completed", "failed"):
+        assert time.monotonic() < deadline, state
+        await asyncio.sleep(0.1)
+    assert state == "completed"
+
+    # what stored pages say about "Säbelschnäbler": asked in the singular, the page has the plural
+    [hit] = answer(find, await session.call_tool(find, {"query": f"Säbelschnäbler{tag} Paar"}))["results"]
+    assert hit["uri"] == page and hit["match"] == "forms" and hit["matched_words"] == [f"Säbelschnäbler{tag}", "Paar"]
+    [document] = answer(read, await session.call_tool(read, {"names": [page]}))["documents"]  # the URL itself
+    assert document["name"] == hit["parent"]
+    paragraphs = [block for block in document["content"].split("\n\n") if block.strip() and not block.startswith("#")]
+    assert paragraphs[1] == second
+
+
+async def test_an_agent_does_the_task_by_the_descriptions_over_streamable_http(
+        http_service: dict[str, Any], origin: Origin) -> None:  # noqa: F811
+    headers = {"Authorization": f"Bearer {http_service['token']}"}
+    async with httpx2.AsyncClient(headers=headers) as http, \
+            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await by_the_descriptions(session, origin, "http")
+
+
+async def test_an_agent_does_the_task_by_the_descriptions_over_stdio(stdio_params: StdioServerParameters,  # noqa: F811
+                                                                     origin: Origin) -> None:  # noqa: F811
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await by_the_descriptions(session, origin, "stdio")
+
+
 async def test_an_agent_on_its_own_over_streamable_http(http_service: dict[str, Any],  # noqa: F811
                                                         origin: Origin) -> None:  # noqa: F811
     headers = {"Authorization": f"Bearer {http_service['token']}"}
