@@ -194,7 +194,10 @@ class _Hand:
 
     One claimer keeps the slots full (a claim takes as many receipts as slots are free), each
     retrieval runs as its own task, one settler settles whatever finished meanwhile in one
-    transaction, and one heartbeat renews every lease held in one statement."""
+    transaction, and one heartbeat renews every lease held in one statement. A claim that leaves
+    slots empty is followed by the next when a slot frees (a workspace's backlog waits for its
+    regular slots, not for the poll interval) or else after the poll interval (new receipts): at
+    most one claim per settle, and an idle worker looks once per interval."""
 
     MOST_PER_SETTLE = 64
 
@@ -234,21 +237,27 @@ class _Hand:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), seconds)
 
+    async def _until_freed(self, stop: asyncio.Event, most: float | None = None) -> None:
+        """Until a slot frees (`freed`, cleared before), `stop` is set, or `most` seconds pass."""
+        waits = [asyncio.create_task(self.freed.wait()), asyncio.create_task(stop.wait())]
+        try:
+            await asyncio.wait(waits, timeout=most, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+
     async def _claim(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             free_regular = self.worker.slots - (len(self.held) - len(self.spares))
             free = free_regular + self.worker.spare - len(self.spares)
             if free <= 0:
                 self.freed.clear()
-                waiting = asyncio.create_task(self.freed.wait())
-                stopping = asyncio.create_task(stop.wait())
-                await asyncio.wait([waiting, stopping], return_when=asyncio.FIRST_COMPLETED)
-                waiting.cancel()
-                stopping.cancel()
+                await self._until_freed(stop)
                 continue
             if self.backoff.left() > 0:  # the database was unavailable: no claim till then
                 await self._pause(stop, self.backoff.left())
                 continue
+            self.freed.clear()  # a slot freeing while this claim runs is a reason for the next
             try:
                 claimed = await jobs.claim_many(self.worker_id, self.settings.lease,
                                                 max_attempts=self.settings.max_attempts, limit=free,
@@ -269,8 +278,8 @@ class _Hand:
                 task = asyncio.create_task(self._retrieve(receipt, spare))
                 self.retrievals.add(task)
                 task.add_done_callback(self.retrievals.discard)
-            if not claimed:
-                await self._pause(stop, self.settings.poll_interval)
+            if len(claimed) < free:  # nothing more for these slots now; a freed regular slot may take more
+                await self._until_freed(stop, self.settings.poll_interval)
 
     def _failed(self, step: str, exc: Exception) -> None:
         if is_store_outage(exc):

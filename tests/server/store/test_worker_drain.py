@@ -1,0 +1,84 @@
+"""One workspace's backlog drains at the rate pages are fetched and read, not at the poll interval:
+a worker claims again as soon as one of its slots frees, on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
+
+import pytest
+
+from evidencekit.server.evidence.fetch.fetcher import Fetcher
+from evidencekit.server.evidence.fetch.policy import EgressPolicy, parse_allowlist
+from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
+from evidencekit.server.evidence.store import jobs
+from evidencekit.server.evidence.store.models import Receipt
+from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
+from evidencekit.server.evidence.worker import Worker, WorkerSettings
+from tests.origin import Origin, Reply
+from tests.server.conftest import fake_resolver
+
+pytestmark = pytest.mark.anyio
+PAGE = b"<html lang='en'><head><title>Batch</title></head><body><p>One page of a batch.</p></body></html>"
+BACKLOG = 24  # six turns of the worker's four regular slots
+POLL = 60.0  # a poll per slot turn would take minutes
+SETTLED_WITHIN = 20.0  # generous for 24 loopback pages; far below one poll interval
+
+
+@pytest.fixture
+async def engine(plain_origin: Origin) -> AsyncIterator[RetrievalEngine]:
+    fetcher = Fetcher(EgressPolicy(parse_allowlist(f"127.0.0.1:{plain_origin.url.rsplit(':', 1)[1]}")),
+                      resolver=fake_resolver)
+    yield RetrievalEngine(fetcher)
+    await fetcher.aclose()
+
+
+class Watched:
+    """Counts the worker's claims and settles (the real ones run); `all_settled` is set once
+    `expected` receipts have settled."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, expected: int) -> None:
+        self.expected, self.claims, self.settles = expected, 0, 0
+        self.settled: set[str] = set()
+        self.all_settled = asyncio.Event()
+        real_claim, real_settle = jobs.claim_many, jobs.settle_many
+
+        async def claim_many(*args: object, **kwargs: object) -> list[jobs.Claimed]:
+            self.claims += 1
+            return await real_claim(*args, **kwargs)  # type: ignore[arg-type]
+
+        async def settle_many(worker_id: str, settles: Sequence[jobs.Settle], **kwargs: object) -> set[str]:
+            self.settles += 1
+            done = await real_settle(worker_id, settles, **kwargs)  # type: ignore[arg-type]
+            self.settled |= done
+            if len(self.settled) >= self.expected:
+                self.all_settled.set()
+            return done
+
+        monkeypatch.setattr(jobs, "claim_many", claim_many)
+        monkeypatch.setattr(jobs, "settle_many", settle_many)
+
+
+async def test_one_workspaces_backlog_settles_without_waiting_a_poll_interval_per_turn(
+        store: str, plain_origin: Origin, engine: RetrievalEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace, batch = uuid.uuid4(), uuid.uuid4().hex
+    made = [await submit(RetrieveRequest(workspace, uuid.uuid4(),
+                                         plain_origin.reply(f"/{batch}/{n}", Reply(PAGE)), "url_text"))
+            for n in range(BACKLOG)]
+    watched = Watched(monkeypatch, BACKLOG)
+    worker = Worker(engine, WorkerSettings(lease=timedelta(seconds=60), poll_interval=POLL, concurrency=4))
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await asyncio.wait_for(watched.all_settled.wait(), SETTLED_WITHIN)
+    except TimeoutError:
+        pytest.fail(f"{len(watched.settled)} of {BACKLOG} settled: the worker waited out its poll interval")
+    finally:
+        stop.set()
+        await running
+    receipts = await Receipt.filter(id__in=[receipt.id for receipt, _ in made])
+    assert {(receipt.state, (receipt.result or {}).get("status")) for receipt in receipts} == {("completed", "ready")}
+    # no busy loop: every claim but the first followed a slot coming free (one settle batch)
+    assert watched.claims <= watched.settles + 1
