@@ -1,8 +1,7 @@
 """One entry point for the benchmarks; each compares against a named peer measured in the same run.
 
-    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [store] [scale] [search]
-                                      [relevance]
-                                      [--seconds 10] [--rounds 3]
+    .venv/bin/python scripts/bench.py [status] [validation] [codegen] [retrieve] [parse] [store] [drain]
+                                      [scale] [search] [relevance] [--seconds 10] [--rounds 3]
 
 status      requests/s of POST /research-api/evidence/status through the full stack (auth, database
             read, contract validation) with 32 connections (wrk), SQLite and PostgreSQL, against a bare
@@ -16,6 +15,8 @@ retrieve    N retrievals of ~200 KB pages from a local HTTPS origin, 50 in fligh
             server's peak RSS over 200 retrievals of 20 MB pages (over the byte cap)
 parse       scripts/bench_parse.py (HTML extraction vs trafilatura, captions vs webvtt-py / pysrt)
 store       scripts/bench_store.py: claims and settles per second with a stub retrieval (not by default)
+drain       scripts/bench_drain.py: a batch of 1,000 pages of one workspace, receipts settled/s with the
+            worker's defaults against the same pages fetched and parsed 4 at once (not by default)
 scale       scripts/bench_scale.py: cost per store operation at 10^4, 10^5 and 10^6 receipts (not by
             default: it fills databases of several GB and takes a quarter of an hour)
 search      scripts/bench_search.py: search_documents' latency at 10^5 documents, SQLite and PostgreSQL,
@@ -274,6 +275,7 @@ METHOD = """## How each row is measured
 
 SECTIONS = {"scale": ("bench_scale.py", "Cost as the store grows (scripts/bench scale)"),
             "store": ("bench_store.py", "Claim and settle throughput (scripts/bench store)"),
+            "drain": ("bench_drain.py", "One workspace's batch drains at the fetch and parse rate (scripts/bench drain)"),
             "search": ("bench_search.py", "search_documents at 10^5 documents (scripts/bench search)"),
             "relevance": ("bench_relevance.py", "search_documents' ranking on the relevance set (scripts/bench relevance)")}
 ARGUMENTS = {"relevance": ["--postgres", PG_ADMIN]}
