@@ -26,7 +26,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from evidencekit.server.evidence import search_forms, search_text
+from evidencekit.server.evidence import search_forms, search_rank, search_text
 from evidencekit.server.evidence.store.served_documents import DOCUMENT_KINDS, served_documents
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
@@ -115,6 +115,19 @@ POSTGRES_FORMS_DDL = """
 ALTER TABLE document_search ADD COLUMN form_words TEXT NOT NULL DEFAULT '';
 ALTER TABLE document_search ADD COLUMN tail_words TEXT NOT NULL DEFAULT '';
 DELETE FROM document_search;
+CREATE TABLE document_words (
+    evidence_id uuid PRIMARY KEY REFERENCES document_search (evidence_id) ON DELETE CASCADE,
+    revision int NOT NULL,
+    words text NOT NULL);
+"""
+# PostgreSQL's copy of a row's index words (title, text, forms, endings, a line each) for
+# search_rank, read for a query's first candidates only: document_search keeps them empty there.
+_PG_WORDS = """
+INSERT INTO document_words (evidence_id, revision, words)
+SELECT k.evidence_id, k.revision, k.title_words || chr(10) || k.body_words || chr(10) || k.form_words || chr(10)
+       || k.tail_words FROM {table} WHERE true
+ON CONFLICT (evidence_id) DO UPDATE SET revision = excluded.revision, words = excluded.words
+WHERE excluded.revision > document_words.revision
 """
 # A row's scope lexeme: `_` is never part of an indexed word (search_text), so no page's text can
 # hold it; it has no position, so phrases and ts_rank_cd never see it.
@@ -211,6 +224,8 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
         "ELSE excluded.valid_until END, title_words = excluded.title_words, "
         "body_words = excluded.body_words, form_words = excluded.form_words, tail_words = excluded.tail_words"
         f"{searched} WHERE excluded.revision >= document_search.revision", values)
+    if postgres:
+        await connection.execute_query(_PG_WORDS.replace("{table}", table), values)
 
 
 # Rows of the evidence a purge batch's receipts refer to whose receipts have all expired.
@@ -307,23 +322,55 @@ async def search(connection: BaseDBAsyncClient, workspaces: Sequence[str], found
         return Found([])
     guess = any(term.guessable for term in found)
     if not every:
-        some = await _ranked(connection, workspaces, found, every=False, guess=guess, offset=offset, limit=limit, now=now)
+        some = await _page(connection, workspaces, found, every=False, guess=guess, offset=offset, limit=limit, now=now)
         return Found(await _hits(connection, workspaces, found, some, now, exact=False))
     rows: dict[str, list[int]] = {}
     if exact is None or offset < exact:
-        rows = await _ranked(connection, workspaces, found, every=True, guess=False, offset=offset, limit=limit, now=now)
+        rows = await _page(connection, workspaces, found, every=True, guess=False, offset=offset, limit=limit, now=now)
         if len(rows) == limit or not guess:
             return Found(await _hits(connection, workspaces, found, rows, now, exact=True), exact)
         exact = offset + len(rows)
-    guesses = await _ranked(connection, workspaces, found, every=True, guess=True, offset=max(0, offset - exact),
-                            limit=limit - len(rows), now=now, only_guesses=True)
+    guesses = await _page(connection, workspaces, found, every=True, guess=True, offset=max(0, offset - exact),
+                          limit=limit - len(rows), now=now, only_guesses=True)
     return Found(await _hits(connection, workspaces, found, rows, now, exact=True)
                  + await _hits(connection, workspaces, found, guesses, now, exact=False), exact)
 
 
+async def _page(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term], *,
+                every: bool, guess: bool, offset: int, limit: int, now: datetime,
+                only_guesses: bool = False) -> dict[str, list[int]]:
+    """`limit` ranked names from `offset`, each with its rows: the database's first
+    search_rank.RERANKED put in search_rank's order (within the same count of terms held), the
+    rest in the database's."""
+    window = max(search_rank.RERANKED, offset + limit)
+    ranked = await _ranked(connection, workspaces, found, every=every, guess=guess, offset=0, limit=window, now=now,
+                           only_guesses=only_guesses)
+    first = ranked[:search_rank.RERANKED]
+    words = await _words(connection, [row for _, rows, _ in first for row in rows])
+    score = search_rank.scores(found, {name: [words[row] for row in rows if row in words] for name, rows, _ in first})
+    first.sort(key=lambda named: (-named[2], -score.get(named[0], 0.0), named[0]))
+    return {name: rows for name, rows, _ in (first + ranked[search_rank.RERANKED:])[offset:offset + limit]}
+
+
+async def _words(connection: BaseDBAsyncClient, rows: list[int]) -> dict[int, search_rank.Words]:
+    """The index's words of each row (PostgreSQL keeps them in document_words, beside the narrow
+    rows its GIN scans read)."""
+    if not rows:
+        return {}
+    places = ", ".join(str(row) for row in rows)  # integers from the database
+    if is_postgres_connection(connection):
+        read = await connection.execute_query_dict(
+            "SELECT d.id, w.words FROM document_search AS d JOIN document_words AS w ON w.evidence_id = d.evidence_id "
+            f"WHERE d.id IN ({places})")
+        return {row["id"]: tuple(row["words"].split("\n")) for row in read}
+    read = await connection.execute_query_dict(
+        f"SELECT id, title_words, body_words, form_words, tail_words FROM document_search WHERE id IN ({places})")
+    return {row["id"]: (row["title_words"], row["body_words"], row["form_words"], row["tail_words"]) for row in read}
+
+
 async def _ranked(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term], *,
                   every: bool, guess: bool, offset: int, limit: int, now: datetime,
-                  only_guesses: bool = False) -> dict[str, list[int]]:
+                  only_guesses: bool = False) -> list[tuple[str, list[int], int]]:
     """Names of the matches ranked (with `only_guesses`, those not holding every term as written;
     without `every`, those holding more terms first), `limit` from `offset`, each with its rows."""
     postgres = is_postgres_connection(connection)
@@ -365,7 +412,7 @@ async def _ranked(connection: BaseDBAsyncClient, workspaces: Sequence[str], foun
                                .replace("{exact}", exact).replace("{held}", held), postgres)
     values = [*asked, sql_time(now, postgres), limit, offset, CANDIDATES, *ids, *extra]
     rows = await connection.execute_query_dict(statement, values)
-    return {row["name_key"]: [int(n) for n in str(row["ids"]).split(",")] for row in rows}
+    return [(row["name_key"], [int(n) for n in str(row["ids"]).split(",")], int(row["held"])) for row in rows]
 
 
 async def _hits(connection: BaseDBAsyncClient, workspaces: Sequence[str], found: list[search_text.Term],

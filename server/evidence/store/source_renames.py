@@ -1,4 +1,4 @@
-"""Migration 0016: what was stored before source_urls named sources, made what a settle makes now.
+"""Migration 0017: what was stored before source_urls named sources, made what a settle makes now.
 
 - Evidence: every source key with a query string becomes `source_urls.source_key` of it (tracking
   parameters dropped, secret values hashed), its search row's name with it. Where that makes two

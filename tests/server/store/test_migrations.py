@@ -118,7 +118,7 @@ async def test_the_migrated_schema_has_the_indexes_and_constraints_the_models_de
             expected = await generated(other)
     # search_documents' full-text index, which tortoise cannot declare (store/search_index.py)
     full_text = {("document_search", ("search",), False), ("document_search_fts_config", ("k",), True),
-                 ("document_search_fts_idx", ("segid", "term"), True)}
+                 ("document_search_fts_idx", ("segid", "term"), True), ("document_words", ("evidence_id",), True)}
     assert migrated - full_text == expected
     assert ("receipt", ("workspace_id", "mutation_id"), True) in migrated
     assert migrated & full_text  # the dialect's own

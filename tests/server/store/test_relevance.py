@@ -14,8 +14,6 @@ from tests.relevance import LANGUAGES, TOP, load, problems, rankings, scores_by,
 pytestmark = pytest.mark.anyio
 
 RECALL_TARGET = 0.95
-NOT_YET = ("issue 54: the databases rank by their own functions (FTS5 bm25, ts_rank_cd): 12 of 212 first "
-           "pages differ in members or order")
 
 
 def test_the_set_is_what_its_readme_says() -> None:
@@ -36,7 +34,6 @@ async def test_each_known_item_is_in_the_first_ten_in_every_language(store: str)
     assert all(value >= RECALL_TARGET for value in recall.values()), (recall, missed)
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET)
 async def test_sqlite_and_postgresql_rank_alike(tmp_path: Path, postgres_url: str) -> None:
     sites, pages, queries = load()
     answers = []

@@ -1,4 +1,4 @@
-"""Migration 0016 on a store written before source_urls named sources: the same page stored under
+"""Migration 0017 on a store written before source_urls named sources: the same page stored under
 tracking parameters becomes one document, found by its old names too; a secret stored in a name, a
 result's source URL or a markdown link is gone, and the document is still served by the name
 spelled with it."""
@@ -33,7 +33,7 @@ VAULT = f"https://example.com/vault?api_key={SECRET}&lang=de"
 
 
 async def settle_as_before(workspace: Workspace, url: str, text: str, markdown: str) -> uuid.UUID:
-    """A retrieval settled as the code before 0016 settled it: its key the URL as given, its
+    """A retrieval settled as the code before 0017 settled it: its key the URL as given, its
     result's and revision's source URL that too (these URLs are normalized already otherwise)."""
     mutation = uuid.uuid4()
     receipt, _ = await receipts.submit(RetrieveRequest(workspace.id, mutation, url, "url_text"))
@@ -57,7 +57,7 @@ async def test_names_stored_before_are_renamed_and_still_served(database_url: st
                 await settle_as_before(lab, url, f"Reiherzählung, {version} Fassung", f"# {version}")
             vault = await settle_as_before(lab, VAULT, "Eisvogelbestand", f"[Tabelle]({VAULT}#tabelle)")
         await get_connection("default").execute_query(
-            "DELETE FROM tortoise_migrations WHERE name = '0016_source_names'")
+            "DELETE FROM tortoise_migrations WHERE name = '0017_source_names'")
     async with open_store(database_url):  # the upgrade
         reader = await principal_in(await Workspace.get(id=lab.id), "reader", "viewer")
         [hit] = (await search_documents(reader, "reiherzählung"))["results"]

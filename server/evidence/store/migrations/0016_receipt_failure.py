@@ -6,7 +6,7 @@ from tortoise.migrations import operations as ops
 from tortoise import fields
 
 class Migration(migrations.Migration):
-    dependencies = [('models', '0016_source_names')]
+    dependencies = [('models', '0015_caption_documents')]
 
     initial = False
 

@@ -6,7 +6,7 @@ from tortoise.migrations import operations as ops
 from evidencekit.server.evidence.store.source_renames import rename_sources
 
 class Migration(migrations.Migration):
-    dependencies = [('models', '0015_caption_documents')]
+    dependencies = [('models', '0016_receipt_failure')]
 
     initial = False
 
