@@ -150,9 +150,17 @@ CREATE INDEX document_search_words ON document_search USING gin (search);
 # The tsvector of a row's words, the title's weighted A.
 _TSVECTOR = ("setweight(to_tsvector('simple'::regconfig, k.title_words), 'A') "
              "|| setweight(to_tsvector('simple'::regconfig, k.body_words), 'B')")
-# Migration 0014: the forms (weight C) and reversed endings (D) after the words (search_forms).
-_TSVECTOR_FORMS = (f"{_TSVECTOR} || setweight(to_tsvector('simple'::regconfig, k.form_words), 'C') "
-                   "|| setweight(to_tsvector('simple'::regconfig, k.tail_words), 'D')")
+# Migration 0014: the forms (weight C) and reversed endings (D) after the words (search_forms), each
+# marked (search_text.FORM_MARK, TAIL_MARK) so that no query needs weights.
+def _marked(column: str, mark: str) -> str:
+    """SQL: each word of `column` with `mark` before it (search_text.FORM_MARK, TAIL_MARK)."""
+    return f"CASE WHEN {column} = '' THEN '' ELSE '{mark}' || replace({column}, ' ', ' {mark}') END"
+
+
+_TSVECTOR_FORMS = (
+    f"{_TSVECTOR} || setweight(to_tsvector('simple'::regconfig, "
+    f"{_marked('k.form_words', search_text.FORM_MARK)}), 'C') "
+    f"|| setweight(to_tsvector('simple'::regconfig, {_marked('k.tail_words', search_text.TAIL_MARK)}), 'D')")
 
 
 IndexWords = tuple[str, str, str, str]  # a document's title words, text words, forms, reversed endings
