@@ -234,13 +234,13 @@ def _indexed(item: Settle) -> bool:
     return item.receipt.kind in DOCUMENT_KINDS and item.content is not None
 
 
-def _words_of(settles: Sequence[Settle]) -> dict[str, tuple[str, str]]:
+def _words_of(settles: Sequence[Settle]) -> dict[str, search_index.IndexWords]:
     return {str(item.receipt.id): search_index.entry_words(item.content.title, item.content.text)
             for item in settles if _indexed(item) and item.content is not None}
 
 
 async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
-                      words: dict[str, tuple[str, str]], names_key: bytes) -> set[str]:
+                      words: dict[str, search_index.IndexWords], names_key: bytes) -> set[str]:
     """Settle every receipt of `settles` in one transaction, or none (_NotAllHeld, with the ones held).
 
     The evidence is written first, its statement a write: on SQLite it takes the write lock before
