@@ -126,3 +126,17 @@ async def test_pages_run_from_the_exact_matches_into_the_guesses_without_repeats
         if token is None:
             break
     assert seen == [("plural", "exact")] * 3 + [("singular", "forms")] * 2 and len(names) == 5
+
+
+async def test_when_no_page_holds_every_word_the_one_holding_more_of_them_comes_first(store: str) -> None:
+    """PostgreSQL's any-word answer ranked by ts_rank_cd, which counts how often, not how many of
+    the words: three pages full of "au" came before the one holding "moustoir lorient"."""
+    lab = await Workspace.create(name="lab")
+    reader = await principal_in(lab, "reader", "viewer")
+    for n in range(3):
+        await settle_page(lab, f"https://fr.example/au-{n}", "Au marché", "Au marché, au port, au quai, au café. " * 20)
+    await settle_page(lab, "https://fr.example/stade", "Le stade", "Le stade du Moustoir à Lorient accueille le match.")
+    answer = await search_documents(reader, "au moustoir lorient parking")  # type: ignore[arg-type]
+    first = answer["results"][0]
+    assert (first["parent"], first["match"], first["matched_words"]) == (
+        "documents/fr.example/stade", "some", ["moustoir", "lorient"])
