@@ -101,9 +101,12 @@ _BRACED = re.compile(r"\{([A-Za-z0-9_=]+)\}")
 _NAMED = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
-def to_python(pattern: str) -> str:
+def to_python(pattern: str, *, end: str = "$") -> str:
     """The same pattern for Python's `re`, with \\s \\S \\d \\D \\w \\W meaning what ECMA-262 says
-    (inside character classes too)."""
+    (inside character classes too). `end` spells `$`: Python's `$` also matches before a last
+    newline, ECMA-262's (without the m flag) only at the end; `\\Z` says so to Python's `re`, which
+    hypothesis draws strings by (a draw for `^a$|^b$` was "a\\n"), and Rust's regex, which the
+    generated models read patterns with, has no `\\Z` but a `$` that means the end."""
     out: list[str] = []
     body: list[str] = []  # the members of the class being read
     excluded: list[Excluded] = []  # the negated escapes in it
@@ -156,6 +159,8 @@ def to_python(pattern: str) -> str:
         elif char == "]" and in_class:
             in_class = False
             out.append(_class(body, negated, excluded, pattern))
+        elif char == "$" and not in_class:
+            out.append(end)
         else:
             target.append(char)
         index += 1
@@ -166,20 +171,21 @@ def to_python(pattern: str) -> str:
 
 @lru_cache(maxsize=256)
 def compile_ecma(pattern: str) -> re.Pattern[str]:
-    return re.compile(to_python(pattern))
+    return re.compile(to_python(pattern, end=r"\Z"))
 
 
-def with_python_patterns(schema: Any) -> Any:
+def with_python_patterns(schema: Any, *, end: str = "$") -> Any:
     """A copy of `schema` whose every `pattern` is spelled (by `to_python`) so that engines reading
     it with Python or Rust regex semantics match what ECMA-262 matches: for the generated models
-    (pydantic's Rust regex counts U+0085 as `\\s`) and for hypothesis-jsonschema (Python's `re`)."""
+    (pydantic's Rust regex counts U+0085 as `\\s`) and, with `end="\\Z"`, for hypothesis-jsonschema
+    (Python's `re`)."""
     if isinstance(schema, dict):
-        copied = each_subschema(schema, with_python_patterns)
+        copied = each_subschema(schema, lambda sub: with_python_patterns(sub, end=end))
         if isinstance(schema.get("pattern"), str):
-            copied["pattern"] = to_python(schema["pattern"])
+            copied["pattern"] = to_python(schema["pattern"], end=end)
         return copied
     if isinstance(schema, list):
-        return [with_python_patterns(item) for item in schema]
+        return [with_python_patterns(item, end=end) for item in schema]
     return schema
 
 

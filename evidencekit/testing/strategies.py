@@ -49,7 +49,7 @@ def inputs(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     bounded.pop("$defs", None)
     bounded.pop("definitions", None)
     # patterns are ECMA-262: spelled for Python's `re`, which hypothesis-jsonschema draws strings with
-    strategy = from_schema(with_python_patterns(bounded),
+    strategy = from_schema(with_python_patterns(bounded, end=r"\Z"),
                            custom_formats={"uuid": st.uuids(version=4).map(str)})
     if not cut:  # inlining is exact: only a cut branch accepts more than the schema
         return strategy

@@ -162,7 +162,7 @@ def test_contract_and_models_agree(operation: str, variant: str, direction: str,
 
     @settings(max_examples=examples, deadline=None, database=None, phases=phases,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-    @given(from_schema(with_python_patterns(schema), custom_formats=CUSTOM_FORMATS))  # see with_python_patterns
+    @given(from_schema(with_python_patterns(schema, end=r"\Z"), custom_formats=CUSTOM_FORMATS))  # see with_python_patterns
     def run(payload: Any) -> None:
         check_pair(operation, direction, schema, payload, generated_from)
 

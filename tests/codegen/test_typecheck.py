@@ -34,7 +34,7 @@ class Implementation:
                                context: RequestContext) -> SearchDocumentsOutputData:
         size: int = payload.page_size  # a default, never None
         return {"results": [{"parent": "documents/e.com/x", "title": "", "uri": "https://e.com/x",
-                             "snippet": payload.query[:size]}]}
+                             "snippet": payload.query[:size], "match": "exact", "matched_words": [payload.query]}]}
 
 
 handlers: Handlers = Implementation()

@@ -31,7 +31,7 @@ def test_same_verdict_on_generated_payloads_and_their_mutations(label: str, sche
 
     @settings(max_examples=15, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
-    @given(from_schema(with_python_patterns(schema), custom_formats={"uuid": st.uuids().map(str)}))
+    @given(from_schema(with_python_patterns(schema, end=r"\Z"), custom_formats={"uuid": st.uuids().map(str)}))
     def run(payload: Any) -> None:
         assert fast.is_valid(payload) and slow.is_valid(payload)
         for description, _, invalid in mutations(schema, payload):
@@ -124,3 +124,20 @@ def test_an_unknown_format_is_an_annotation_in_both_engines() -> None:
     schema = {"$schema": DIALECTS[0], "type": "string", "format": "simple-template"}
     slow, fast = compile_schema(schema), compile_fast(schema)
     assert slow.is_valid("{{ anything }}") and fast.is_valid("{{ anything }}")
+
+
+def test_an_end_anchor_inside_an_alternative_ends_the_string() -> None:
+    """ECMA-262's `$` is the end; Python's also matches before a last newline: the gate drew
+    get_documents' name "documents/0\\n" from `^documents/...$|^https?://...$`, which both validators
+    refuse. No input drawn for such a pattern ends with a newline now."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    from evidencekit.testing.strategies import inputs
+
+    pattern = r"^documents/[^/\s]+(?:/\S*)?$|^https?://[^/\s]+(?:/\S*)?$"
+    assert compile_ecma(pattern).search("documents/0\n") is None
+    schema = {"type": "array", "items": {"type": "string", "pattern": pattern}}
+    with pytest.raises(NoSuchExample):
+        find(inputs(schema), lambda names: any(name.endswith("\n") for name in names),
+             settings=settings(max_examples=500, database=None, deadline=None))
