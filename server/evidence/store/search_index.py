@@ -246,8 +246,10 @@ DELETE FROM document_search WHERE valid_until <= {p1}
 # Matches ranked per query: a word that most documents hold would have every one of them ranked
 # (at 10^5 documents, 50,000: 200 ms on SQLite). Past this many, the answer is the most recently
 # indexed matches, ranked; the same ones for every page, so pages neither repeat nor skip, and
-# there are no pages past them (docs/storage.md, "Search").
-CANDIDATES = 2000
+# there are no pages past them (docs/storage.md, "Search"). 500, not 2,000: ranking reads each
+# candidate's tsvector on PostgreSQL, and 2,000 of them cost a mid-frequency word's query 38 ms of
+# its 45 at the 99th percentile (scripts/bench_search.py; 26 ms with 500).
+CANDIDATES = 500
 
 
 @dataclass(frozen=True)
