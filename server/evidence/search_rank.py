@@ -20,7 +20,9 @@ RERANKED = 30
 K1, B = 1.2, 0.75
 TITLE, BODY, FORMS, TAILS = 4.0, 1.0, 0.5, 0.25
 
-Words = tuple[str, str, str, str]  # title words, text words, forms, reversed endings (space-separated)
+# what the index holds of a document (search_index.IndexWords): title words, text words, forms,
+# reversed endings, each space-separated
+Words = tuple[str, str, str, str]
 
 
 def _count(padded: str, phrase: tuple[str, ...], prefix: bool = False) -> int:

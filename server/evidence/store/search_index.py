@@ -166,7 +166,7 @@ _TSVECTOR_FORMS = (
     f"|| setweight(to_tsvector('simple'::regconfig, {_marked('k.tail_words', search_text.TAIL_MARK)}), 'D')")
 
 
-IndexWords = tuple[str, str, str, str]  # a document's title words, text words, forms, reversed endings
+IndexWords = search_rank.Words  # a document's title words, text words, forms, reversed endings
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,7 @@ async def _page(connection: BaseDBAsyncClient, workspaces: Sequence[str], found:
     return {name: rows for name, rows, _ in (first + ranked[search_rank.RERANKED:])[offset:offset + limit]}
 
 
-async def _words(connection: BaseDBAsyncClient, rows: list[int]) -> dict[int, search_rank.Words]:
+async def _words(connection: BaseDBAsyncClient, rows: list[int]) -> dict[int, IndexWords]:
     """The index's words of each row (PostgreSQL keeps them in document_words, beside the narrow
     rows its GIN scans read)."""
     if not rows:
