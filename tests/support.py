@@ -254,3 +254,19 @@ def edit_json(path: Path, change: Callable[[Any], None]) -> None:
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+async def settled_over_mcp(call: Callable[[str, dict[str, Any]], Any], workspace: str, url: str,
+                           kind: str = "url_text", timeout: float = 30) -> dict[str, Any]:
+    """Retrieve `url` through `call` (an MCP tools/call answering the result's structured content)
+    and read its status until the receipt settles: the settled retrieval."""
+    import uuid
+
+    ids = {"workspace_id": workspace, "mutation_id": str(uuid.uuid4())}
+    await call("sosoapi_research_evidence_retrieve", {**ids, "url": url, "kind": kind})
+    deadline = time.monotonic() + timeout
+    while (retrieval := (await call("sosoapi_research_evidence_status", ids))["retrieval"])["state"] in (
+            "pending", "running"):
+        assert time.monotonic() < deadline, retrieval
+        await asyncio.sleep(0.05)
+    return retrieval  # type: ignore[no-any-return]

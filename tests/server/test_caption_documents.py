@@ -5,7 +5,6 @@ over REST (the generated client) and MCP (the official SDK client, Streamable HT
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from evidencekit.client.generated.client import Client
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import allow_origin, running_service, validator_named
+from tests.support import allow_origin, running_service, settled_over_mcp, validator_named
 
 
 @pytest.fixture(scope="module")
@@ -107,20 +106,15 @@ async def test_a_word_spoken_in_retrieved_captions_is_found_and_read_over_mcp(
         service: dict[str, Any], origin: Origin, fmt: str) -> None:
     word = f"kingfisher{fmt}mcp"
     url, title = talk(origin, fmt, word)
-    mutation = str(uuid.uuid4())
-    ids = {"workspace_id": service["workspace_id"], "mutation_id": mutation}
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {service['token']}"}) as http, \
             streamable_http_client(service["mcp"], http_client=http) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
-        answer("sosoapi_research_evidence_retrieve", await session.call_tool(
-            "sosoapi_research_evidence_retrieve", {**ids, "url": url, "kind": "published_captions"}))
-        deadline = time.monotonic() + 20
-        while (status := answer("sosoapi_research_evidence_status", await session.call_tool(
-                "sosoapi_research_evidence_status", ids)))["retrieval"]["state"] in ("pending", "running"):
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-        assert status["retrieval"]["result"]["status"] == "ready", status
+        async def call(tool: str, arguments: dict[str, Any]) -> Any:
+            return answer(tool, await session.call_tool(tool, arguments))
+
+        retrieval = await settled_over_mcp(call, service["workspace_id"], url, "published_captions")
+        assert retrieval["result"]["status"] == "ready", retrieval
         found = answer("search_documents", await session.call_tool("search_documents", {"query": word}))
         name = expect_found(found["results"], url, title, word)
         documents = answer("get_documents", await session.call_tool("get_documents", {"names": [name]}))

@@ -5,11 +5,8 @@ document name, a search result, a get_documents or status answer, nor a log line
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,7 +17,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.origin import LocalCA, Origin, Reply
-from tests.support import allow_origin, running_service, validator_named
+from tests.support import allow_origin, running_service, settled_over_mcp, validator_named
 
 pytestmark = pytest.mark.anyio
 SECRET, OTHER_SECRET = "SECRET123", "OTHER456"
@@ -53,18 +50,9 @@ class Agent:
         return result.structured_content  # type: ignore[no-any-return]
 
     async def retrieve(self, url: str) -> dict[str, Any]:
-        mutation = str(uuid.uuid4())
-        await self.call("sosoapi_research_evidence_retrieve", {
-            "workspace_id": self.workspace, "mutation_id": mutation, "url": url, "kind": "url_text"})
-        deadline = time.monotonic() + 20
-        while True:
-            retrieval = (await self.call("sosoapi_research_evidence_status",
-                                         {"workspace_id": self.workspace, "mutation_id": mutation}))["retrieval"]
-            if retrieval["state"] not in ("pending", "running"):
-                assert retrieval["result"]["status"] == "ready", retrieval
-                return retrieval  # type: ignore[no-any-return]
-            assert time.monotonic() < deadline, retrieval
-            await asyncio.sleep(0.05)
+        retrieval = await settled_over_mcp(self.call, self.workspace, url)
+        assert retrieval["result"]["status"] == "ready", retrieval
+        return retrieval
 
     async def search(self, query: str) -> list[dict[str, Any]]:
         return (await self.call("search_documents", {"query": query}))["results"]  # type: ignore[no-any-return]

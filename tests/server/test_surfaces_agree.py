@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.origin import Origin, serve_origin
 from tests.server.test_mcp import seeded
-from tests.support import allow_origin, running_service
+from tests.support import allow_origin, running_service, settled_over_mcp
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
@@ -115,22 +115,10 @@ PAGE = (b"<html lang='en'><head><title>Heron count</title></head><body><main><h1
 
 async def settled(session: ClientSession, workspace: str, url: str) -> dict[str, Any]:
     """Retrieve `url` and poll status until its receipt settles."""
-    import asyncio
-    import time
-    import uuid
+    async def call(tool: str, arguments: dict[str, Any]) -> Any:
+        return (await session.call_tool(tool, arguments)).structured_content
 
-    mutation = str(uuid.uuid4())
-    await session.call_tool("sosoapi_research_evidence_retrieve", {
-        "workspace_id": workspace, "mutation_id": mutation, "url": url, "kind": "url_text"})
-    deadline = time.monotonic() + 30
-    while True:
-        result = await session.call_tool("sosoapi_research_evidence_status",
-                                         {"workspace_id": workspace, "mutation_id": mutation})
-        retrieval = result.structured_content["retrieval"]
-        if retrieval["state"] not in ("pending", "running"):
-            return retrieval  # type: ignore[no-any-return]
-        assert time.monotonic() < deadline, retrieval
-        await asyncio.sleep(0.05)
+    return await settled_over_mcp(call, workspace, url)
 
 
 async def test_search_results_carry_the_untrusted_text_note(service: dict[str, Any], origin: Origin,
