@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
@@ -118,36 +120,44 @@ async def by_the_descriptions(session: ClientSession, pages: Origin, tag: str) -
     assert paragraphs[1] == second
 
 
+@asynccontextmanager
+async def over_http(service: dict[str, Any]) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {service['token']}"}
+    async with httpx2.AsyncClient(headers=headers) as http, \
+            streamable_http_client(service["mcp"], http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        yield session
+
+
+@asynccontextmanager
+async def over_stdio(params: StdioServerParameters) -> AsyncIterator[ClientSession]:
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            yield session
+
+
 async def test_an_agent_does_the_task_by_the_descriptions_over_streamable_http(
         http_service: dict[str, Any], origin: Origin) -> None:  # noqa: F811
-    headers = {"Authorization": f"Bearer {http_service['token']}"}
-    async with httpx2.AsyncClient(headers=headers) as http, \
-            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
+    async with over_http(http_service) as session:
         await by_the_descriptions(session, origin, "http")
 
 
 async def test_an_agent_does_the_task_by_the_descriptions_over_stdio(stdio_params: StdioServerParameters,  # noqa: F811
                                                                      origin: Origin) -> None:  # noqa: F811
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await by_the_descriptions(session, origin, "stdio")
+    async with over_stdio(stdio_params) as session:
+        await by_the_descriptions(session, origin, "stdio")
 
 
 async def test_an_agent_on_its_own_over_streamable_http(http_service: dict[str, Any],  # noqa: F811
                                                         origin: Origin) -> None:  # noqa: F811
-    headers = {"Authorization": f"Bearer {http_service['token']}"}
-    async with httpx2.AsyncClient(headers=headers) as http, \
-            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
+    async with over_http(http_service) as session:
         await on_its_own(session, origin, "http")
 
 
 async def test_an_agent_on_its_own_over_stdio(stdio_params: StdioServerParameters,  # noqa: F811
                                               origin: Origin) -> None:  # noqa: F811
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(stdio_params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await on_its_own(session, origin, "stdio")
+    async with over_stdio(stdio_params) as session:
+        await on_its_own(session, origin, "stdio")
 
 
 async def test_http_instructions_are_the_callers_own(http_service: dict[str, Any]) -> None:  # noqa: F811
