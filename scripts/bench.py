@@ -167,6 +167,12 @@ def service_run(folder: Path, name: str, origin_port: int, urls: list[str]) -> t
            "PYTHONPATH": str(ROOT), "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{origin_port}",
            "EVIDENCEKIT_CA_BUNDLE": str(folder / "ca.pem"), "EVIDENCEKIT_WORKER_CONCURRENCY": "50",
            "EVIDENCEKIT_POLL_SECONDS": "0.05", "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "1000000"}
+    return served_settle(env, urls)
+
+
+def served_settle(env: dict[str, str], urls: list[str]) -> tuple[float, list[float]]:
+    """`research-evidence serve` with `env`: seconds from the first submit until every URL's receipt
+    settled (50 in flight), and the peak RSS of the server and of each of its child processes."""
     port = free_port()
     service = subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--port", str(port)], cwd=ROOT,
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

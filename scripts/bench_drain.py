@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import statistics
@@ -30,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench import plain_fetch_and_parse, submit_and_settle
+from bench import plain_fetch_and_parse, served_settle
 from bench_common import (
     PG_ADMIN,
     PYTHON,
@@ -90,19 +89,8 @@ def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str])
     env |= {**database, "EVIDENCEKIT_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT),
             "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": origin.removeprefix("https://"),
             "EVIDENCEKIT_CA_BUNDLE": str(folder / "ca.pem"), "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "1000000"}
-    port = free_port()
-    service = subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--port", str(port)], cwd=ROOT,
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_ready(f"http://127.0.0.1:{port}/healthz", service)
-        boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"],
-                                         cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout)
-        started = time.perf_counter()
-        asyncio.run(submit_and_settle(port, boot["token"], boot["workspace_id"], pages, 50))
-        return len(pages) / (time.perf_counter() - started)
-    finally:
-        service.terminate()
-        service.wait(timeout=60)
+    seconds, _ = served_settle(env, pages)
+    return len(pages) / seconds
 
 
 def fetch_and_parse(folder: Path, pages: list[str]) -> float:
