@@ -26,7 +26,8 @@ def bash_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def complete(script: Path, line: str, cwd: Path = ROOT) -> list[str]:
-    """What bash offers for TAB at the end of `line`, with the script loaded."""
+    """What bash offers for TAB at the end of `line` (its first word the program), with the script
+    loaded: the function the script registered for that program, called as bash calls it."""
     words = line.split(" ")
     program = f"""
 source {script}
@@ -34,7 +35,7 @@ COMP_WORDS=({" ".join(f"'{word}'" for word in words)})
 COMP_CWORD={len(words) - 1}
 COMP_LINE='{line}'
 COMP_POINT=${{#COMP_LINE}}
-_shtab_evidencekit evidencekit '{words[-1]}' '{words[-2]}'
+$(complete -p {words[0]} | sed -E 's/.*-F ([^ ]+) .*/\\1/') {words[0]} '{words[-1]}' '{words[-2]}'
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
     done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=True, cwd=cwd, timeout=30)
@@ -144,35 +145,19 @@ def service_script(shell: str, folder: Path) -> Path:
     return script
 
 
-def complete_service(script: Path, line: str, cwd: Path = ROOT) -> list[str]:
-    """What bash offers for TAB at the end of `line` (a research-evidence command line)."""
-    words = line.split(" ")
-    program = f"""
-source {script}
-COMP_WORDS=({" ".join(f"'{word}'" for word in words)})
-COMP_CWORD={len(words) - 1}
-COMP_LINE='{line}'
-COMP_POINT=${{#COMP_LINE}}
-$(complete -p research-evidence | sed -E 's/.*-F ([^ ]+) .*/\\1/') research-evidence '{words[-1]}' '{words[-2]}'
-printf '%s\\n' "${{COMPREPLY[@]}}"
-"""
-    done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=True, cwd=cwd, timeout=30)
-    return sorted(filter(None, (word.strip() for word in done.stdout.splitlines())))
-
-
 def test_research_evidence_has_completion_of_its_own(tmp_path: Path) -> None:
     """`research-evidence completion bash` completes research-evidence's commands (and only those:
     codegen is the toolkit's), their options, choices and file names, as evidencekit's does."""
     script = service_script("bash", tmp_path)
-    assert set(complete_service(script, "research-evidence ")) == {
+    assert set(complete(script, "research-evidence ")) == {
         "retrieve", "status", "documents", "search", "serve", "mcp", "worker", "admin", "import-pages", "completion"}
-    assert complete_service(script, "research-evidence re") == ["retrieve"]
-    assert complete_service(script, "research-evidence retrieve --wa") == ["--wait"]
-    assert complete_service(script, "research-evidence retrieve --kind ") == ["published_captions", "url_text"]
-    assert complete_service(script, "research-evidence admin to") == ["token", "tokens"]
-    assert complete_service(script, "research-evidence completion ") == ["bash", "fish", "tcsh", "zsh"]
+    assert complete(script, "research-evidence re") == ["retrieve"]
+    assert complete(script, "research-evidence retrieve --wa") == ["--wait"]
+    assert complete(script, "research-evidence retrieve --kind ") == ["published_captions", "url_text"]
+    assert complete(script, "research-evidence admin to") == ["token", "tokens"]
+    assert complete(script, "research-evidence completion ") == ["bash", "fish", "tcsh", "zsh"]
     (tmp_path / "urls.txt").write_text("https://example.com/\n")
-    assert complete_service(script, "research-evidence retrieve --from-file ur", cwd=tmp_path) == ["urls.txt"]
+    assert complete(script, "research-evidence retrieve --from-file ur", cwd=tmp_path) == ["urls.txt"]
     for shell in ("zsh", "tcsh"):
         written = service_script(shell, tmp_path).read_text()
         assert "research-evidence" in written and "import-pages" in written and "codegen" not in written
