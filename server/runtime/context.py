@@ -15,5 +15,5 @@ class RequestContext:
     extras: dict[str, Any] = field(default_factory=dict)
     principal: Any = None  # what the service's Auth made of the caller's credential, or None
     # what this answer means beyond its JSON (the next step): text an MCP result carries after the
-    # service's notes (McpSettings.notes); REST sends only the JSON
+    # service's notes (McpSettings.notes), and REST an X-Note header each (contracts/notes.py)
     notes: list[str] = field(default_factory=list)
