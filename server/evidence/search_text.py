@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -32,12 +33,11 @@ _CJK = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3130
         "\U00020000-\U0003134f")
 
 
-def _mark_class() -> str:
-    """A regex class of every combining mark (Unicode category M): Indic vowel signs and viramas,
-    kana voicing marks, Hebrew points, which Python's \\w leaves out and which belong to words."""
+def _class(test: Callable[[str], bool], codes: Iterable[int]) -> str:
+    """A regex class body of the code points in `codes` that pass `test`, as ranges."""
     ranges: list[list[int]] = []
-    for code in (*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)):
-        if unicodedata.category(chr(code))[0] == "M":
+    for code in codes:
+        if test(chr(code)):
             if ranges and ranges[-1][1] == code - 1:
                 ranges[-1][1] = code
             else:
@@ -45,9 +45,51 @@ def _mark_class() -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
 
 
+_ASTRAL = (*range(0x10000, 0x20000), *range(0xE0100, 0xE01F0))
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char)[0] == "M"
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    """The regexes words and fold run, each twice: for text of the Basic Multilingual Plane only
+    (its classes are looked up in one step) and for any text (a class reaching past U+FFFF is a
+    list of ranges tried one by one, four times slower on every character)."""
+
+    word: re.Pattern[str]  # a word: letters, digits and combining marks (Indic vowel signs and
+    # viramas, kana voicing marks, Hebrew points, which Python's \w leaves out); "_" is no letter
+    word_any: re.Pattern[str]
+    accent: re.Pattern[str]  # combining marks after a base whose marks are accents (_diacritic_base)
+    accent_any: re.Pattern[str]
+
+
 @cache  # 130,000 code points looked at: on first use, not at every process's start-up
-def _word() -> re.Pattern[str]:
-    return re.compile(f"(?:[^\\W_]|[{_mark_class()}])+")
+def _patterns() -> _Patterns:
+    marks, astral_marks = _class(_is_mark, range(0x300, 0x10000)), _class(_is_mark, _ASTRAL)
+    combining = _class(lambda char: unicodedata.combining(char) != 0, range(0x300, 0x10000))
+    astral_combining = _class(lambda char: unicodedata.combining(char) != 0, _ASTRAL)
+    bases = _class(lambda char: not unicodedata.combining(char) and _diacritic_base(char),
+                   (*range(0x900), *range(0x1E00, 0x2000)))
+    return _Patterns(re.compile(f"[\\w{marks}]+"), re.compile(f"[\\w{marks}{astral_marks}]+"),
+                     re.compile(f"(^|[{bases}])[{combining}]+"),
+                     re.compile(f"(^|[{bases}])[{combining}{astral_combining}]+"))
+
+
+def _word_list(text: str) -> list[str]:
+    """The words of a folded text, in order."""
+    patterns, text = _patterns(), text.replace("_", " ")
+    return (patterns.word if _in_bmp(text) else patterns.word_any).findall(text)
+
+
+_PAST_BMP = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _in_bmp(text: str) -> bool:
+    return _PAST_BMP.search(text) is None
+
+
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
 MAX_TERMS = 32  # a query's words past these are ignored: each is a term the index must intersect
@@ -70,15 +112,11 @@ def fold(text: str) -> str:
     """Case, accents and compatibility forms folded away: "Straße" -> "strasse", "Été" -> "ete",
     Hebrew with points as without, full-width Latin as Latin; Devanagari or kana keep their marks."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
-    kept = []
-    base = " "
-    for char in decomposed:
-        if not unicodedata.combining(char):
-            base = char
-        elif _diacritic_base(base):
-            continue
-        kept.append(char)
-    return unicodedata.normalize("NFC", "".join(kept))
+    if decomposed.isascii():
+        return decomposed
+    patterns = _patterns()
+    accent = patterns.accent if _in_bmp(decomposed) else patterns.accent_any
+    return unicodedata.normalize("NFC", accent.sub(r"\1", decomposed))
 
 
 @dataclass(frozen=True)
@@ -121,19 +159,29 @@ PLACE_HOLDER = "\ufb00"
 def words(text: str) -> str:
     """The text as the index holds it: its folded words, separated by spaces, a word past its
     MAX_PLACES-th occurrence written as PLACE_HOLDER."""
-    out: list[str] = []
-    for word in _word().findall(fold(text)):
-        for cjk, other in _RUNS.findall(word):
-            if cjk:
-                out.extend(_pairs(cjk))
-            else:
-                out.append(other)
-    if len(out) > MAX_PLACES and max(Counter(out).values()) > MAX_PLACES:
-        seen: Counter[str] = Counter()
-        for at, word in enumerate(out):
-            seen[word] += 1
-            if seen[word] > MAX_PLACES:
-                out[at] = PLACE_HOLDER
+    folded = fold(text)
+    out = _word_list(folded)
+    if _CJK_CHAR.search(folded):  # most pages hold none: their words are split no further
+        split: list[str] = []
+        for word in out:
+            if not _CJK_CHAR.search(word):
+                split.append(word)
+                continue
+            for cjk, other in _RUNS.findall(word):
+                if cjk:
+                    split.extend(_pairs(cjk))
+                else:
+                    split.append(other)
+        out = split
+    if len(out) > MAX_PLACES:
+        often = {word for word, count in Counter(out).items() if count > MAX_PLACES}
+        if often:
+            seen: Counter[str] = Counter()
+            for at, word in enumerate(out):
+                if word in often:
+                    seen[word] += 1
+                    if seen[word] > MAX_PLACES:
+                        out[at] = PLACE_HOLDER
     return " ".join(out)
 
 
@@ -199,8 +247,8 @@ def terms(query: str) -> list[Term]:
     MAX_QUERY_WORDS index words in all (the rest of a long query is ignored). Each names the word
     of the query it comes from, as written (`source`)."""
     found: dict[Term, None] = {}
-    for source in _word().findall(query):
-        for word in _word().findall(fold(source)):
+    for source in _word_list(query):
+        for word in _word_list(fold(source)):
             for term in _term(word, source):
                 found.setdefault(term, None)
     kept: list[Term] = []
