@@ -46,6 +46,7 @@ from evidencekit.server.evidence import search_text  # noqa: E402
 from evidencekit.server.evidence.store.db import open_store, sqlite_path  # noqa: E402
 from evidencekit.server.evidence.store.search_index import (  # noqa: E402
     _PG_SCOPE,
+    _TSVECTOR_EXACT,
     _TSVECTOR_FORMS,
     entry_words,
     scope_word,
@@ -147,8 +148,9 @@ async def fill(url: str, postgres: bool, count: int, words: dict[str, list[str]]
                                                            records=records)
                 await connection.execute(
                     "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, "
-                    "title_words, body_words, search) SELECT k.evidence_id, k.workspace_id, k.revision, k.name_key, "
-                    f"k.valid_until, '', '', {_TSVECTOR_FORMS} || {_PG_SCOPE.format(column='k.workspace_id')} "
+                    "title_words, body_words, search, search_exact) SELECT k.evidence_id, k.workspace_id, "
+                    f"k.revision, k.name_key, k.valid_until, '', '', {_TSVECTOR_FORMS} || "
+                    f"{_PG_SCOPE.format(column='k.workspace_id')}, {_TSVECTOR_EXACT} "
                     "FROM document_search_fill AS k")
                 await connection.execute("TRUNCATE document_search_fill")
                 print(f"  {min(count, first + CHUNK):,} documents", file=sys.stderr, flush=True)

@@ -7,10 +7,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tortoise.connection import get_connection
 from tortoise.context import TortoiseContext
 from tortoise.migrations.autodetector import MigrationAutodetector
 
-from evidencekit.server.evidence.store.db import sqlite_path, tortoise_config
+from evidencekit.server.evidence.store.db import open_store, sqlite_path, tortoise_config
 
 
 @pytest.mark.anyio
@@ -117,7 +118,8 @@ async def test_the_migrated_schema_has_the_indexes_and_constraints_the_models_de
         async with pg_database() as other:
             expected = await generated(other)
     # search_documents' full-text index, which tortoise cannot declare (store/search_index.py)
-    full_text = {("document_search", ("search",), False), ("document_search_fts_config", ("k",), True),
+    full_text = {("document_search", ("search",), False), ("document_search", ("search_exact",), False),
+                 ("document_search_fts_config", ("k",), True),
                  ("document_search_fts_idx", ("segid", "term"), True), ("document_words", ("evidence_id",), True)}
     assert migrated - full_text == expected
     assert ("receipt", ("workspace_id", "mutation_id"), True) in migrated
@@ -172,3 +174,33 @@ async def test_postgresql_results_move_to_json_text_unchanged(postgres_url: str)
         await connection.close()
     assert kind == "json"
     assert compression == ("l" if lz4 else "")
+
+
+@pytest.mark.anyio
+async def test_postgresql_exact_words_are_taken_from_the_full_index_as_a_settle_writes_them(postgres_url: str) -> None:
+    """0018 on a store indexed before it: each row's words alone (and its scope), split off the
+    tsvector of words and forms, are what keep() writes for the same page since; the exact stage of
+    a search finds the page by them and says so."""
+    from evidencekit.server.evidence.search_documents import search_documents
+    from evidencekit.server.evidence.store.models import Workspace
+    from tests.server.store.test_service import principal_in
+    from tests.server.store.test_source_renames import settle_as_before
+
+    async with open_store(postgres_url):
+        lab = await Workspace.create(name="lab")
+        for number, text in enumerate(("Die Windkraftanlagen am Deich", "Zugvögel über dem Watt", "城市交通 בירושלים")):
+            await settle_as_before(lab, f"https://example.com/{number}", text, text)
+        connection = get_connection("default")
+        written = await connection.execute_query_dict(
+            "SELECT id, search_exact::text AS exact FROM document_search ORDER BY id")
+        await connection.execute_script(
+            "DROP INDEX document_search_exact_words; ALTER TABLE document_search DROP COLUMN search_exact; "
+            "DELETE FROM tortoise_migrations WHERE name = '0018_search_exact'")
+    async with open_store(postgres_url):  # the upgrade
+        connection = get_connection("default")
+        assert await connection.execute_query_dict(
+            "SELECT id, search_exact::text AS exact FROM document_search ORDER BY id") == written
+        assert len(written) == 3 and all("ws_" in row["exact"] and "0f" not in row["exact"] for row in written)
+        reader = await principal_in(await Workspace.get(id=lab.id), "reader", "viewer")
+        [hit] = (await search_documents(reader, "windkraftanlagen"))["results"]
+        assert hit["match"] == "exact"
