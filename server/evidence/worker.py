@@ -194,21 +194,24 @@ class _Hand:
 
     One claimer keeps the slots full (a claim takes as many receipts as slots are free), each
     retrieval runs as its own task, one settler settles whatever finished meanwhile in one
-    transaction, and one heartbeat renews every lease held in one statement. A claim that leaves
-    slots empty is followed by the next when a slot frees (a workspace's backlog waits for its
-    regular slots, not for the poll interval) or else after the poll interval (new receipts): at
-    most one claim per settle, and an idle worker looks once per interval."""
+    transaction, and one heartbeat renews every lease held in one statement. A slot frees when its
+    retrieval ends, not when the receipt is settled: the next page is fetched while the last one is
+    written (at most a slot's worth of finished receipts per slot wait for the settler; past that,
+    no claim). A claim that leaves slots empty is followed by the next when a slot frees (a
+    workspace's backlog waits for its regular slots, not for the poll interval) or else after the
+    poll interval (new receipts): an idle worker looks once per interval."""
 
     MOST_PER_SETTLE = 64
 
     def __init__(self, worker: Worker) -> None:
         self.worker, self.settings, self.worker_id = worker, worker.settings, worker.worker_id
         self.held: dict[str, jobs.Claimed] = {}  # claimed, not yet settled or released
-        self.spares: set[str] = set()  # those of them in spare slots
+        self.retrieving: set[str] = set()  # of those, the ones whose retrieval runs: they fill the slots
+        self.spares: set[str] = set()  # of those, the ones in spare slots
         self.lost: set[str] = set()  # leases found lost (said once each)
         self.finished: asyncio.Queue[jobs.Settle] = asyncio.Queue()
         self.retrievals: set[asyncio.Task[None]] = set()
-        self.freed = asyncio.Event()  # a slot came free
+        self.freed = asyncio.Event()  # a slot came free, or a settle made room
         self.backoff = _StoreBackoff(self.settings.poll_interval, self.settings.sweep_interval)
 
     async def work(self, stop: asyncio.Event) -> None:
@@ -248,9 +251,10 @@ class _Hand:
 
     async def _claim(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            free_regular = self.worker.slots - (len(self.held) - len(self.spares))
+            free_regular = self.worker.slots - (len(self.retrieving) - len(self.spares))
             free = free_regular + self.worker.spare - len(self.spares)
-            if free <= 0:
+            settling = len(self.held) - len(self.retrieving)
+            if free <= 0 or settling > self.worker.slots + self.worker.spare:
                 self.freed.clear()
                 await self._until_freed(stop)
                 continue
@@ -272,6 +276,7 @@ class _Hand:
                     self.lost.discard(str(receipt.id))  # its retrieval still runs; the lease is ours again
                     continue
                 self.held[str(receipt.id)] = receipt
+                self.retrieving.add(str(receipt.id))
                 spare = number >= free_regular  # past the regular slots: a fair choice (claim_many)
                 if spare:
                     self.spares.add(str(receipt.id))
@@ -301,10 +306,18 @@ class _Hand:
             self._drop([str(receipt.id)])
             return
         self.finished.put_nowait(jobs.Settle(receipt, retrieved.result, content_of(retrieved)))
+        self._retrieved(str(receipt.id))
+
+    def _retrieved(self, receipt_id: str) -> None:
+        """Its slot is free for the next claim; the receipt stays held until settled."""
+        self.retrieving.discard(receipt_id)
+        self.spares.discard(receipt_id)
+        self.freed.set()
 
     def _drop(self, ids: list[str]) -> None:
         for receipt_id in ids:
             self.held.pop(receipt_id, None)
+            self.retrieving.discard(receipt_id)
             self.spares.discard(receipt_id)
             self.lost.discard(receipt_id)
         self.freed.set()

@@ -80,5 +80,47 @@ async def test_one_workspaces_backlog_settles_without_waiting_a_poll_interval_pe
         await running
     receipts = await Receipt.filter(id__in=[receipt.id for receipt, _ in made])
     assert {(receipt.state, (receipt.result or {}).get("status")) for receipt in receipts} == {("completed", "ready")}
-    # no busy loop: every claim but the first followed a slot coming free (one settle batch)
-    assert watched.claims <= watched.settles + 1
+    # no busy loop: every claim but the first followed a slot coming free (a retrieval ending, or a
+    # settle making room for more finished receipts)
+    assert watched.claims <= BACKLOG + watched.settles + 1
+
+
+async def test_the_next_page_is_fetched_while_the_last_one_is_written(
+        store: str, plain_origin: Origin, engine: RetrievalEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slot frees when its retrieval ends: with one slot, the second receipt's page is fetched
+    while the first one's settle is still writing."""
+    workspace, batch = uuid.uuid4(), uuid.uuid4().hex
+    for n in range(2):
+        await submit(RetrieveRequest(workspace, uuid.uuid4(), plain_origin.reply(f"/{batch}/{n}", Reply(PAGE)),
+                                     "url_text"))
+    writing, written, second_fetched = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    real_settle, real_retrieve = jobs.settle_many, engine.retrieve
+    fetched: list[str] = []
+
+    async def settle_many(worker_id: str, settles: Sequence[jobs.Settle], **kwargs: object) -> set[str]:
+        writing.set()
+        await written.wait()
+        return await real_settle(worker_id, settles, **kwargs)  # type: ignore[arg-type]
+
+    async def retrieve(url: str, *args: object, **kwargs: object) -> object:
+        fetched.append(url)
+        if len(fetched) == 2:
+            second_fetched.set()
+        return await real_retrieve(url, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "settle_many", settle_many)
+    monkeypatch.setattr(engine, "retrieve", retrieve)
+    worker = Worker(engine, WorkerSettings(lease=timedelta(seconds=60), poll_interval=POLL, concurrency=1, spare=0))
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await asyncio.wait_for(writing.wait(), SETTLED_WITHIN)
+        try:
+            await asyncio.wait_for(second_fetched.wait(), SETTLED_WITHIN)
+        except TimeoutError:
+            pytest.fail("the one slot stayed taken while the first receipt was written")
+        assert not written.is_set()
+    finally:
+        written.set()
+        stop.set()
+        await running
