@@ -3,7 +3,9 @@
     [tool.evidencekit.codegen]
     contracts = "contracts"             # folder of <operation>/manifest.json and contracts.lock.json
     package = "myapi.generated"         # receives the models, server skeleton and OpenAPI document
-    client_package = "myapi.client"     # optional: the generated client (default: `package`)
+    client_package = "myapi.client"     # optional: the generated client, with its own copy of the
+                                        # models it sends and receives: it imports nothing of
+                                        # `package` (default: `package`, the client beside the server)
     source_root = "src"                 # optional: where packages live (default: the project root)
     docs = "docs/reference"             # optional: reference pages (default: none written)
     title = "My API"                    # the OpenAPI title (default: the project's name)

@@ -22,7 +22,7 @@ from evidencekit.codegen.headers import markdown_header, python_header
 from evidencekit.codegen.lock import compatible_hashes
 from evidencekit.codegen.models import ModelNote, render_model
 from evidencekit.codegen.openapi import openapi_document
-from evidencekit.codegen.views import mcp_descriptor, operation_view, variant_schemas
+from evidencekit.codegen.views import OperationView, mcp_descriptor, operation_view, variant_schemas
 from evidencekit.contracts.examples import example_payloads
 from evidencekit.contracts.loader import load_operations
 
@@ -67,15 +67,24 @@ def plan(config: CodegenConfig) -> Plan:
     rest_ops = [op for op in operations if op.rest]
     everything = python_header(operations)
 
+    models: dict[str, str] = {}  # operation's python name + direction -> its model module's source
     for op in operations:
         for direction in ("input", "output", "output_data"):
-            module = f"{server}/models/{op.python_name}_{direction}.py"
-            source, notes = render_model(op, direction, module)
-            python[module] = source
+            module = f"{op.python_name}_{direction}"
+            models[module], notes = render_model(op, direction, f"{server}/models/{module}.py")
             result.notes += notes
-    exports = sorted(name for v in views for name in (v.input_class, v.output_class, v.output_data_class))
-    python[f"{server}/models/__init__.py"] = render(
-        "models_init.py.jinja", header=everything, operations=views, exports=exports)
+
+    def add_models(folder: str, header: str, of: list[OperationView]) -> None:
+        """`folder`/models: the models of the operations `of`, and their package exporting them."""
+        for view in of:
+            for direction in ("input", "output", "output_data"):
+                module = f"{view.python_name}_{direction}"
+                python[f"{folder}/models/{module}.py"] = models[module]
+        exports = sorted(name for v in of for name in (v.input_class, v.output_class, v.output_data_class))
+        python[f"{folder}/models/__init__.py"] = render(
+            "models_init.py.jinja", header=header, operations=of, exports=exports)
+
+    add_models(server, everything, views)
 
     python[f"{server}/__init__.py"] = render(
         "package_init.py.jinja", header=everything,
@@ -98,12 +107,15 @@ def plan(config: CodegenConfig) -> Plan:
         tools=[mcp_descriptor(op) for op in mcp_ops])
 
     if rest_views:  # a client of the REST surface, when there is one
-        if client != server:
+        if client != server:  # a package of its own, whole without the server's: its models too
             python[f"{client}/__init__.py"] = render(
                 "package_init.py.jinja", header=python_header(rest_ops),
-                docstring="Generated REST client (sync and async).")
+                docstring="Generated REST client (sync and async), and the models of what it sends and "
+                          "receives.")
+            add_models(client, python_header(rest_ops), rest_views)
         python[f"{client}/client.py"] = render(
-            "client.py.jinja", header=python_header(rest_ops), rest_operations=rest_views, package=package)
+            "client.py.jinja", header=python_header(rest_ops), rest_operations=rest_views,
+            package=config.client_package)
 
     result.files.update(format_python(python))
 

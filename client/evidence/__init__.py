@@ -13,18 +13,18 @@ from typing import Any
 import httpx
 
 from evidencekit.client.generated.client import AsyncClient, Client
+from evidencekit.client.generated.models import (
+    GetDocumentsOutput,
+    RetrieveOutput,
+    SearchDocumentsOutput,
+    StatusOutput,
+)
 from evidencekit.client.runtime.errors import ClientError
 from evidencekit.client.runtime.retry import (
     RetryPolicy,
     call_with_retries,
     call_with_retries_async,
     retryable,
-)
-from evidencekit.server.generated.models import (
-    GetDocumentsOutput,
-    RetrieveOutput,
-    SearchDocumentsOutput,
-    StatusOutput,
 )
 
 SETTLED = ("completed", "cancelled", "unconfirmed", "expired")

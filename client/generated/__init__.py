@@ -5,4 +5,4 @@
 #   contracts/sosoapi_research_evidence_status (sha256:9164abcbc3604517)
 # Do not edit by hand: change the contract, then regenerate (`evidencekit codegen check` fails when stale).
 
-"""Generated REST client (sync and async)."""
+"""Generated REST client (sync and async), and the models of what it sends and receives."""

@@ -10,7 +10,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from evidencekit.server.generated.models import (
+from evidencekit.client.generated.models import (
     GetDocumentsInput,
     GetDocumentsOutput,
     SearchDocumentsInput,

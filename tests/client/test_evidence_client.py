@@ -283,7 +283,7 @@ def test_a_server_that_is_not_the_service_is_named_once_and_not_retried() -> Non
 def test_answers_hold_plain_values_a_user_can_print_and_pass_back() -> None:
     """A nullable constrained string is `str | None` in the models, not a RootModel wrapper
     (`Title(root='...')`), so `print(result.title)` prints the title."""
-    from evidencekit.server.generated.models import StatusOutput
+    from evidencekit.client.generated.models import StatusOutput
 
     data = example_output("sosoapi_research_evidence_status")
     data["retrieval"]["state"] = "completed"

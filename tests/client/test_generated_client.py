@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from evidencekit.client.generated.client import AsyncClient, Client
+from evidencekit.client.generated.models import RetrieveInput, RetrieveOutput, StatusOutput
 from evidencekit.client.runtime import errors
-from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput, StatusOutput
 from tests.support import ExampleHandlers, OtherContractHash, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
