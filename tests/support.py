@@ -16,6 +16,7 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evidencekit.contracts.spec import OperationSpec
 from evidencekit.contracts.validation import OperationValidator, validator_for
 from evidencekit.server.generated.models import (
     GetDocumentsInput,
@@ -143,6 +144,29 @@ class ExampleHandlers:
     async def search_documents(self, payload: SearchDocumentsInput, context: RequestContext) -> SearchDocumentsOutput:
         self.calls.append(("search_documents", payload, context))
         return SearchDocumentsOutput.model_validate(example_output("search_documents"))
+
+
+class HandlerReached(Exception):
+    """The operation's handler was called: every check the pipeline makes before it passed."""
+
+
+async def _reached(payload: Any, context: RequestContext) -> Any:
+    raise HandlerReached
+
+
+async def admitted(spec: OperationSpec, auth: Any, principal: Any, arguments: dict[str, Any]) -> None:
+    """Run `arguments` through the operation's pipeline (OperationPipeline: what REST and MCP both run)
+    as `principal`: the contract, then the manifest's requirement, with `auth`'s role check. Returns
+    when the handler is reached; raises the refusal (Unauthorized, Forbidden, BadRequest) otherwise."""
+    from evidencekit.server.runtime.pipeline import OperationPipeline
+
+    body = json.loads(json.dumps(arguments, default=str))  # as the JSON of a request carries it
+    context = RequestContext("test-request", "rest", principal=principal)
+    try:
+        await OperationPipeline(spec, _reached, auth).run(body, json.dumps(body), context)
+    except HandlerReached:
+        return
+    raise AssertionError("the handler was neither reached nor refused")
 
 
 @contextmanager

@@ -5,7 +5,8 @@ A service plugs in an `Auth`: it turns a bearer credential into a principal (its
 the credential's `kind` and granted `capabilities`) and, when an operation declares a
 `minimum_role`, says whether the principal holds it for this payload (roles are scoped by the
 service's own data: a workspace, a project). The runtime enforces every operation's declared
-`Requirement` itself, on REST and MCP alike, after the input is valid and before the handler runs.
+`Requirement` itself, on REST and MCP alike, after the input is valid and before the handler runs
+(OperationPipeline, in pipeline.py: `check_caller`, then the Auth's `check_role`).
 """
 
 from __future__ import annotations
@@ -74,14 +75,3 @@ def check_caller(spec: OperationSpec, principal: Any, unauthenticated: str = UNA
                         code="credential_kind_not_accepted")
     if requirement.capability and requirement.capability not in principal.capabilities:
         raise Forbidden(f"this token was not granted {requirement.capability}", code="missing_capability")
-
-
-async def enforce(spec: OperationSpec, auth: Auth, principal: Any, payload: Any,
-                  unauthenticated: str = UNAUTHENTICATED) -> None:
-    """The operation's declared requirement: the caller's checks, then the role (the only one that
-    reads the service's data)."""
-    if not spec.requirement.authenticated:
-        return
-    check_caller(spec, principal, unauthenticated)
-    if spec.requirement.minimum_role:
-        await auth.check_role(principal, spec.requirement.minimum_role, payload)

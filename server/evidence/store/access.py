@@ -120,13 +120,6 @@ async def revoke_token(token_id: uuid.UUID) -> bool:
     return revoked
 
 
-async def authorize(principal: Principal, workspace_id: uuid.UUID, *, capability: str, minimum_role: str) -> str:
-    """The caller's role in the workspace, or AccessDenied. Never says whether a receipt exists."""
-    if capability not in principal.capabilities:
-        raise AccessDenied("missing_capability", f"this token was not granted {capability}")
-    return await check_role(principal, workspace_id, minimum_role)
-
-
 async def check_role(principal: Principal, workspace_id: uuid.UUID, minimum_role: str) -> str:
     """The caller's role in the workspace when it is at least `minimum_role`, else AccessDenied."""
     role = cached_role(principal, workspace_id) or await role_in(principal, workspace_id)

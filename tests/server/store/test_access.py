@@ -5,9 +5,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.store import access
-from evidencekit.server.evidence.store.access import AccessDenied
 from evidencekit.server.evidence.store.models import Token, User, Workspace
+from evidencekit.server.generated.operations import RETRIEVE, STATUS
+from evidencekit.server.runtime.errors import Forbidden, Unauthorized
+from tests.support import admitted
 
 pytestmark = pytest.mark.anyio
 
@@ -40,28 +43,44 @@ async def test_revoked_and_expired_tokens_do_not_authenticate(store: str) -> Non
     assert await access.authenticate(short, now=datetime.now(UTC) + timedelta(seconds=5)) is None
 
 
+async def retrieve_as(principal: access.Principal | None, workspace_id: uuid.UUID) -> None:
+    """A retrieve (its manifest: capability agent:research, role editor) in `workspace_id`, through
+    the runtime's pipeline with the service's Auth: returns when the handler would run."""
+    await admitted(RETRIEVE, EvidenceAuth(), principal, {"workspace_id": workspace_id, "mutation_id": uuid.uuid4(),
+                                                         "url": "https://example.com/a", "kind": "url_text"})
+
+
+async def status_as(principal: access.Principal | None, workspace_id: uuid.UUID) -> None:
+    """A status read (role viewer), the same way."""
+    await admitted(STATUS, EvidenceAuth(), principal, {"workspace_id": workspace_id, "mutation_id": uuid.uuid4()})
+
+
 async def test_rights_are_capability_within_the_owners_current_role(store: str) -> None:
     workspace, editor, viewer = await setup_people()
     _, editor_secret = await access.create_token(editor)
     _, viewer_secret = await access.create_token(viewer)
     _, bare_secret = await access.create_token(editor, capabilities=())
-    ed = await access.authenticate(editor_secret)
-    vi = await access.authenticate(viewer_secret)
-    bare = await access.authenticate(bare_secret)
+    ed = await access.authenticate_bearer(editor_secret)
+    vi = await access.authenticate_bearer(viewer_secret)
+    bare = await access.authenticate_bearer(bare_secret)
     assert ed and vi and bare
-    assert await access.authorize(ed, workspace.id, capability="agent:research", minimum_role="editor") == "editor"
-    assert await access.authorize(vi, workspace.id, capability="agent:research", minimum_role="viewer") == "viewer"
-    for principal, role, code in [(vi, "editor", "insufficient_role"), (bare, "viewer", "missing_capability")]:
-        with pytest.raises(AccessDenied) as caught:
-            await access.authorize(principal, workspace.id, capability="agent:research", minimum_role=role)
+    await retrieve_as(ed, workspace.id)
+    await status_as(vi, workspace.id)
+    for call, principal, code in [(retrieve_as, vi, "insufficient_role"), (status_as, bare, "missing_capability")]:
+        with pytest.raises(Forbidden) as caught:
+            await call(principal, workspace.id)
         assert caught.value.code == code
-    with pytest.raises(AccessDenied) as caught:
-        await access.authorize(ed, uuid.uuid4(), capability="agent:research", minimum_role="viewer")
+    with pytest.raises(Forbidden) as caught:
+        await status_as(ed, uuid.uuid4())
     assert caught.value.code == "not_a_member"
+    with pytest.raises(Unauthorized):
+        await status_as(await access.authenticate_bearer(bare_secret + "x"), workspace.id)
     await access.add_member(workspace, editor, "viewer")  # demoted: the old token follows
     access.forget_cached()  # once the cached role has lived its TTL
-    with pytest.raises(AccessDenied):
-        await access.authorize(ed, workspace.id, capability="agent:research", minimum_role="editor")
+    with pytest.raises(Forbidden) as caught:
+        await retrieve_as(ed, workspace.id)
+    assert caught.value.code == "insufficient_role"
+    await status_as(ed, workspace.id)  # what the viewer role allows
 
 
 async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(store: str) -> None:
@@ -87,11 +106,14 @@ async def test_cached_lookups_follow_revocation_and_demotion_within_the_ttl(stor
         _, fresh = await access.create_token(editor)
         principal = await access.authenticate_bearer(fresh)
         assert principal is not None
-        assert await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
-        await access.add_member(workspace, editor, "viewer")
-        clock.advance(5.1)
-        with pytest.raises(AccessDenied):
-            await access.authorize(principal, workspace.id, capability="agent:research", minimum_role="editor")
+        await retrieve_as(principal, workspace.id)
+        await access.add_member(workspace, editor, "viewer")  # demoted: the cached role lives out its TTL
+        clock.advance(4.9)
+        await retrieve_as(principal, workspace.id)  # the cached role, still
+        clock.advance(0.2)
+        with pytest.raises(Forbidden) as caught:
+            await retrieve_as(principal, workspace.id)
+        assert caught.value.code == "insufficient_role"
     finally:
         access._principals, access._roles = previous
 

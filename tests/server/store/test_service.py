@@ -13,9 +13,9 @@ from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.models import Receipt, User, Workspace
 from evidencekit.server.evidence.store.receipts import MutationConflict
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.runtime.auth import enforce
 from evidencekit.server.runtime.checked_answer import CheckedAnswer, answer_data
 from evidencekit.server.runtime.errors import Forbidden
+from tests.support import admitted
 
 pytestmark = pytest.mark.anyio
 
@@ -30,9 +30,9 @@ async def principal_in(workspace: Workspace, name: str, role: str) -> access.Pri
 
 
 async def allowed(spec: OperationSpec, principal: access.Principal, arguments: dict[str, Any]) -> None:
-    """What the runtime checks before the handler runs: the manifest's requirement, with the
-    service's role check."""
-    await enforce(spec, EvidenceAuth(), principal, spec.input_model.model_validate(arguments))
+    """What the runtime checks before the handler runs (its pipeline, on REST and MCP alike): the
+    manifest's requirement, with the service's role check."""
+    await admitted(spec, EvidenceAuth(), principal, arguments)
 
 
 async def test_retrieve_and_status_follow_the_roles(store: str) -> None:
