@@ -16,6 +16,7 @@ from pydantic_core import from_json
 
 from evidencekit.contracts.validation import validator_for
 from evidencekit.contracts.wire import parse
+from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.access import RESEARCH
@@ -27,6 +28,7 @@ from evidencekit.server.runtime.json_answer import answer_bytes
 
 VALIDATORS = validator_for(STATUS)
 SERVICE = EvidenceService()
+AUTH = EvidenceAuth()
 
 
 async def lifespan(receive: Any, send: Any) -> None:
@@ -50,7 +52,7 @@ async def status(scope: dict[str, Any], receive: Any) -> bytes:
     payload = parse(StatusInput, raw)
     if RESEARCH not in principal.capabilities:  # what the runtime enforces from the manifest
         raise ValueError("the floor answers only authorized status calls")
-    await access.check_role(principal, payload.workspace_id, "viewer")
+    await AUTH.check_role(principal, "viewer", payload)  # the service's Auth, as the runtime asks it
     data = await SERVICE.status(payload.workspace_id, payload.mutation_id)  # the batched read
     if isinstance(data, CheckedAnswer):
         if data.contract_hash == STATUS.contract_hash:

@@ -120,16 +120,6 @@ async def revoke_token(token_id: uuid.UUID) -> bool:
     return revoked
 
 
-async def check_role(principal: Principal, workspace_id: uuid.UUID, minimum_role: str) -> str:
-    """The caller's role in the workspace when it is at least `minimum_role`, else AccessDenied."""
-    role = cached_role(principal, workspace_id) or await role_in(principal, workspace_id)
-    denied = role_refusal(role, minimum_role)
-    if denied is not None:
-        raise denied
-    assert role is not None
-    return role
-
-
 def cached_role(principal: Principal, workspace_id: uuid.UUID) -> str | None:
     """The role the cache holds (no await: a polled status read asks on every request), else None."""
     return _roles.peek((principal.user_id.int, workspace_id.int))  # ints hash in C; UUID.__hash__ is Python
