@@ -9,12 +9,16 @@ answered here, as the SDK answers them (it runs in JSON mode: app.py). So is a s
 (2026-07-28) `tools/call` of a listed tool, once the SDK's own ladder of envelope checks passes it
 (`_single_exchange_call`; mcp_single_exchange remembers the ladder's verdicts by what they read).
 
+A request without `MCP-Protocol-Version` is taken to be at 2025-03-26, as the spec says and the SDK
+does. A `tools/call` at a version whose result shape may differ from the one ToolCaller writes (an
+SDK may leave structuredContent out before 2025-06-18) is shaped by the SDK's own per-version sieve,
+as the SDK sends it (`_WHOLE_CALL_VERSIONS`).
+
 Everything else goes to the SDK unchanged: notifications and responses (202), batches, anything
 that is not one well-formed request of those four methods with params in their plain shape (a
 `_meta`, a cursor, a task), any other single-exchange request (and any the ladder refuses), a
-protocol version not known, a `tools/call` at a version whose result shape differs from the one
-written here (before 2025-06-18: no structuredContent), requests whose Accept (no JSON) or
-Content-Type the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py sends the
+protocol version not known (the SDK refuses it), requests whose Accept (no JSON) or Content-Type
+the SDK would refuse, and GET and DELETE. tests/server/test_mcp_direct.py sends the
 same requests both ways, fixed and generated, and holds the answers equal. A request is read with
 the SDK's own parser (pydantic-core), so what it refuses (nesting past its limit) is the SDK's to
 answer.
@@ -65,8 +69,13 @@ from evidencekit.server.runtime.mcp import ToolCaller, current
 log = logging.getLogger("evidencekit.mcp")
 
 # Versions at which a tools/call result goes on the wire as ToolCaller writes it (content,
-# structuredContent, isError): the SDK's per-version sieve leaves it whole.
-_CALL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
+# structuredContent, isError): those whose result model in the SDK's per-version sieve is the latest
+# handshake version's, which leaves it whole. At any other (2025-03-26, say, the version of a request
+# without MCP-Protocol-Version, where an SDK may drop structuredContent) the result goes through the
+# sieve, as the SDK sends it.
+_CALL_RESULT = surfaces.SERVER_RESULTS[("tools/call", LATEST_HANDSHAKE_VERSION)]
+_WHOLE_CALL_VERSIONS = frozenset(version for version in HANDSHAKE_PROTOCOL_VERSIONS
+                                 if surfaces.SERVER_RESULTS.get(("tools/call", version)) is _CALL_RESULT)
 _VERSION_KEY = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _MODERN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
@@ -120,7 +129,7 @@ class McpDirect:
         """Answer the request and say True, or say False to leave it to the SDK."""
         result: Any
         if method == "tools/call":
-            if version not in _CALL_VERSIONS or params is None or not params.keys() <= _CALL_KEYS:
+            if params is None or not params.keys() <= _CALL_KEYS:
                 return False
             name, arguments = params.get("name"), params.get("arguments")
             if type(name) is not str or not (arguments is None or type(arguments) is dict):
@@ -131,7 +140,8 @@ class McpDirect:
                 await _send(send, {"jsonrpc": "2.0", "id": request_id, "error": error.error.model_dump(
                     by_alias=True, mode="json", exclude_none=True)})
                 return True
-
+            if version not in _WHOLE_CALL_VERSIONS:  # an older result shape: the SDK's sieve shapes it
+                result = surfaces.serialize_server_result("tools/call", version, result)
         elif params:  # ping, tools/list and initialize with more than their plain params: the SDK's
             if method != "initialize":
                 return False

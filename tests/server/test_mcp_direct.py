@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.shared.inbound import validate_mcp_param_headers
+from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from evidencekit.server.generated.app import create_app
@@ -157,7 +158,8 @@ def test_plain_requests_are_answered_directly_the_rest_by_the_sdk(base: str, mon
     assert post(base, call, "2025-06-18", accept="application/json").status_code == 200 and taken[-1] is True
     # what it leaves goes to the SDK (JSON too: it runs in JSON mode), or gets the SDK's refusals
     taken.clear()
-    assert post(base, call, "2025-03-26").headers["content-type"] == "application/json"
+    assert post(base, {"jsonrpc": "2.0", "id": 1, "method": "resources/list"},
+                "2025-06-18").headers["content-type"] == "application/json"
     assert post(base, {**call, "params": {**call["params"], "_meta": {"progressToken": 2}}},
                 "2025-06-18").headers["content-type"] == "application/json"
     assert taken == [False, False]
@@ -169,6 +171,58 @@ def test_plain_requests_are_answered_directly_the_rest_by_the_sdk(base: str, mon
     broken = post(base, b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', "2025-06-18")
     assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
     assert httpx.get(base + "/mcp", headers={"Accept": ACCEPT_BOTH, "Authorization": "Bearer ada"}).status_code == 405
+
+
+SEARCH_CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "search_documents", "arguments": {"query": "x"}}}
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=lambda v: v or "no-header")
+def test_a_tools_call_at_every_handshake_version_takes_the_direct_path(
+        base: str, version: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without MCP-Protocol-Version a request is taken to be at 2025-03-26 (the spec's default, as
+    the SDK takes it): its tools/call is answered directly all the same, as the SDK answers it."""
+    taken = watch_direct(monkeypatch, "_answer")
+    direct, sdk = both_ways(base, SEARCH_CALL, version, monkeypatch)
+    assert taken == [True]  # the SDK's answer was asked for with _answer patched out: not watched
+    assert direct.status_code == sdk.status_code == 200
+    assert direct.headers["content-type"] == "application/json"
+    assert message_of(direct) == message_of(sdk)
+    result = direct.json()["result"]
+    assert result["isError"] is False and json.loads(result["content"][0]["text"])["results"]
+
+
+@pytest.mark.parametrize("version", [None, "2025-03-26"], ids=lambda v: v or "no-header")
+def test_a_tools_call_at_a_version_of_another_result_shape_is_shaped_as_the_sdk_shapes_it(
+        base: str, version: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the SDK's sieve gives 2025-03-26 a result shape of its own (as an SDK may: no
+    structuredContent), the direct answer goes through the same sieve."""
+    sieve = methods.serialize_server_result
+
+    def older_shape(method: str, at: str, data: Any, **options: Any) -> dict[str, Any]:
+        shaped = sieve(method, at, data, **options)
+        if (method, at) == ("tools/call", "2025-03-26"):
+            del shaped["structuredContent"]
+        return shaped
+
+    monkeypatch.setattr(methods, "serialize_server_result", older_shape)  # the SDK's sieve, and so ours
+    monkeypatch.setattr(mcp_direct, "_WHOLE_CALL_VERSIONS", frozenset({"2025-06-18", "2025-11-25"}), raising=False)
+    taken = watch_direct(monkeypatch, "_answer")
+    direct, sdk = both_ways(base, SEARCH_CALL, version, monkeypatch)
+    assert taken == [True]
+    assert message_of(direct) == message_of(sdk)
+    assert set(direct.json()["result"]) == {"content", "isError"}
+    assert "structuredContent" in post(base, SEARCH_CALL, "2025-06-18").json()["result"]
+
+
+@pytest.mark.parametrize("version", ["1999-01-01", "2025-3-26", ""])
+def test_a_tools_call_at_a_version_nobody_supports_is_still_refused(
+        base: str, version: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = watch_direct(monkeypatch, "_answer")
+    direct, sdk = both_ways(base, SEARCH_CALL, version, monkeypatch)
+    assert taken == []  # never offered to the direct path
+    assert direct.status_code == sdk.status_code == 400
+    assert direct.json()["error"]["code"] == sdk.json()["error"]["code"] == -32602
 
 
 def test_a_single_exchange_version_is_the_sdks(base: str) -> None:
