@@ -178,9 +178,9 @@ async def test_postgresql_results_move_to_json_text_unchanged(postgres_url: str)
 
 @pytest.mark.anyio
 async def test_postgresql_exact_words_are_taken_from_the_full_index_as_a_settle_writes_them(postgres_url: str) -> None:
-    """0018 on a store indexed before it: each row's words alone (and its scope), split off the
-    tsvector of words and forms, are what keep() writes for the same page since; the exact stage of
-    a search finds the page by them and says so."""
+    """0018 on a store indexed before it: each row's words alone (and its scope and recency
+    bucket), split off the tsvector of words and forms, are what keep() writes for the same page
+    since; the exact stage of a search finds the page by them and says so."""
     from evidencekit.server.evidence.search_documents import search_documents
     from evidencekit.server.evidence.store.models import Workspace
     from tests.server.store.test_service import principal_in
@@ -194,13 +194,15 @@ async def test_postgresql_exact_words_are_taken_from_the_full_index_as_a_settle_
         written = await connection.execute_query_dict(
             "SELECT id, search_exact::text AS exact FROM document_search ORDER BY id")
         await connection.execute_script(
-            "DROP INDEX document_search_exact_words; ALTER TABLE document_search DROP COLUMN search_exact; "
+            "DROP TRIGGER document_search_recency ON document_search; DROP INDEX document_search_exact_words; "
+            "ALTER TABLE document_search DROP COLUMN search_exact; "
             "DELETE FROM tortoise_migrations WHERE name = '0018_search_exact'")
     async with open_store(postgres_url):  # the upgrade
         connection = get_connection("default")
         assert await connection.execute_query_dict(
             "SELECT id, search_exact::text AS exact FROM document_search ORDER BY id") == written
-        assert len(written) == 3 and all("ws_" in row["exact"] and "0f" not in row["exact"] for row in written)
+        assert len(written) == 3 and all("ws_" in row["exact"] and "'rb_0'" in row["exact"] and "0f" not in row["exact"]
+                                         for row in written)
         reader = await principal_in(await Workspace.get(id=lab.id), "reader", "viewer")
         [hit] = (await search_documents(reader, "windkraftanlagen"))["results"]
         assert hit["match"] == "exact"

@@ -342,3 +342,25 @@ async def test_a_store_indexed_before_the_scope_is_upgraded(database_url: str) -
             "documents/old.example/0", "documents/old.example/1"]
         assert parents(await search_documents(stranger, "moorboden")) == []  # type: ignore[arg-type]
         assert await DocumentSearch.all().count() == 2
+
+
+@pytest.mark.parametrize(("candidates", "found"), [(2, {"new/0", "new/1"}), (3, {"new/0", "new/1", "old/1"})])
+async def test_postgresql_looks_among_the_newest_rows_first_and_past_them_when_they_are_too_few(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch, candidates: int, found: set[str]) -> None:
+    """A word is first looked for in the two newest recency buckets (search_index._NEWEST); the
+    answer is the newest CANDIDATES matches either way: from the buckets when they hold that many,
+    else from every row (two pages indexed long before the others are then among them)."""
+    from evidencekit.server.evidence.store.db import open_store
+
+    monkeypatch.setattr(search_index, "CANDIDATES", candidates)
+    async with open_store(postgres_url):
+        lab = await Workspace.create(name="lab")
+        reader = await principal_in(lab, "reader", "viewer")
+        for number in range(2):
+            await settle_page(lab, f"https://example.com/old/{number}", "Reiher", "Graureiher am Teich")
+        await get_connection("default").execute_script(  # later pages: three buckets further on
+            f"SELECT setval(pg_get_serial_sequence('document_search', 'id'), {3 * search_index.RECENT})")
+        for number in range(2):
+            await settle_page(lab, f"https://example.com/new/{number}", "Reiher", "Graureiher im Schilf")
+        answer = await search_documents(reader, "graureiher", page_size=10)
+        assert {parent.removeprefix("documents/example.com/") for parent in parents(answer)} == found
