@@ -162,10 +162,10 @@ def _marked(column: str, mark: str) -> str:
     return f"CASE WHEN {column} = '' THEN '' ELSE '{mark}' || replace({column}, ' ', ' {mark}') END"
 
 
-_TSVECTOR_FORMS = (
-    f"{_TSVECTOR} || setweight(to_tsvector('simple'::regconfig, "
-    f"{_marked('k.form_words', search_text.FORM_MARK)}), 'C') "
+_FORMS = (
+    f"setweight(to_tsvector('simple'::regconfig, {_marked('k.form_words', search_text.FORM_MARK)}), 'C') "
     f"|| setweight(to_tsvector('simple'::regconfig, {_marked('k.tail_words', search_text.TAIL_MARK)}), 'D')")
+_TSVECTOR_FORMS = f"{_TSVECTOR} || {_FORMS}"
 
 
 # Migration 0018: beside `search`, the words alone (and the scope) in `search_exact`, which the
@@ -248,17 +248,19 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
         (sql_uuid(e.evidence_id, postgres), sql_uuid(e.workspace_id, postgres), e.revision,
          name_key(e.source_key), sql_time(as_datetime(e.valid_until), postgres),
          *(e.words or entry_words(e.title, e.text))) for e in latest.values()], postgres, 1)
-    words, search, searched = (
-        "'', '', '', ''", f", {_TSVECTOR_FORMS} || {_PG_SCOPE.format(column='k.workspace_id')}, {_TSVECTOR_EXACT}",
-        ", search = excluded.search, search_exact = excluded.search_exact"
+    # PostgreSQL: the words' tsvector made once (the text's longest part), for both columns
+    words, search, searched, once = (
+        "'', '', '', ''", f", t.words || {_FORMS} || t.scope, t.words || t.scope",
+        ", search = excluded.search, search_exact = excluded.search_exact",
+        f" CROSS JOIN LATERAL (SELECT {_TSVECTOR} AS words, {_PG_SCOPE.format(column='k.workspace_id')} AS scope) AS t"
     ) if postgres else ("k.title_words, k.body_words, k.form_words, k.tail_words",
-                        ", 'ws' || replace(lower(k.workspace_id), '-', '')", "")
+                        ", 'ws' || replace(lower(k.workspace_id), '-', '')", "", "")
     later = ("CASE WHEN excluded.valid_until > document_search.valid_until THEN excluded.valid_until "
              "ELSE document_search.valid_until END")
     await connection.execute_query(
         "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
         f"body_words, form_words, tail_words, {'search, search_exact' if postgres else 'scope_words'}) SELECT k.evidence_id, k.workspace_id, k.revision, "
-        f"k.name_key, k.valid_until, {words}{search} FROM {table} WHERE true "
+        f"k.name_key, k.valid_until, {words}{search} FROM {table}{once} WHERE true "
         "ON CONFLICT (evidence_id) DO UPDATE SET revision = excluded.revision, name_key = excluded.name_key, "
         f"valid_until = CASE WHEN excluded.revision = document_search.revision THEN {later} "
         "ELSE excluded.valid_until END, title_words = excluded.title_words, "
