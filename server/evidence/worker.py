@@ -323,11 +323,28 @@ class _Hand:
         self.freed.set()
 
     async def _settle(self) -> None:
-        while True:
-            batch = [await self.finished.get()]
-            while not self.finished.empty() and len(batch) < self.MOST_PER_SETTLE:
-                batch.append(self.finished.get_nowait())
-            await self._settle_batch(batch)
+        """Settle what finished, a batch at a time, up to jobs.settles_at_once() batches side by side
+        (cancelled, the batches in progress are too: they roll back)."""
+        room = asyncio.Semaphore(jobs.settles_at_once())
+        writing: set[asyncio.Task[None]] = set()
+
+        def done(task: asyncio.Task[None]) -> None:
+            writing.discard(task)
+            room.release()
+
+        try:
+            while True:
+                await room.acquire()
+                batch = [await self.finished.get()]
+                while not self.finished.empty() and len(batch) < self.MOST_PER_SETTLE:
+                    batch.append(self.finished.get_nowait())
+                task = asyncio.create_task(self._settle_batch(batch))
+                writing.add(task)
+                task.add_done_callback(done)
+        finally:
+            for task in writing:
+                task.cancel()
+            await asyncio.gather(*writing, return_exceptions=True)
 
     async def _settle_batch(self, batch: list[jobs.Settle]) -> None:
         """Settle `batch`, waiting out an unavailable database (the leases are kept meanwhile); a

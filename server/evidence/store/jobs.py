@@ -277,6 +277,13 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
     return held
 
 
+def settles_at_once() -> int:
+    """How many settle transactions one worker runs side by side: PostgreSQL writes them at once
+    (each locks its evidence rows in key order first, so two never wait on each other in a
+    circle); SQLite has one writer at a time."""
+    return 2 if is_postgres_connection(get_connection("default")) else 1
+
+
 async def settle_many(worker_id: str, settles: Sequence[Settle], *, now: datetime | None = None) -> set[str]:
     """Store result, evidence and state of every receipt in `settles` that `worker_id` still
     holds, in one transaction; the ids (as text) settled. The others (leases lost) are left as

@@ -124,3 +124,43 @@ async def test_the_next_page_is_fetched_while_the_last_one_is_written(
         written.set()
         stop.set()
         await running
+
+
+async def test_on_postgresql_a_second_batch_is_written_while_the_first_is(
+        postgres_url: str, plain_origin: Origin, engine: RetrievalEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL takes settles side by side (jobs.settles_at_once): while one batch's transaction
+    is still open, the next finished receipt is written by a second one, not queued behind it."""
+    from evidencekit.server.evidence.store.db import open_store
+
+    async with open_store(postgres_url):
+        workspace, batch = uuid.uuid4(), uuid.uuid4().hex
+        for n in range(2):
+            await submit(RetrieveRequest(workspace, uuid.uuid4(), plain_origin.reply(f"/{batch}/{n}", Reply(PAGE)),
+                                         "url_text"))
+        first_open, second_open, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        real_settle = jobs.settle_many
+
+        async def settle_many(worker_id: str, settles: Sequence[jobs.Settle], **kwargs: object) -> set[str]:
+            if not first_open.is_set():
+                first_open.set()
+                await release.wait()
+            else:
+                second_open.set()
+            return await real_settle(worker_id, settles, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(jobs, "settle_many", settle_many)
+        worker = Worker(engine, WorkerSettings(lease=timedelta(seconds=60), poll_interval=POLL, concurrency=1,
+                                               spare=0))
+        stop = asyncio.Event()
+        running = asyncio.create_task(worker.run(stop))
+        try:
+            await asyncio.wait_for(first_open.wait(), SETTLED_WITHIN)
+            try:
+                await asyncio.wait_for(second_open.wait(), SETTLED_WITHIN)
+            except TimeoutError:
+                pytest.fail("the second receipt waited for the first one's settle")
+        finally:
+            release.set()
+            stop.set()
+            await running
+        assert {receipt.state for receipt in await Receipt.filter(workspace_id=workspace)} == {"completed"}
