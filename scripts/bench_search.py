@@ -5,7 +5,7 @@
 
 One database per engine, migrated, then filled with bulk inserts (not through the API): DOCUMENTS
 url_text documents in one workspace, each with an evidence row, its revision's text (WORDS_PER_DOC
-words, about 2.5 KB), the settled receipt that serves it and its index row of search_index.entry_words (the words and their forms),
+words, about 2.5 KB), the settled receipt that serves it and its index row of index_words.entry_words (the words and their forms),
 as a settle writes them (on PostgreSQL, the words' tsvector). The
 text is made of pseudo-words drawn with Zipf frequencies (s = 1.1, as natural text) from a
 vocabulary of VOCABULARY words per script: 60% of the documents Latin-script (German, French,
@@ -43,12 +43,12 @@ sys.path.insert(0, str(ROOT))
 from bench_common import database_url_beside, pg_database  # noqa: E402
 
 from evidencekit.server.evidence import search_text  # noqa: E402
+from evidencekit.server.evidence.index_words import entry_words  # noqa: E402
 from evidencekit.server.evidence.store.db import open_store, sqlite_path  # noqa: E402
 from evidencekit.server.evidence.store.search_index import (  # noqa: E402
     _PG_SCOPE,
     _TSVECTOR_EXACT,
     _TSVECTOR_FORMS,
-    entry_words,
     scope_word,
     search,
 )

@@ -305,7 +305,9 @@ class _Hand:
             log.exception("worker %s: retrieving receipt %s failed", self.worker_id, receipt.id)
             self._drop([str(receipt.id)])
             return
-        self.finished.put_nowait(jobs.Settle(receipt, retrieved.result, content_of(retrieved)))
+        # a caption track's document text is its cues' (content_of), not the result's the engine indexed
+        words = retrieved.index_words if retrieved.result["kind"] == "url_text" else None
+        self.finished.put_nowait(jobs.Settle(receipt, retrieved.result, content_of(retrieved), words))
         self._retrieved(str(receipt.id))
 
     def _retrieved(self, receipt_id: str) -> None:

@@ -28,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any, TypeVar
 
+from evidencekit.server.evidence.index_words import IndexWords, entry_words
 from evidencekit.server.evidence.parse.captions import CaptionError, CaptionExtract
 from evidencekit.server.evidence.parse.captions_srt import parse_subrip
 from evidencekit.server.evidence.parse.captions_vtt import parse_webvtt
@@ -147,6 +148,13 @@ class HtmlParser:
 
     async def plain_text(self, body: bytes, http_charset: str | None, deadline: float | None = None) -> str:
         return await self.run(partial(parse_plain_text, body, http_charset), len(body), deadline)
+
+    async def index(self, title: str | None, text: str) -> IndexWords:
+        """What the search index holds of a document with this title and text (index_words), where
+        pages are read; in a thread when pages are read on the event loop."""
+        if self.processes == 0:
+            return await asyncio.to_thread(entry_words, title, text)
+        return await self.run(partial(entry_words, title, text), len(text))
 
     async def run(self, call: Callable[[], T], size: int, deadline: float | None = None) -> T:
         """`call()` in a parse process (a picklable partial), within `deadline` (event-loop time)."""

@@ -8,6 +8,7 @@ published output schema; nothing here raises for anything a remote origin can se
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import re
@@ -26,6 +27,7 @@ from evidencekit.server.evidence.fetch.fetcher import (
     FetchError,
     FetchResponse,
 )
+from evidencekit.server.evidence.index_words import IndexWords
 from evidencekit.server.evidence.parse import (
     Track,
     sniff_captions,
@@ -144,6 +146,8 @@ class Retrieved:
     result: dict[str, Any]  # the contract's `result` object (a Result: with why a fetch failed beside it)
     markdown: str | None  # the main content as markdown (get_documents serves it)
     content_hash: str | None  # sha256 over the content, for evidence revisions; None without content
+    # a page's search index words, of the result's title and text (index_words), read beside the page
+    index_words: IndexWords | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -174,7 +178,11 @@ class RetrievalEngine:
         """The result of retrieving `url`; the deadline counts from when the retrieval may start.
         `spare`: in one of the `spare_capacity` places past the capacity."""
         async with self._spare_in_flight if spare else self._in_flight:
-            return await self._retrieve(url, kind, language)
+            retrieved = await self._retrieve(url, kind, language)
+            if kind == "url_text" and retrieved.content_hash is not None:
+                words = await self.parser.index(retrieved.result["title"], retrieved.result["text"])
+                retrieved = dataclasses.replace(retrieved, index_words=words)
+            return retrieved
 
     async def _retrieve(self, url: str, kind: str, language: str | None) -> Retrieved:
         draft = Draft(kind, language)

@@ -32,6 +32,7 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence import source_urls
+from evidencekit.server.evidence.index_words import IndexWords, entry_words
 from evidencekit.server.evidence.store import evidence as evidence_store
 from evidencekit.server.evidence.store import search_index, status_answer
 from evidencekit.server.evidence.store.models import Receipt
@@ -203,6 +204,7 @@ class Settle:
     receipt: Claimed
     result: dict[str, Any]
     content: evidence_store.Content | None
+    words: IndexWords | None = None  # the content's index words, when read before
 
 
 _SETTLED = (("id", "uuid"), ("result", "text"), ("evidence_id", "uuid"), ("evidence_revision", "int"),
@@ -234,13 +236,13 @@ def _indexed(item: Settle) -> bool:
     return item.receipt.kind in DOCUMENT_KINDS and item.content is not None
 
 
-def _words_of(settles: Sequence[Settle]) -> dict[str, search_index.IndexWords]:
-    return {str(item.receipt.id): search_index.entry_words(item.content.title, item.content.text)
+def _words_of(settles: Sequence[Settle]) -> dict[str, IndexWords]:
+    return {str(item.receipt.id): item.words or entry_words(item.content.title, item.content.text)
             for item in settles if _indexed(item) and item.content is not None}
 
 
 async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
-                      words: dict[str, search_index.IndexWords], names_key: bytes) -> set[str]:
+                      words: dict[str, IndexWords], names_key: bytes) -> set[str]:
     """Settle every receipt of `settles` in one transaction, or none (_NotAllHeld, with the ones held).
 
     The evidence is written first, its statement a write: on SQLite it takes the write lock before
@@ -292,7 +294,9 @@ async def settle_many(worker_id: str, settles: Sequence[Settle], *, now: datetim
     now = now or datetime.now(UTC)
     # the index's words, a few ms of CPU for a long page: in a thread, before the transaction, so
     # that neither the event loop nor the database's write lock waits on them
-    words = await asyncio.to_thread(_words_of, settles) if any(map(_indexed, settles)) else {}
+    unread = any(_indexed(item) and item.words is None for item in settles)
+    words = (await asyncio.to_thread(_words_of, settles) if unread else _words_of(settles)) if any(
+        map(_indexed, settles)) else {}
     # secret values in the evidence's names are hashed under it (source_urls); read once per client
     names_key = await store_key(source_urls.NAMES_KEY) if any(item.content is not None for item in settles) else b""
     while settles:

@@ -26,7 +26,8 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from evidencekit.server.evidence import search_forms, search_rank, search_text
+from evidencekit.server.evidence import search_rank, search_text
+from evidencekit.server.evidence.index_words import IndexWords, entry_words
 from evidencekit.server.evidence.store.served_documents import DOCUMENT_KINDS, served_documents
 from evidencekit.server.evidence.store.sql import (
     dialect_params,
@@ -194,7 +195,6 @@ _NEWEST = (f"search_exact @@ (SELECT format('rb_%s | rb_%s', max(id) / {RECENT} 
            "FROM document_search)::tsquery")
 
 
-IndexWords = search_rank.Words  # a document's title words, text words, forms, reversed endings
 
 
 @dataclass(frozen=True)
@@ -210,14 +210,6 @@ class Entry:
     title: str | None
     text: str
     words: IndexWords | None = None  # when computed before, off the event loop
-
-
-def entry_words(title: str | None, text: str) -> IndexWords:
-    """What the index holds of a document: its title's words and its text's, and the forms they
-    take (search_forms: stems, compound parts, Hebrew without prefix letters; endings reversed)."""
-    title_words, body_words = search_text.words(title or ""), search_text.words(text)
-    forms = search_forms.page_forms(title_words.split(), body_words.split())
-    return title_words, body_words, forms.forms, forms.tails
 
 
 def name_key(source_key: str) -> str:

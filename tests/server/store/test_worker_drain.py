@@ -164,3 +164,40 @@ async def test_on_postgresql_a_second_batch_is_written_while_the_first_is(
             stop.set()
             await running
         assert {receipt.state for receipt in await Receipt.filter(workspace_id=workspace)} == {"completed"}
+
+
+async def test_a_pages_index_words_are_read_in_the_parse_process_not_by_the_settle(
+        store: str, plain_origin: Origin, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The words search_documents finds a fetched page by are read in a parse process with the page
+    (HtmlParser.index): the settle, on the server's event loop, writes them without reading them
+    again (here it cannot: reading them in this process fails), and the page is found by them."""
+    from evidencekit.server.evidence.parse.pool import HtmlParser
+    from evidencekit.server.evidence.search_documents import search_documents
+    from evidencekit.server.evidence.store.models import Workspace
+    from tests.server.store.test_service import principal_in
+
+    def not_here(title: str | None, text: str) -> object:
+        raise AssertionError("index words read in the server process")
+
+    monkeypatch.setattr(jobs, "entry_words", not_here)
+    parser = HtmlParser(1)
+    fetcher = Fetcher(EgressPolicy(parse_allowlist(f"127.0.0.1:{plain_origin.url.rsplit(':', 1)[1]}")),
+                      resolver=fake_resolver)
+    lab = await Workspace.create(name="lab")
+    page = b"<html lang='de'><title>Reiher</title><body><p>Die Graureiher am Teich.</p></body></html>"
+    await submit(RetrieveRequest(lab.id, uuid.uuid4(), plain_origin.reply(f"/{uuid.uuid4().hex}", Reply(page)),
+                                 "url_text"))
+    watched = Watched(monkeypatch, 1)
+    worker = Worker(RetrievalEngine(fetcher, parser=parser), WorkerSettings(poll_interval=POLL))
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await asyncio.wait_for(watched.all_settled.wait(), SETTLED_WITHIN)
+    finally:
+        stop.set()
+        await running
+        await fetcher.aclose()
+        parser.close()
+    reader = await principal_in(lab, "reader", "viewer")
+    [hit] = (await search_documents(reader, "graureiher"))["results"]
+    assert hit["match"] == "exact"
