@@ -4,6 +4,11 @@ The URL's host is resolved once per connection, every resolved address is checke
 socket is opened to a checked address; TLS still runs against the hostname (SNI and certificate
 verification are httpcore's, on the original host), so DNS rebinding between check and connect
 cannot redirect the connection.
+
+The sockets themselves are httpcore's public AnyIOBackend (what httpcore's own default picks on
+asyncio; its AutoBackend is private): tests/server/fetch/test_fetcher.py holds it to connecting to
+the literal address it is given and to raising httpcore.ConnectError on a refused one, on the
+lowest and highest httpcore the pin allows (1.0.7 and 1.0.9 tested).
 """
 
 from __future__ import annotations
@@ -15,8 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 
 import httpcore
-from httpcore import AsyncNetworkBackend, AsyncNetworkStream
-from httpcore._backends.auto import AutoBackend
+from httpcore import AnyIOBackend, AsyncNetworkBackend, AsyncNetworkStream
 
 from evidencekit.server.evidence.fetch.addresses import IPAddress, is_public, parse_address
 from evidencekit.server.evidence.fetch.policy import EgressPolicy
@@ -51,7 +55,7 @@ class GuardedBackend(AsyncNetworkBackend):
                  inner: AsyncNetworkBackend | None = None) -> None:
         self.policy = policy
         self.resolver = resolver
-        self.inner = inner or AutoBackend()
+        self.inner = inner or AnyIOBackend()
         # (host, port, address) of the most recent connections: where a fetch really went
         self.connected: deque[tuple[str, int, str]] = deque(maxlen=RECENT_CONNECTIONS)
 

@@ -221,6 +221,27 @@ async def test_the_backend_remembers_only_its_recent_connections(origin: Origin)
     assert backend.connected[-1] == ("127.0.0.1", port, "127.0.0.1")
 
 
+async def test_the_backend_connects_to_the_checked_address_and_moves_past_a_refusing_one(origin: Origin) -> None:
+    """What GuardedBackend relies on from httpcore's network backend: given a literal address it
+    connects there (the name is resolved once, by the guard, so a rebinding DNS answer cannot move the
+    socket), and an address that refuses raises httpcore.ConnectError, so the next checked one is tried."""
+    port = port_of(origin)
+    asked: list[str] = []
+
+    async def resolver(host: str, _: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.2", "127.0.0.1"]  # nothing listens on 127.0.0.2: refused at once
+
+    backend = GuardedBackend(EgressPolicy(parse_allowlist(f"pinned.test:{port}")), resolver)
+    stream = await backend.connect_tcp("pinned.test", port, timeout=5)
+    try:
+        assert stream.get_extra_info("server_addr")[:2] == ("127.0.0.1", port)
+    finally:
+        await stream.aclose()
+    assert asked == ["pinned.test"]
+    assert backend.connected[-1] == ("pinned.test", port, "127.0.0.1")
+
+
 def test_a_ca_bundle_adds_to_the_system_roots(tls: LocalCA, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An intranet CA must not cost every public site its verification."""
     from evidencekit.server.evidence.fetch.fetcher import default_ssl_context
