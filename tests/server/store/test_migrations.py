@@ -68,6 +68,40 @@ def test_a_script_splits_where_sqlite_says_a_statement_ends() -> None:
     assert list(statements(script)) == ["CREATE TABLE t (a TEXT DEFAULT 'x;y');", "CREATE INDEX i ON t (a);"]
 
 
+@pytest.mark.anyio
+async def test_the_hand_written_migrations_run_the_sql_they_were_written_with(database_url: str) -> None:
+    """0005 and 0006 run their own SQL (through tortoise's public RunSQL): on SQLite, 0005 drops the
+    three indexes by name and 0006 does nothing; on PostgreSQL 0006 also retypes the result column,
+    and back. What tortoise's sqlmigrate collects is what a store that migrates runs."""
+    from tortoise.migrations.api import sqlmigrate
+
+    from evidencekit.server.evidence.store.db import APP
+
+    async def sql(name: str, backward: bool = False) -> list[str]:
+        async with TortoiseContext():
+            collected = await sqlmigrate(config=tortoise_config(database_url), app_label=APP,
+                                         migration_name=name, backward=backward)
+        return [statement.strip() for statement in collected if not statement.lstrip().startswith("--")]
+
+    postgres = not database_url.startswith("sqlite")
+    assert await sql("0005_drop_single_column_receipt_indexes") == [
+        f'DROP INDEX IF EXISTS "{index}"'
+        for index in ("idx_receipt_state_54144e", "idx_receipt_valid_u_e384bc", "idx_receipt_lease_e_7f4ebc")]
+    assert await sql("0006_receipt_result_json") == ([TO_JSON.strip()] if postgres else [])
+    assert await sql("0006_receipt_result_json", backward=True) == (
+        ["ALTER TABLE receipt ALTER COLUMN result TYPE jsonb USING result::jsonb"] if postgres else [])
+
+
+TO_JSON = """
+DO $$ BEGIN
+  EXECUTE 'ALTER TABLE receipt ALTER COLUMN result TYPE json USING result::json, '
+          'ALTER COLUMN result SET COMPRESSION lz4';
+EXCEPTION WHEN OTHERS THEN  -- no COMPRESSION clause before 14, or no lz4 in this build
+  ALTER TABLE receipt ALTER COLUMN result TYPE json USING result::json;
+END $$
+"""
+
+
 async def _indexes(url: str) -> set[tuple[str, tuple[str, ...], bool]]:
     """(table, columns, unique) of every index of the database, whatever it is named."""
     from tortoise.connection import get_connection

@@ -6,15 +6,15 @@ class DropFieldIndex(ops.AlterField):
     # For the migration state, an AlterField (the field loses db_index); in the database, only its
     # index is dropped. tortoise 1.1.9 alters a SQLite column by rebuilding the table, which loses
     # the table's unique_together constraints (tests/server/store/test_migrations.py compares the
-    # migrated schema with the models').
+    # migrated schema with the models'). The SQL runs through tortoise's public RunSQL operation.
 
     def __init__(self, model_name, name, field, index):
         super().__init__(model_name, name, field)
         self.index = index
 
     async def database_forward(self, app_label, old_state, new_state, state_editor=None):
-        if state_editor:
-            await state_editor._run_sql(f'DROP INDEX IF EXISTS "{self.index}"')
+        drop = ops.RunSQL(f'DROP INDEX IF EXISTS "{self.index}"')
+        await drop.database_forward(app_label, old_state, new_state, state_editor)
 
     async def database_backward(self, app_label, old_state, new_state, state_editor=None):
         raise NotImplementedError("the dropped single-column indexes are not made again")

@@ -18,19 +18,21 @@ EXCEPTION WHEN OTHERS THEN  -- no COMPRESSION clause before 14, or no lz4 in thi
   ALTER TABLE receipt ALTER COLUMN result TYPE json USING result::json;
 END $$
 """
+TO_JSONB = "ALTER TABLE receipt ALTER COLUMN result TYPE jsonb USING result::jsonb"
 
 
 class ResultAsWritten(ops.AlterField):
     # For the migration state, an AlterField; in the database, the statements above. tortoise 1.1.9
-    # would alter a SQLite column by rebuilding the table (losing its unique constraints).
+    # would alter a SQLite column by rebuilding the table (losing its unique constraints). The SQL
+    # runs through tortoise's public RunSQL operation.
 
     async def database_forward(self, app_label, old_state, new_state, state_editor=None):
         if state_editor and state_editor.DIALECT == "postgres":
-            await state_editor._run_sql(TO_JSON)
+            await ops.RunSQL(TO_JSON).database_forward(app_label, old_state, new_state, state_editor)
 
     async def database_backward(self, app_label, old_state, new_state, state_editor=None):
         if state_editor and state_editor.DIALECT == "postgres":
-            await state_editor._run_sql("ALTER TABLE receipt ALTER COLUMN result TYPE jsonb USING result::jsonb")
+            await ops.RunSQL(TO_JSONB).database_forward(app_label, old_state, new_state, state_editor)
 
 
 class Migration(migrations.Migration):
