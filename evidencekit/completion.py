@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import shtab
 
+from evidencekit.argparse_adapter import arguments, subcommands
 from evidencekit.cli import COMMANDS
 from evidencekit.commands import available
 from evidencekit.fish_completion import fish_script
@@ -27,19 +28,14 @@ FILES = {"from_file", "pages", "old", "new"}
 FOLDERS = {"contracts", "project", "out"}
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:  # type: ignore[type-arg]
-    return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
-
-
 def _mark_paths(parser: argparse.ArgumentParser) -> None:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                _mark_paths(sub)
-        elif action.dest in FILES:
+    for action in arguments(parser):
+        if action.dest in FILES:
             action.complete = shtab.FILE  # type: ignore[attr-defined]
         elif action.dest in FOLDERS:
             action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
+    for sub in subcommands(parser).values():
+        _mark_paths(sub)
 
 
 def tree_of(prog: str, parsers: dict[str, list[argparse.ArgumentParser]], helps: dict[str, str]) -> argparse.ArgumentParser:

@@ -8,18 +8,12 @@ import argparse
 
 import shtab
 
+from evidencekit.argparse_adapter import arguments, subcommand_helps, subcommands
+
 
 def quote(text: str) -> str:
     """`text` as one fish word: inside fish's single quotes only \\ and ' are special."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
-    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-
-
-def _helps(action: argparse._SubParsersAction) -> dict[str, str]:  # type: ignore[type-arg]
-    return {choice.dest: choice.help or "" for choice in action._choices_actions}
 
 
 def _condition(path: list[str], siblings: list[str]) -> str:
@@ -44,9 +38,7 @@ def _help(text: str | None) -> str:
 def _arguments(program: str, parser: argparse.ArgumentParser, path: list[str], below: list[str]) -> list[str]:
     lines = []
     condition = _condition(path, below)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
-            continue
+    for action in arguments(parser):
         complete = getattr(action, "complete", None)
         values = ""
         if action.choices:
@@ -72,15 +64,13 @@ def fish_script(parser: argparse.ArgumentParser, program: str) -> str:
              f"complete -c {program} -f"]
 
     def walk(node: argparse.ArgumentParser, path: list[str]) -> None:
-        sub = _subparsers(node)
-        names = list(sub.choices) if sub is not None else []
+        children = subcommands(node)
+        names = list(children)
         lines.extend(_arguments(program, node, path, names))
-        if sub is None:
-            return
-        helps = _helps(sub)
+        helps = subcommand_helps(node)
         for name in names:
             lines.append(_line(program, _condition(path, names), "-a", quote(name), _help(helps.get(name))))
-        for name, child in sub.choices.items():
+        for name, child in children.items():
             walk(child, [*path, name])
 
     walk(parser, [])

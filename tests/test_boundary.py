@@ -18,7 +18,8 @@ PACKAGE = ROOT / "evidencekit"
 # What another team installs and uses unchanged.
 TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
            "evidencekit.client.runtime", "evidencekit.testing", "evidencekit.cli", "evidencekit.commands",
-           "evidencekit.completion", "evidencekit.fish_completion", "evidencekit.__main__")
+           "evidencekit.completion", "evidencekit.fish_completion", "evidencekit.argparse_adapter",
+           "evidencekit.__main__")
 # The research-evidence service, its generated code and its command (server.evidence.cli), which it
 # offers to `evidencekit` through entry points.
 SERVICE = ("evidencekit.server.evidence", "evidencekit.server.generated", "evidencekit.client.evidence",

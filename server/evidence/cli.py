@@ -61,12 +61,10 @@ def _client(name: str) -> Callable[[list[str]], int]:
 
 def _client_parser(name: str) -> Callable[[], argparse.ArgumentParser]:
     def parser() -> argparse.ArgumentParser:
+        from evidencekit.argparse_adapter import subcommands
         from evidencekit.client.evidence.cli import build_parser
 
-        commands = next(action for action in build_parser()._actions
-                        if isinstance(action, argparse._SubParsersAction))
-        chosen: argparse.ArgumentParser = commands.choices[name]
-        return chosen
+        return subcommands(build_parser())[name]
 
     return parser
 
