@@ -21,15 +21,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evidencekit.server.runtime.anyio_adapter import shielded
 from evidencekit.server.runtime.auth import bearer_secret
 from evidencekit.server.runtime.errors import (
     ApiError,
@@ -39,12 +38,6 @@ from evidencekit.server.runtime.errors import (
 )
 from evidencekit.server.runtime.http_errors import error_response
 from evidencekit.server.runtime.rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
-
-try:  # anyio's record of each task's cancel scopes (not public: a release that moves it makes the
-    # timer cut shielded sections, which tests/server/test_mcp_streams.py then fails on)
-    from anyio._backends._asyncio import _task_states as _anyio_task_states
-except ImportError:  # pragma: no cover - an anyio without it
-    _anyio_task_states = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -201,7 +194,7 @@ class _IdleTimer:
         if now < due:
             self.handle = self.loop.call_at(due, self._due)
             return
-        if not _shielded(self.task):
+        if not shielded(self.task):
             self.fired += 1
             self.task.cancel()
         self.handle = self.loop.call_at(now + AGAIN_SECONDS, self._due)
@@ -221,18 +214,6 @@ class _IdleTimer:
 
 
 AGAIN_SECONDS = 0.1
-
-
-def _shielded(task: asyncio.Task[Any]) -> bool:
-    """Whether `task` is inside an anyio cancel scope that shields it (read from anyio's own record
-    of the task's scopes; tests/server/test_mcp_streams.py holds it to anyio's behaviour)."""
-    state = _anyio_task_states.get(task)
-    scope = state.cancel_scope if state is not None else None
-    while scope is not None:
-        if scope.shield:
-            return True
-        scope = getattr(scope, "_parent_scope", None)
-    return False
 
 
 MAX_KEPT = 64 * 1024
