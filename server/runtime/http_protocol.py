@@ -27,6 +27,10 @@ authentication runs.
   partial heads included, and answered even the health check 503 once they filled it.
 
 Responses also go out in one write each, head and body together (corked_transport).
+
+It is built on uvicorn's httptools protocol through uvicorn_adapter.HttpToolsAdapter, which holds
+every use of uvicorn's internals: this module overrides asyncio.Protocol's methods and the adapter's
+hooks, and touches nothing else of uvicorn's.
 """
 
 from __future__ import annotations
@@ -37,9 +41,6 @@ from http import HTTPStatus
 from typing import Any, ClassVar
 from weakref import WeakKeyDictionary
 
-import httptools
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
 from evidencekit.server.runtime.connection_budget import Admission, ConnectionBudget
 from evidencekit.server.runtime.corked_transport import CorkedTransport
 from evidencekit.server.runtime.errors import (
@@ -48,6 +49,7 @@ from evidencekit.server.runtime.errors import (
     RequestTimeout,
     ServiceUnavailable,
 )
+from evidencekit.server.runtime.uvicorn_adapter import HttpToolsAdapter
 
 MAX_HEAD_BYTES = 64 * 1024
 HEAD_END = b"\r\n\r\n"
@@ -90,7 +92,7 @@ class _Sweep:
         self.every = every
 
 
-class BoundedHeadHttpTools(HttpToolsProtocol):
+class BoundedHeadHttpTools(HttpToolsAdapter):
     read_seconds: ClassVar[float] = 10.0
     # how long a closed connection may wait for its client to take its last bytes (a large answer
     # to a slow reader) before it is dropped with them
@@ -100,7 +102,7 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
     # open connections by client address, per protocol class (bounded_protocol makes one per server)
     _budget: ClassVar[ConnectionBudget[BoundedHeadHttpTools]] = ConnectionBudget(2048, 256, 32)
     _sweeps: ClassVar[WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweep]] = WeakKeyDictionary()  # per protocol class
-    _corked: CorkedTransport  # the transport uvicorn writes to, from connection_made on
+    _corked: CorkedTransport  # the transport uvicorn writes to (this connection's), from connection_made on
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -116,9 +118,9 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         self._closing_since: float | None = None  # loop time the sweep first saw it closing
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        self._corked = CorkedTransport(transport, self.loop)
+        self._corked = CorkedTransport(transport, self.event_loop)
         super().connection_made(self._corked)
-        host = self.client[0] if self.client else None
+        host = self.client_host
         if host is not None:
             verdict, displaced = self._budget.admit(host, self, _not_in_a_request)
             if displaced is not None:
@@ -131,18 +133,19 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
                 return
             self._reserved = verdict is Admission.RESERVED
             self._counted = host
-        self._reading_since = self.loop.time()  # a connection that never sends a request does not hold its descriptor for ever
-        sweep = self._sweeps.get(self.loop)
+        self._reading_since = self.event_loop.time()  # a connection that never sends a request does not hold its descriptor for ever
+        loop = self.event_loop
+        sweep = self._sweeps.get(loop)
         if sweep is None:
-            every = max(0.01, min(1.0, self.read_seconds / 4, self.timeout_keep_alive / 4))
-            sweep = self._sweeps[self.loop] = _Sweep(every)
+            every = max(0.01, min(1.0, self.read_seconds / 4, self.keep_alive_seconds / 4))
+            sweep = self._sweeps[loop] = _Sweep(every)
         sweep.connections.add(self)
         if sweep.handle is None:  # it stops when the loop's last connection goes
-            sweep.handle = self.loop.call_later(sweep.every, self._sweep, self.loop, sweep)
+            sweep.handle = loop.call_later(sweep.every, self._sweep, loop, sweep)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._reading_since = None
-        sweep = self._sweeps.get(self.loop)
+        sweep = self._sweeps.get(self.event_loop)
         if sweep is not None:
             sweep.connections.discard(self)
         if self._counted is not None:
@@ -156,13 +159,13 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         it go, so a close waiting for them would keep its socket and memory uncounted."""
         self._counted = None  # the budget has let it go already
         self._reading_since = self._idle_since = None
-        if self.transport.get_write_buffer_size():
-            self.transport.abort()
+        if self._corked.get_write_buffer_size():
+            self._corked.abort()
             return
-        if not self.transport.is_closing():
+        if not self._corked.is_closing():
             if self._head_bytes or self._head_tail:
-                self.transport.write(_refusal(ServiceUnavailable(BUSY, code="server_busy", retry_after=1)))
-            self.transport.close()
+                self._corked.write(_refusal(ServiceUnavailable(BUSY, code="server_busy", retry_after=1)))
+            self._corked.close()
 
     @classmethod
     def _sweep(cls, loop: asyncio.AbstractEventLoop, sweep: _Sweep) -> None:
@@ -172,27 +175,27 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
         now = loop.time()
         late = now - cls.read_seconds
         for connection in list(sweep.connections):
-            if connection.transport.is_closing():  # closed, its last bytes not yet taken by the client
+            if connection._corked.is_closing():  # closed, its last bytes not yet taken by the client
                 if connection._closing_since is None:
                     connection._closing_since = now
                 elif connection._closing_since <= now - cls.close_linger:
-                    connection.transport.abort()  # a client that does not read holds nothing for long
+                    connection._corked.abort()  # a client that does not read holds nothing for long
             elif connection._reading_since is not None and connection._reading_since <= late:
                 connection._too_slow()
-            elif connection._idle_since is not None and connection._idle_since <= now - connection.timeout_keep_alive:
+            elif connection._idle_since is not None and connection._idle_since <= now - connection.keep_alive_seconds:
                 connection._idle_since = None
-                connection.timeout_keep_alive_handler()
+                connection.close_idle()
         if sweep.connections:
             sweep.handle = loop.call_later(sweep.every, cls._sweep, loop, sweep)
 
     def _too_slow(self) -> None:
         self._reading_since = None
-        if not self.transport.is_closing():
-            self.transport.write(_refusal(RequestTimeout(f"the request did not arrive within {self.read_seconds:g} s")))
-            self.transport.close()
+        if not self._corked.is_closing():
+            self._corked.write(_refusal(RequestTimeout(f"the request did not arrive within {self.read_seconds:g} s")))
+            self._corked.close()
 
     def data_received(self, data: bytes) -> None:
-        if self._reading_head and not self.transport.is_closing():
+        if self._reading_head and not self._corked.is_closing():
             # Counted before parsing, to the head's blank line when it is in this read.
             # Empty lines before a request line are skipped by the parser: no end of a head there.
             tail, start = self._head_tail, 0
@@ -203,55 +206,37 @@ class BoundedHeadHttpTools(HttpToolsProtocol):
             end = seen.find(HEAD_END, start) if self._head_started else -1
             in_head = len(data) if end < 0 else max(0, end + len(HEAD_END) - len(tail))
             if self._head_bytes + in_head > MAX_HEAD_BYTES:
-                self.transport.write(_TOO_LARGE)
-                self.transport.close()
+                self._corked.write(_TOO_LARGE)
+                self._corked.close()
                 return
             self._head_bytes += in_head
             self._head_tail = seen[-(len(HEAD_END) - 1):]
         super().data_received(data)
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
+    def request_began(self) -> None:
         if self._reading_since is None:  # else the connection's own deadline still runs
-            self._reading_since = self.loop.time()
+            self._reading_since = self.event_loop.time()
 
-    def on_headers_complete(self) -> None:
+    def head_complete(self) -> None:
         self._reading_head = False
         self._in_request = True
-        if self._reserved and self._path() not in self.reserved_paths:
-            self.app = _busy  # this connection's requests only
-        super().on_headers_complete()
+        if self._reserved and self.request_path() not in self.reserved_paths:
+            self.answer_with(_busy)  # this connection's requests only
 
-    def _path(self) -> str | None:
-        try:
-            return httptools.parse_url(self.url).path.decode("latin-1")
-        except httptools.HttpParserInvalidURLError:
-            return None
-
-    def on_response_complete(self) -> None:
-        self._corked.flush()  # the whole response, in one write, before the next request is read
-        # uvicorn's own, with the keep-alive timeout left to the sweep instead of a timer
-        self.server_state.total_requests += 1
-        self._in_request = bool(self.pipeline)
-        if self.transport.is_closing():
-            return
-        self._unset_keepalive_if_required()
-        self.flow.resume_reading()
-        if self.pipeline:  # the next pipelined request starts
-            cycle, app = self.pipeline.pop()
-            self._start_asgi_task(cycle, app)
-        else:
-            self._idle_since = self.loop.time()
-
-    def _unset_keepalive_if_required(self) -> None:
-        self._idle_since = None
-        super()._unset_keepalive_if_required()  # a timer uvicorn armed itself (none here)
-
-    def on_message_complete(self) -> None:
-        super().on_message_complete()
+    def request_complete(self) -> None:
         self._reading_since = None  # the whole request is in: answering it may take as long as it takes
         self._reading_head, self._head_bytes, self._head_tail = True, 0, b""  # next comes the next head
         self._head_started = False
+
+    def response_complete(self, pipelined: bool) -> None:
+        self._corked.flush()  # the whole response, in one write, before the next request is read
+        self._in_request = pipelined
+
+    def idle_began(self) -> None:
+        self._idle_since = self.event_loop.time()  # the sweep closes it after the keep-alive timeout
+
+    def idle_ended(self) -> None:
+        self._idle_since = None
 
 
 def _not_in_a_request(connection: BoundedHeadHttpTools) -> bool:

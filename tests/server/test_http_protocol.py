@@ -482,21 +482,3 @@ def test_the_protocols_refusals_are_the_error_tree_written_to_the_socket() -> No
     assert json_module.loads(body) == {"error": "unavailable", "code": "too_many_connections", "message": "busy",
                                        "request_id": "-", "retry_after_seconds": 1}
     assert f"content-length: {len(body)}".encode() in head
-
-
-def test_the_uvicorn_internals_the_protocol_calls_are_there() -> None:
-    """The protocol replaces uvicorn's on_response_complete and calls what it calls; the uvicorn range
-    in pyproject.toml is the versions that have these. A version without one fails here, not on the
-    first pipelined request of a production server."""
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    for name in ("_start_asgi_task", "_unset_keepalive_if_required", "timeout_keep_alive_handler",
-                 "on_response_complete", "on_headers_complete", "on_message_complete", "data_received"):
-        assert callable(getattr(HttpToolsProtocol, name, None)), name
-    protocol = bounded_protocol()
-    config = uvicorn.Config(echo_length, lifespan="off", log_level="warning")
-    config.load()
-    made = protocol(config=config, server_state=ServerState(), app_state={}, _loop=asyncio.new_event_loop())
-    for attribute in ("pipeline", "flow", "server_state", "timeout_keep_alive", "connections", "app"):
-        assert hasattr(made, attribute), attribute
-    made.loop.close()
