@@ -10,8 +10,9 @@ and so Starlette's `run_in_threadpool`, waits for its thread in one) is not cut.
 tests/server/test_anyio_adapter.py holds `shielded` to anyio's behaviour (a shield of the task's own
 scopes, nested or in a thread wait, counts; an unshielded scope, another task's shield, a scope left
 or a finished task does not), on the lowest and highest anyio the pin in pyproject.toml allows:
-4.9.0 and 4.16.0 tested. A release that moves these names makes `shielded` always False (the timer
-then cuts shielded sections), which those tests fail on.
+4.10.0 and 4.16.0 tested (the last release of each minor between passed too). A release that moves
+these names makes `shielded` always False (the timer then cuts shielded sections), which those
+tests fail on.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ on a real uvicorn server: a keep-alive connection answers a request, then the ne
 connection; pipelined requests are answered in order, each started when the one before is done;
 no keep-alive timer of uvicorn's closes a connection; `close_idle` closes an idle one; the hooks
 see the request's path and client and can hand a request to another app. Tested on the lowest and
-highest uvicorn the pin in pyproject.toml allows: 0.45.0 and 0.55.0 (httptools 0.6.0 and 0.9.0).
+highest uvicorn the pin in pyproject.toml allows: 0.45.0 and 0.55.0 (httptools 0.6.0 and 0.9.0;
+the last release of each minor between passed too, on httptools 0.6.0).
 """
 
 from __future__ import annotations
