@@ -16,20 +16,21 @@ from __future__ import annotations
 from typing import Any
 
 from tortoise import Tortoise
-from tortoise.backends.sqlite.client import (
-    SqliteClient,
-    SqliteTransactionContext,
-)
+from tortoise.backends.sqlite.client import SqliteClient
 from tortoise.connection import get_connection
 from tortoise.migrations.executor import MigrationExecutor
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence.store.sqlite_scripts import ScriptsInTransaction
+from evidencekit.server.evidence.store.tortoise_adapter import (
+    records_schema_editor,
+    sqlite_transaction,
+)
 
 
 def _one_transaction(connection: Any) -> Any:
     if isinstance(connection, SqliteClient):
-        return SqliteTransactionContext(ScriptsInTransaction(connection), connection._lock)
+        return sqlite_transaction(connection, ScriptsInTransaction)
     return in_transaction(connection.connection_name)
 
 
@@ -40,7 +41,7 @@ async def migrate(config: dict[str, Any]) -> None:
     # The records' table first, outside: reading it while it is missing would abort a PostgreSQL
     # transaction (the executor reads it before it creates it).
     outside = MigrationExecutor(connection, config["apps"])
-    await outside.recorder.ensure_schema(outside._schema_editor(atomic=False))
+    await outside.recorder.ensure_schema(records_schema_editor(outside))
     async with _one_transaction(connection) as transaction:
         await MigrationExecutor(transaction, config["apps"]).migrate()
     await connection.close()

@@ -30,6 +30,8 @@ else:
                     asyncpg.CrashShutdownError, asyncpg.InternalClientError)
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 
+from evidencekit.server.evidence.store.tortoise_adapter import pool_of
+
 STATEMENT_SECONDS = 10.0  # a batch of reads takes milliseconds; past this the connection is taken as dead
 
 _held: dict[BaseDBAsyncClient, Any] = {}
@@ -43,7 +45,7 @@ _DEAD: tuple[type[BaseException], ...] = (*_DRIVER_DEAD, ConnectionError, Timeou
 
 async def fetch(client: BaseDBAsyncClient, statement: str, *args: Any) -> list[Any]:
     """The rows of `statement` on the connection kept for `client`."""
-    pool = getattr(client, "_pool", None)
+    pool = pool_of(client)
     if (pool is None or isinstance(client, TransactionalDBClient)  # pool not made yet; a transaction's
             or client in _busy or client in _closing):  # not one batch at a time; the store closing
         async with client.acquire_connection() as connection:
@@ -92,5 +94,6 @@ async def release(client: BaseDBAsyncClient) -> None:
     if client in _busy:
         return
     connection = _held.pop(client, None)
-    if connection is not None:
-        await client._pool.release(connection)
+    pool = pool_of(client)
+    if connection is not None and pool is not None:  # a connection is kept only where its pool is
+        await pool.release(connection)

@@ -27,6 +27,7 @@ from tortoise.context import require_context
 
 from evidencekit.server.evidence.store import pg_reads
 from evidencekit.server.evidence.store.sql import is_postgres_connection, stored_value
+from evidencekit.server.evidence.store.tortoise_adapter import current_client
 from evidencekit.server.evidence.store.turn_batch import TurnBatch
 
 # In ReceiptView's order: rows are read by position (by name, sqlite3.Row compares every column's
@@ -200,8 +201,7 @@ def find_view(workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> Awaitable[Rece
     Read together with the other lookups of this event-loop turn on the same store (turn_batch)."""
     connections = require_context().connections
     # This context's own connection (a transaction's, inside one), read without tortoise's check
-    # that it belongs to the running loop: that check makes a getpid() system call each time on
-    # Python 3.11 (asyncio.get_running_loop), and a loop switch would have warned (an error in
-    # the tests) where the connection was first taken.
-    client = connections._get_storage().get("default") or connections.get("default")
+    # that it belongs to the running loop (a system call each time); a loop switch would have
+    # warned (an error in the tests) where the connection was first taken.
+    client = current_client(connections)
     return _reads.get(client, (str(workspace_id), str(mutation_id)))

@@ -10,8 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from tortoise.backends.base.client import NestedTransactionContext, TransactionContext
-from tortoise.backends.sqlite.client import SqliteTransactionWrapper
+from evidencekit.server.evidence.store.tortoise_adapter import NestingSqliteTransaction
 
 
 def statements(script: str) -> Iterator[str]:
@@ -29,10 +28,7 @@ def _has_sql(text: str) -> bool:
     return any(line.strip().strip(";").strip() and not line.strip().startswith("--") for line in text.splitlines())
 
 
-class ScriptsInTransaction(SqliteTransactionWrapper):
+class ScriptsInTransaction(NestingSqliteTransaction):
     async def execute_script(self, query: str) -> None:
         for statement in statements(query):
             await self.execute_query(statement)
-
-    def _in_transaction(self) -> TransactionContext:
-        return NestedTransactionContext(ScriptsInTransaction(self))
