@@ -30,6 +30,8 @@ from evidencekit.server.evidence.parse.boilerplate import (
     name_reading,
     names_elsewhere,
 )
+from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
+from evidencekit.server.evidence.parse.bylines import is_byline_line
 from evidencekit.server.evidence.parse.html_tree import Element
 
 BLOCK_TAGS = frozenset(
@@ -1062,6 +1064,57 @@ def discussion_blocks(found: Measure, chosen: list[Element]) -> frozenset[Elemen
         if own >= _OWN_BESIDE_DISCUSSION:
             blocks.update(found_here)
     return frozenset(blocks)
+
+
+# Blocks that may be a byline or date line on their own (not headings: a changelog's dates are its sections)
+_LINE_BLOCKS = frozenset({"p", "div", "header", "address", "section", "li", "dd", "center"})
+# An article has a byline and a date or two; content with more such lines is a thread or a log
+# whose posts and entries keep theirs
+_MOST_LINES = 4
+
+
+def byline_blocks(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """Short blocks inside the chosen content (or chosen themselves) that are only a byline, a
+    date or time, a reading time, or some of them ("Par Jean Dupont, le 3 mars 2024", "5 min
+    read"), named so or not: bylines.py reads them by their shape. None when there are more than
+    _MOST_LINES. Only blocks with no block inside are read, each once (their texts do not overlap)."""
+    lines: set[Element] = set()
+    stack = [iter(chosen)]
+    while stack:
+        element = next(stack[-1], None)
+        if element is None:
+            stack.pop()
+            continue
+        measured = found.info.get(element)
+        if measured is None or element in found.flattened:
+            continue
+        if (
+            element.tag in _LINE_BLOCKS
+            and 0 < measured[0] <= _BYLINE_CHARS
+            and not any(child.tag in BLOCK_TAGS and child in found.info for child in element)
+        ):
+            if is_byline_line(_line_text(found, element)):
+                lines.add(element)
+                if len(lines) > _MOST_LINES:
+                    return frozenset()
+            continue
+        stack.append(iter(element))
+    return frozenset(lines)
+
+
+def _line_text(found: Measure, element: Element) -> str:
+    """The text of element's kept parts, a <br> read as a newline (a bounded sample, as _sample)."""
+
+    def pieces(node: Element) -> Iterator[str]:
+        yield node.text or ""
+        for child in node:
+            if child.tag == "br":
+                yield "\n"
+            elif child in found.info:
+                yield from pieces(child)
+            yield child.tail or ""
+
+    return _sample(pieces(element))
 
 
 def _links_away(found: Measure, heading: Element) -> bool:

@@ -13,6 +13,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
 )
 from evidencekit.server.evidence.parse.content import (
     Measure,
+    byline_blocks,
     choose,
     discussion_blocks,
     dropped_container,
@@ -180,7 +181,8 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         # Ignore classes altogether when nearly nothing is left and no such element explains it.
         found = measure(body, use_classes=False, exempt=exempt)
     chosen = with_lead(found, choose(found, marked))
-    text, markdown = render(found, chosen, base_url=base_url, leave_out=teaser_grids(found, chosen) | discussion_blocks(found, chosen))
+    leave_out = teaser_grids(found, chosen) | discussion_blocks(found, chosen) | byline_blocks(found, chosen)
+    text, markdown = render(found, chosen, base_url=base_url, leave_out=leave_out)
     if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
         # its boxes of links (navigation) unless they are all there is.
