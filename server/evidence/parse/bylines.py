@@ -141,6 +141,7 @@ LANGUAGES: dict[str, Language] = {
 }
 
 MAX_CHARS = 200  # a longer line is prose, or more than a byline
+_MAX_SPACES = 24  # ...and so is one of more words than this
 _MAX_NAME_WORDS = 5  # words in one name, particles not counted ("Jean-Luc de La Fontaine")
 _MAX_HEBREW_NAME = 4  # Hebrew words after a lead ("מאת דנה לוי ויוסי כהן"): Hebrew has no capitals
 _MAX_NAMES = 4  # names after one lead, between commas or joined by "and"
@@ -185,6 +186,11 @@ _DATES, _TIMES = _compile()
 _LEADS = frozenset(" ".join(lead.split()) for language in LANGUAGES.values() for lead in language.by)
 _LONGEST_LEAD = max(len(lead.split()) for lead in _LEADS)
 _CJK_LEADS = tuple(lead for lead in _LEADS if len(lead) >= 2 and _CJK_NAME.fullmatch(lead))  # "记者王芳"
+_DIGIT = re.compile(r"\d")
+_LEAD_START = re.compile(
+    r"\W*(?:" + "|".join(re.escape(lead.split()[0]) for lead in sorted(_LEADS, key=len, reverse=True)) + ")",
+    re.IGNORECASE,
+)
 _FILLERS = frozenset(word for language in LANGUAGES.values() for word in language.dated)
 _JOINS = frozenset(word for language in LANGUAGES.values() for word in language.joins)
 _AFTER = frozenset(word for language in LANGUAGES.values() for word in language.after)
@@ -195,8 +201,10 @@ _NOT_NAMES = _FILLERS | _JOINS | _LEADS | {"the", "a", "an", "der", "die", "das"
 def is_byline_line(text: str) -> bool:
     """Whether text (one block's, lines joined by newlines) is only a byline, a date or time, a
     reading time, or some of them (see the module docstring)."""
-    if len(text) > MAX_CHARS or not text.strip():
+    if len(text) > MAX_CHARS or not text.strip() or text.count(" ") > _MAX_SPACES:
         return False
+    if not _DIGIT.search(text) and not _LEAD_START.match(text):
+        return False  # (no date nor reading time, and no lead: most lines end here, before the patterns)
     marked = _TIMES.sub(_WEAK, _DATES.sub(_STRONG, text))
     found = _STRONG in marked
     marked = _SEPARATORS.sub(" ", _LIST.sub(_COMMA, marked))
