@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from tests.support import live_server
+from tests.support import Hold, live_server
 
 
 @dataclass
@@ -29,8 +29,11 @@ class Reply:
     content_type: str | None = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
     chunks: int = 1  # stream the body in this many pieces
-    delay: float = 0.0  # before the answer
+    # before the answer: for a page slower than a fetch limit (a timeout), whatever the load; a page
+    # that must stay unanswered until the test says so is held instead
+    delay: float = 0.0
     declared_length: int | None = None  # Content-Length to claim (to cut the body short)
+    hold: Hold | None = None  # answered once the test releases it
 
 
 class Origin:
@@ -65,6 +68,8 @@ class Origin:
     async def _answer(self, reply: Reply, scope: Scope, receive: Receive, send: Send) -> None:
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.hold is not None:
+            await reply.hold.wait()
         headers = dict(reply.headers)
         if reply.content_type:
             headers["content-type"] = reply.content_type

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -36,6 +37,146 @@ REPO = Path(__file__).resolve().parents[1]
 # scripts/tools/schemathesis.txt): it pins a jsonschema-rs older than the toolkit's
 SCHEMATHESIS = REPO / "var" / "tools" / "schemathesis" / "bin" / "st"
 CONTRACTS_DIR = REPO / "contracts"  # the service's published contracts
+
+
+T = TypeVar("T")
+
+# Waiting in tests: on the event, never for a fixed time. A condition another thread or process
+# makes true is looked at every POLL_SECONDS until it holds; PATIENCE is how long before the test
+# fails instead: generous, since a loaded 2-core machine is slow, never wrong (a test that holds a
+# claim against a time, a lease say, sets that time far beyond it).
+POLL_SECONDS = 0.01
+PATIENCE = 60.0
+
+
+def eventually(predicate: Callable[[], T], timeout: float = PATIENCE, what: str = "",
+               every: float = POLL_SECONDS) -> T:
+    """Wait until `predicate()` gives something true (a server listening, a line logged, a process
+    gone), and return it; past `timeout` seconds, fail saying `what` was waited for."""
+    deadline = time.monotonic() + timeout
+    while not (found := predicate()):
+        assert time.monotonic() < deadline, f"waited {timeout:g} s in vain for {what or predicate}"
+        time.sleep(every)
+    return found
+
+
+async def until(predicate: Callable[[], T | Awaitable[T]], timeout: float = PATIENCE, what: str = "",
+                every: float = POLL_SECONDS) -> T:
+    """`eventually` on an event loop: `predicate` may be a coroutine function (a database read)."""
+    import inspect
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate()
+        if inspect.isawaitable(found):
+            found = await found
+        if found:
+            return found  # type: ignore[return-value]
+        assert time.monotonic() < deadline, f"waited {timeout:g} s in vain for {what or predicate}"
+        await asyncio.sleep(every)
+
+
+class Hold:
+    """What a fake server (an origin's page, an app's answer) waits on until the test releases it:
+    slow until the test says so, not for some seconds. Released from any thread; waited for on any
+    event loop (`wait`) or in a thread (`wait_here`), without polling. `waiting`: how many wait now."""
+
+    def __init__(self) -> None:
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+        self._futures: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self.waiting = 0
+
+    @property
+    def released(self) -> bool:
+        return self._released.is_set()
+
+    def release(self) -> None:
+        with self._lock:
+            self._released.set()
+            futures, self._futures = self._futures, []
+        for loop, future in futures:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
+                loop.call_soon_threadsafe(_resolve, future)
+
+    async def wait(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._released.is_set():
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self._futures.append((loop, future))
+            self.waiting += 1
+        try:
+            await future
+        finally:
+            with self._lock:
+                self.waiting -= 1
+
+    def wait_here(self, timeout: float = PATIENCE) -> None:
+        with self._lock:
+            self.waiting += 1
+        try:
+            assert self._released.wait(timeout), f"not released within {timeout:g} s"
+        finally:
+            with self._lock:
+                self.waiting -= 1
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class ManualClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock stands still until the test moves it (`advance`): whatever reads
+    `loop.time()` or sets a timer on it (call_later, asyncio.sleep, wait_for, timeouts) lives in the
+    test's time, so a deadline, a sweep or an idle limit is passed exactly, however loaded the
+    machine. Nothing waits for real time on it; a thread's answer (to_thread) still comes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._now = 1000.0
+
+    def time(self) -> float:
+        return self._now
+
+    async def advance(self, seconds: float, step: float | None = None) -> None:
+        """Move the clock on by `seconds` (in steps of `step`: a timer that sets itself again runs
+        once a step), letting what comes due run after each step."""
+        left = seconds
+        while left > 1e-12:
+            moved = min(step or left, left)
+            self._now += moved
+            left -= moved
+            await self.idle()
+
+    async def idle(self) -> None:
+        """Let everything run that can without the clock moving (callbacks, tasks, timers due)."""
+        for _ in range(100_000):
+            await asyncio.sleep(0)
+            due = self._scheduled and self._scheduled[0].when() <= self._now  # type: ignore[attr-defined]
+            if not self._ready and not due:  # type: ignore[attr-defined]
+                return
+        raise AssertionError("the loop never came to rest")
+
+
+def on_manual_clock(main: Callable[[ManualClockLoop], Coroutine[Any, Any, T]], timeout: float = PATIENCE) -> T:
+    """Run `main(loop)` on a ManualClockLoop of its own; cancelled (the test fails) if it has not
+    ended after `timeout` real seconds, as a wait that needs the clock moved would never end."""
+    loop = ManualClockLoop()
+    try:
+        task = loop.create_task(main(loop))
+        watchdog = threading.Timer(timeout, lambda: loop.call_soon_threadsafe(task.cancel))
+        watchdog.start()
+        try:
+            return loop.run_until_complete(task)
+        finally:
+            watchdog.cancel()
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
 
 
 def validator_named(operation: str) -> OperationValidator:
@@ -99,11 +240,9 @@ def live_server(app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **options:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
+    eventually(lambda: server.started or not thread.is_alive(), what="uvicorn to start")
+    if not server.started:
+        raise RuntimeError("uvicorn did not start")
     port = server.servers[0].sockets[0].getsockname()[1]
     scheme = "https" if options.get("ssl_certfile") else "http"
     try:
@@ -281,16 +420,16 @@ def edit_json(path: Path, change: Callable[[Any], None]) -> None:
 
 
 async def settled_over_mcp(call: Callable[[str, dict[str, Any]], Any], workspace: str, url: str,
-                           kind: str = "url_text", timeout: float = 30) -> dict[str, Any]:
+                           kind: str = "url_text", timeout: float = PATIENCE) -> dict[str, Any]:
     """Retrieve `url` through `call` (an MCP tools/call answering the result's structured content)
     and read its status until the receipt settles: the settled retrieval."""
     import uuid
 
     ids = {"workspace_id": workspace, "mutation_id": str(uuid.uuid4())}
     await call("sosoapi_research_evidence_retrieve", {**ids, "url": url, "kind": kind})
-    deadline = time.monotonic() + timeout
-    while (retrieval := (await call("sosoapi_research_evidence_status", ids))["retrieval"])["state"] in (
-            "pending", "running"):
-        assert time.monotonic() < deadline, retrieval
-        await asyncio.sleep(0.05)
-    return retrieval  # type: ignore[no-any-return]
+
+    async def settled() -> dict[str, Any] | None:
+        retrieval: dict[str, Any] = (await call("sosoapi_research_evidence_status", ids))["retrieval"]
+        return None if retrieval["state"] in ("pending", "running") else retrieval
+
+    return await until(settled, timeout, f"{url} to settle", every=0.05)
