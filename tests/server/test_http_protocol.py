@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
-import time
 from typing import Any
 
 import httpx
@@ -18,7 +16,7 @@ from evidencekit.server.runtime.http_protocol import (
     BoundedHeadHttpTools,
     bounded_protocol,
 )
-from tests.support import live_server
+from tests.support import Hold, ManualClockLoop, eventually, live_server, on_manual_clock
 
 
 async def echo_length(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -73,34 +71,58 @@ def read_all(connection: socket.socket) -> bytes:
     return answer
 
 
-def test_a_request_that_trickles_or_never_comes_is_cut_at_the_read_deadline() -> None:
-    import time
-
+def test_a_connection_that_sends_nothing_is_cut_with_a_408_on_a_real_server() -> None:
+    """The sweep on uvicorn's own loop and clock: a client that never sends its request is answered
+    408 and loses the connection (the socket's timeout is only how long the test waits for it)."""
     with live_server(echo_length, http=bounded_protocol(read_seconds=0.5)) as base:
         port = int(base.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as trickling, \
-                socket.create_connection(("127.0.0.1", port), timeout=5) as silent:
-            started = time.monotonic()
-            trickling.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")
-            time.sleep(0.2)
-            trickling.sendall(b"X-Slow: 1\r\n")  # still within the head: the deadline counts from its start
-            answers = [read_all(trickling), read_all(silent)]
-            assert time.monotonic() - started < 3  # cut, not held
-        for answer in answers:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as silent:
+            answer = read_all(silent)
+    assert answer.startswith(b"HTTP/1.1 408 ") and b'"code": "request_timeout"' in answer, answer[:200]
+
+
+def test_a_request_that_trickles_or_never_comes_is_cut_at_the_read_deadline() -> None:
+    """The deadline counts from the head's first byte (the connection's start, for one that sends
+    nothing): bytes trickling in do not move it."""
+
+    async def run(loop: ManualClockLoop) -> None:
+        opened = connections(read_seconds=0.5, keep_alive=60)
+        (trickling, trickling_transport), (silent, silent_transport) = opened(), opened()
+        trickling.data_received(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        await loop.advance(0.3, step=0.05)
+        trickling.data_received(b"X-Slow: 1\r\n")  # still within the head, and within its deadline
+        assert not trickling_transport.closed and not silent_transport.closed
+        await loop.advance(0.3, step=0.05)  # past the deadline (and a sweep), not past 0.5 s since the last byte
+        for transport in (trickling_transport, silent_transport):
+            assert transport.closed and len(transport.writes) == 1, transport.writes
+            answer = transport.writes[0]
             assert answer.startswith(b"HTTP/1.1 408 ") and b'"code": "request_timeout"' in answer, answer[:200]
+        for protocol in (trickling, silent):
+            protocol.connection_lost(None)
+
+    on_manual_clock(run)
 
 
 def test_a_slow_answer_is_not_cut_by_the_read_deadline() -> None:
-    import asyncio
+    answering = asyncio.Event()
 
     async def slow(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await receive()
-        await asyncio.sleep(1.0)  # twice the read deadline: the request itself arrived in time
+        await answering.wait()  # the request itself arrived in time
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
         await send({"type": "http.response.body", "body": b"ok"})
 
-    with live_server(slow, http=bounded_protocol(read_seconds=0.5)) as base:
-        assert httpx.post(base + "/", content=b"x", timeout=5).text == "ok"
+    async def run(loop: ManualClockLoop) -> None:
+        protocol, transport = connections(read_seconds=0.5, keep_alive=60, app=slow)()
+        protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+        await loop.advance(2.0, step=0.05)  # four read deadlines
+        assert not transport.closed and transport.writes == []
+        answering.set()
+        await loop.idle()
+        assert not transport.closed and len(transport.writes) == 1 and transport.writes[0].endswith(b"\r\n\r\nok")
+        protocol.connection_lost(None)
+
+    on_manual_clock(run)
 
 
 def test_one_client_holds_at_most_its_share_of_connections() -> None:
@@ -155,24 +177,29 @@ class RecordingTransport(asyncio.Transport):
         pass
 
 
-async def writes_for(app: Any, request: bytes, settle: float = 0.05) -> RecordingTransport:
-    """The writes `evidencekit serve`'s protocol makes for `request` (bytes as they arrive)."""
-    config = uvicorn.Config(app, lifespan="off", log_level="warning")
-    config.load()
-    protocol = bounded_protocol()(config=config, server_state=ServerState(), app_state={},
-                                  _loop=asyncio.get_running_loop())
-    transport = RecordingTransport()
-    protocol.connection_made(transport)
-    protocol.data_received(request)
-    await asyncio.sleep(settle)
-    transport.closed_before_lost = transport.closed
-    protocol.connection_lost(None)
-    return transport
+def writes_for(app: Any, *reads: bytes) -> RecordingTransport:
+    """The writes `evidencekit serve`'s protocol makes for a request arriving in `reads`, once it
+    has done all it does without time passing."""
+
+    async def run(loop: ManualClockLoop) -> RecordingTransport:
+        config = uvicorn.Config(app, lifespan="off", log_level="warning")
+        config.load()
+        protocol = bounded_protocol()(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+        transport = RecordingTransport()
+        protocol.connection_made(transport)
+        for read in reads:
+            protocol.data_received(read)
+            await loop.idle()
+        transport.closed_before_lost = transport.closed
+        protocol.connection_lost(None)
+        return transport
+
+    return on_manual_clock(run)
 
 
 def test_a_response_goes_to_the_socket_in_one_write_head_and_body_together() -> None:
     request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
-    transport = asyncio.run(writes_for(echo_length, request))
+    transport = writes_for(echo_length, request)
     assert len(transport.writes) == 1, transport.writes
     assert transport.writes[0].startswith(b"HTTP/1.1 200 ") and transport.writes[0].endswith(b"\r\n\r\n3")
     assert not transport.closed_before_lost  # kept alive
@@ -181,20 +208,19 @@ def test_a_response_goes_to_the_socket_in_one_write_head_and_body_together() -> 
 def test_pipelined_requests_are_answered_in_order_one_write_each_and_close_flushes_first() -> None:
     one = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
     last = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nabcde"
-    transport = asyncio.run(writes_for(echo_length, one + last))
+    transport = writes_for(echo_length, one + last)
     assert [write.rsplit(b"\r\n", 1)[1] for write in transport.writes] == [b"3", b"5"], transport.writes
     assert transport.closed_before_lost
 
 
 def test_a_streamed_body_goes_out_chunk_by_chunk_without_waiting_for_its_end() -> None:
-    released = threading.Event()
+    released = Hold()
 
     async def stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await receive()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"first", "more_body": True})
-        while not released.is_set():  # held until the client has seen the first chunk
-            await asyncio.sleep(0.01)
+        await released.wait()  # held until the client has seen the first chunk
         await send({"type": "http.response.body", "body": b"second"})
 
     with live_server(stream, http=bounded_protocol()) as base:
@@ -204,7 +230,7 @@ def test_a_streamed_body_goes_out_chunk_by_chunk_without_waiting_for_its_end() -
             seen = b""
             while b"first" not in seen:
                 seen += connection.recv(65536)  # a chunk held back would time out here
-            released.set()
+            released.release()
             while not seen.endswith(b"0\r\n\r\n"):
                 seen += connection.recv(65536)
         assert b"first" in seen and b"second" in seen
@@ -221,7 +247,7 @@ def test_a_large_body_written_in_one_turn_reaches_the_socket_as_it_goes() -> Non
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
-    transport = asyncio.run(writes_for(big, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+    transport = writes_for(big, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert len(transport.writes) >= 5, [len(write) for write in transport.writes]
     assert all(len(write) <= (1 << 20) + 1024 for write in transport.writes)
     assert sum(write.count(b"z") for write in transport.writes) == 5 << 20
@@ -230,10 +256,10 @@ def test_a_large_body_written_in_one_turn_reaches_the_socket_as_it_goes() -> Non
 ONE_BYTE_POST = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na"
 
 
-def connections(read_seconds: float, keep_alive: float, close_linger: float = 60) -> Any:
-    """A function opening connections of serve's protocol (echo_length behind it) on the running loop."""
+def connections(read_seconds: float, keep_alive: float, close_linger: float = 60, app: Any = echo_length) -> Any:
+    """A function opening connections of serve's protocol (`app` behind it) on the running loop."""
     loop = asyncio.get_running_loop()
-    config = uvicorn.Config(echo_length, lifespan="off", log_level="warning", timeout_keep_alive=keep_alive)
+    config = uvicorn.Config(app, lifespan="off", log_level="warning", timeout_keep_alive=keep_alive)
     config.load()
     protocol_class, state = bounded_protocol(read_seconds=read_seconds, close_linger=close_linger), ServerState()
 
@@ -251,9 +277,8 @@ def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connectio
     connections coming and going never leave more than one sweep scheduled, a late head is cut
     within a sweep of its deadline, and the sweep stops once no connection is left."""
 
-    async def run() -> None:
-        loop = asyncio.get_running_loop()
-        opened = connections(read_seconds=0.2, keep_alive=60)
+    async def run(loop: ManualClockLoop) -> None:
+        opened = connections(read_seconds=0.2, keep_alive=60)  # swept every 0.05 s
 
         def sweeps_scheduled() -> int:
             return sum(1 for timer in loop._scheduled  # type: ignore[attr-defined]
@@ -262,7 +287,7 @@ def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connectio
         for _ in range(20):  # connections that answer a request at once and go
             protocol, transport = opened()
             protocol.data_received(ONE_BYTE_POST)
-            await asyncio.sleep(0)
+            await loop.idle()
             protocol.connection_lost(None)
             assert sweeps_scheduled() <= 1
         answered, answered_transport = opened()
@@ -270,37 +295,40 @@ def test_one_sweep_per_loop_cuts_late_requests_and_stops_with_the_last_connectio
         late, late_transport = opened()
         late.data_received(b"POST / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
         assert sweeps_scheduled() == 1
-        await asyncio.sleep(0.2 + 0.05 + 0.1)  # the deadline, one sweep interval, and a margin
+        await loop.advance(0.15, step=0.05)
+        assert not late_transport.closed  # before its deadline
+        await loop.advance(0.1, step=0.05)  # the deadline and one sweep interval
         assert late_transport.closed and late_transport.writes[-1].startswith(b"HTTP/1.1 408 ")
         assert not answered_transport.closed  # its request came whole: no deadline on keep-alive
         late.connection_lost(None)
         answered.connection_lost(None)
-        await asyncio.sleep(0.1)
+        await loop.advance(0.05)
         assert sweeps_scheduled() == 0
 
-    asyncio.run(run())
+    on_manual_clock(run)
 
 
 def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() -> None:
     """uvicorn's keep-alive timeout, kept by the sweep: an answered connection left idle is closed
     once the timeout passes; a new request on it in time starts the wait anew."""
 
-    async def run() -> None:
-        opened = connections(read_seconds=10, keep_alive=0.3)
+    async def run(loop: ManualClockLoop) -> None:
+        opened = connections(read_seconds=10, keep_alive=0.3)  # swept every 0.075 s
         (idle, idle_transport), (reused, reused_transport) = opened(), opened()
         idle.data_received(ONE_BYTE_POST)
         reused.data_received(ONE_BYTE_POST)
-        await asyncio.sleep(0.2)
+        await loop.advance(0.2, step=0.025)
+        assert not idle_transport.closed and len(idle_transport.writes) == 1  # answered, not yet idle for long
         reused.data_received(ONE_BYTE_POST)  # in time: kept open for another 0.3 s
-        await asyncio.sleep(0.25)
+        await loop.advance(0.25, step=0.025)  # 0.45 s idle, past the timeout and a sweep
         assert idle_transport.closed and len(idle_transport.writes) == 1
         assert not reused_transport.closed and len(reused_transport.writes) == 2
-        await asyncio.sleep(0.3)
+        await loop.advance(0.2, step=0.025)
         assert reused_transport.closed
         for protocol in (idle, reused):
             protocol.connection_lost(None)
 
-    asyncio.run(run())
+    on_manual_clock(run)
 
 
 def request_with_head_of(size: int) -> bytes:
@@ -335,16 +363,22 @@ def test_the_head_limit_is_exact_whether_the_head_comes_in_one_write_or_many() -
         assert send_and_read(port, request_with_head_of(70 * 1024)).startswith(b"HTTP/1.1 431 ")
 
 
-async def health_and_slow(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """/healthz answers at once; any other path holds its answer for a while (an operation in progress)."""
-    if scope["type"] != "http":
-        return
-    await receive()
-    if scope["path"] != "/healthz":
-        await asyncio.sleep(3)
-    body = b"ok " + scope["path"].encode()
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+def health_and_slow(operation: Hold) -> Any:
+    """/healthz answers at once; any other path holds its answer until `operation` is released (an
+    operation in progress)."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await receive()
+        if scope["path"] != "/healthz":
+            await operation.wait()
+        body = b"ok " + scope["path"].encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
 
 
 def from_address(port: int, source: str) -> socket.socket:
@@ -360,7 +394,7 @@ def test_partial_heads_from_many_addresses_never_keep_out_the_health_check() -> 
     """Nine addresses hold partial heads past the connection budget (uvicorn's limit_concurrency
     then answered every /healthz 503); the health probe and a client with one request get through."""
     protocol = bounded_protocol(read_seconds=30, per_client=20, max_connections=60, reserve=4)
-    with live_server(health_and_slow, http=protocol, limit_concurrency=None) as base:
+    with live_server(health_and_slow(Hold()), http=protocol, limit_concurrency=None) as base:
         port = int(base.rsplit(":", 1)[1])
         flood = []
         try:
@@ -381,13 +415,14 @@ def test_partial_heads_from_many_addresses_never_keep_out_the_health_check() -> 
 
 def test_with_every_connection_in_a_request_the_reserve_answers_only_the_health_check() -> None:
     protocol = bounded_protocol(read_seconds=30, per_client=20, max_connections=4, reserve=2)
-    with live_server(health_and_slow, http=protocol, limit_concurrency=None) as base:
+    operation = Hold()
+    with live_server(health_and_slow(operation), http=protocol, limit_concurrency=None) as base:
         port = int(base.rsplit(":", 1)[1])
         busy = [from_address(port, "127.0.0.2") for _ in range(4)]
         try:
             for connection in busy:
-                connection.sendall(b"GET /operation HTTP/1.1\r\nHost: x\r\n\r\n")  # each held 3 s
-            time.sleep(0.3)
+                connection.sendall(b"GET /operation HTTP/1.1\r\nHost: x\r\n\r\n")  # each held till the end
+            eventually(lambda: operation.waiting == 4, what="the four operations in progress")
             with from_address(port, "127.0.0.3") as probe:
                 assert get(probe, "/healthz").startswith(b"HTTP/1.1 200 ")
             with from_address(port, "127.0.0.3") as other:
@@ -395,6 +430,7 @@ def test_with_every_connection_in_a_request_the_reserve_answers_only_the_health_
             assert refused.startswith(b"HTTP/1.1 503 ") and b'"code": "server_busy"' in refused, refused[:300]
             assert b"retry-after: 1" in refused.lower()
         finally:
+            operation.release()
             for connection in busy:
                 connection.close()
 
@@ -409,11 +445,8 @@ def test_empty_lines_before_the_request_line_do_not_end_the_count() -> None:
                 answer = send_and_read(port, request)
                 assert answer.startswith(b"HTTP/1.1 431 "), (len(request), answer[:100])
             assert send_and_read(port, b"\r\n" + request_with_head_of(MAX_HEAD_BYTES - 2)).startswith(b"HTTP/1.1 200 ")
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:  # in separate writes
-            connection.sendall(b"\r\n\r\n")
-            time.sleep(0.1)
-            connection.sendall(b"\r\n" + request_with_head_of(150 * 1024))
-            assert read_all(connection).startswith(b"HTTP/1.1 431 ")
+    in_two_reads = writes_for(echo_length, b"\r\n\r\n", b"\r\n" + request_with_head_of(150 * 1024))
+    assert [write[:13] for write in in_two_reads.writes] == [b"HTTP/1.1 431 "] and in_two_reads.closed_before_lost
 
 
 def test_a_displaced_connection_whose_client_does_not_read_is_dropped_not_left_open() -> None:
@@ -426,8 +459,7 @@ def test_a_displaced_connection_whose_client_does_not_read_is_dropped_not_left_o
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", str(len(big)).encode())]})
         await send({"type": "http.response.body", "body": big})
 
-    async def run() -> None:
-        loop = asyncio.get_running_loop()
+    async def run(loop: ManualClockLoop) -> None:
         config = uvicorn.Config(large, lifespan="off", log_level="warning", timeout_keep_alive=60)
         config.load()
         protocol_class, state = bounded_protocol(max_connections=1, reserve=0), ServerState()
@@ -440,7 +472,8 @@ def test_a_displaced_connection_whose_client_does_not_read_is_dropped_not_left_o
         unread = Unread()
         first.connection_made(unread)
         first.data_received(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        await asyncio.sleep(0.05)  # answered: idle, its answer waiting in the buffer
+        await loop.idle()  # answered: idle, its answer waiting in the buffer
+        assert not first._in_request and unread.get_write_buffer_size() > len(big)
         second = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
         second.connection_made(RecordingTransport())
         assert unread.aborted  # dropped with the bytes nobody reads
@@ -448,24 +481,26 @@ def test_a_displaced_connection_whose_client_does_not_read_is_dropped_not_left_o
         for protocol in (first, second):
             protocol.connection_lost(None)
 
-    asyncio.run(run())
+    on_manual_clock(run)
 
 
 def test_a_connection_closed_but_never_drained_is_dropped_after_its_linger() -> None:
     """A close waits for the client to take the last bytes; a client that never reads would keep
     the connection (and its buffer) for ever."""
 
-    async def run() -> None:
-        opened = connections(read_seconds=0.2, keep_alive=60, close_linger=0.2)
+    async def run(loop: ManualClockLoop) -> None:
+        opened = connections(read_seconds=0.2, keep_alive=60, close_linger=0.2)  # swept every 0.05 s
         protocol, transport = opened()
         protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
-        await asyncio.sleep(0.3)  # cut with a 408: closing, but connection_lost never comes
+        await loop.advance(0.25, step=0.05)  # cut with a 408: closing, but connection_lost never comes
         assert transport.closed and not transport.aborted
-        await asyncio.sleep(0.45)
+        await loop.advance(0.15, step=0.05)  # seen closing by a sweep, then less than its linger
+        assert not transport.aborted
+        await loop.advance(0.2, step=0.05)  # its linger, and a sweep
         assert transport.aborted
         protocol.connection_lost(None)
 
-    asyncio.run(run())
+    on_manual_clock(run)
 
 
 def test_the_protocols_refusals_are_the_error_tree_written_to_the_socket() -> None:
