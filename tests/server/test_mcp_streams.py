@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import logging
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -20,22 +19,34 @@ from evidencekit.server.generated.app import create_app
 from evidencekit.server.runtime import mcp_streams
 from evidencekit.server.runtime.mcp import McpSettings
 from evidencekit.server.runtime.mcp_streams import StreamLimits
-from tests.support import AllowAll, ExampleHandlers, live_server
+from tests.support import (
+    PATIENCE,
+    AllowAll,
+    ExampleHandlers,
+    Hold,
+    ManualClockLoop,
+    eventually,
+    live_server,
+    on_manual_clock,
+)
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 class HeldStatus(ExampleHandlers):
-    """status holds its answer until released (a tool that takes its time)."""
+    """status holds its answer until released (a tool that takes its time); `held.waiting`: the
+    calls in progress."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.release = threading.Event()
+        self.held = Hold()
 
     async def status(self, payload: Any, context: Any) -> Any:
-        while not self.release.is_set():
-            await asyncio.sleep(0.02)
+        await self.held.wait()
         return await super().status(payload, context)
+
+    def in_progress(self, count: int) -> None:
+        eventually(lambda: self.held.waiting == count, what=f"{count} calls in progress")
 
 
 def app_with(handlers: Any, limits: StreamLimits) -> Any:
@@ -51,7 +62,8 @@ def status_call(token: str) -> httpx.Response:
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "sosoapi_research_evidence_status",
         "arguments": {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}}}
-    return httpx.post(BASE[0] + "/mcp", json=call, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=30)
+    return httpx.post(BASE[0] + "/mcp", json=call, headers={**ACCEPT, "Authorization": f"Bearer {token}"},
+                      timeout=PATIENCE)
 
 
 BASE: list[str] = [""]
@@ -75,25 +87,26 @@ def test_one_credential_holds_at_most_its_share_and_all_together_the_total() -> 
                      lifespan="on") as base, ThreadPoolExecutor(8) as pool:
         BASE[0] = base
         held = [pool.submit(status_call, "alpha") for _ in range(2)]
-        time.sleep(0.5)  # the two are in progress
+        handlers.in_progress(2)
         third = status_call("alpha")
         assert third.status_code == 429 and third.json()["code"] == "too_many_streams", third.text
         assert third.headers["retry-after"] == "1"
         other = pool.submit(status_call, "beta")  # another credential still gets in: three in all
-        time.sleep(0.5)
+        handlers.in_progress(3)
         fourth = status_call("gamma")
         assert fourth.status_code == 503 and fourth.json()["code"] == "too_many_streams", fourth.text
-        handlers.release.set()
+        handlers.held.release()
         assert [future.result().status_code for future in (*held, other)] == [200, 200, 200]
         assert status_call("alpha").status_code == 200  # all ended: room again
 
 
 def test_an_answer_idle_past_the_limit_is_ended() -> None:
+    """On a real server, its loop's own clock: only the idle limit can end this call."""
     handlers = HeldStatus()  # never released: the tool would hold the request for ever
     with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
         BASE[0] = base
         answer = status_call("alpha")
-        handlers.release.set()
+        handlers.held.release()
     # /mcp answers JSON: nothing was sent, so the caller gets a 503 it can read and retry
     assert answer.status_code == 503 and answer.json()["code"] == "stream_idle", answer.text
     assert answer.headers["retry-after"] == "1"
@@ -113,12 +126,10 @@ def test_an_idle_call_the_sdk_serves_is_ended_and_the_server_goes_on() -> None:
         with live_server(app_with(handlers, StreamLimits(idle_seconds=0.5)), lifespan="on") as base:
             for logger in watched:  # once uvicorn has set its loggers up (they pass nothing to the root)
                 logger.addHandler(errors)
-            started = time.monotonic()
-            answer = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
-            assert time.monotonic() - started < 4
+            answer = httpx.post(base + "/mcp", json=call, headers=headers, timeout=PATIENCE)  # the tool never answers
             assert answer.status_code == 503 and answer.json()["code"] == "stream_idle", answer.text
-            handlers.release.set()
-            again = httpx.post(base + "/mcp", json=call, headers=headers, timeout=10)
+            handlers.held.release()
+            again = httpx.post(base + "/mcp", json=call, headers=headers, timeout=PATIENCE)
             assert again.status_code == 200 and again.json()["result"]["isError"] is False, again.text
     finally:
         for logger in watched:
@@ -142,33 +153,32 @@ def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> Non
 
     async def silent(scope: Any, receive: Any, send: Any) -> None:
         await receive()
-        await asyncio.sleep(30)
+        await asyncio.Event().wait()  # never answers
 
     app = McpStreams(silent, StreamLimits(idle_seconds=0.3))
     with live_server(app) as base:
-        answer = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "ping"}, timeout=10)
+        answer = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "ping"}, timeout=PATIENCE)
     assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
     assert answer.json()["code"] == "stream_idle"
 
 
 def test_keep_alive_comments_do_not_keep_a_silent_call_open() -> None:
     """The SDK sends `: ping` every 15 s on an event stream; counted as activity, they kept a tool
-    call that never answers open past any idle limit."""
-    from evidencekit.server.runtime.mcp_streams import McpStreams
+    call that never answers open past any idle limit. Here one every 0.05 s of the test's clock,
+    for as long as the call lasts."""
 
     async def pinging(scope: Any, receive: Any, send: Any) -> None:
         await receive()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
-        for _ in range(100):
+        while True:
             await send({"type": "http.response.body", "body": b": ping - now\r\n\r\n", "more_body": True})
             await asyncio.sleep(0.05)
-        await send({"type": "http.response.body", "body": b"event: message\r\ndata: late\r\n\r\n"})
 
-    with live_server(McpStreams(pinging, StreamLimits(idle_seconds=0.5))) as base:
-        started = time.monotonic()
-        answer = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "tools/call"}, timeout=10)
-        assert time.monotonic() - started < 4  # cut, not the 5 s of pings
-    assert "late" not in answer.text and '"code": -32001' in answer.text
+    sent, left, took, raised = _call(pinging, idle=0.5)
+    assert raised is None and left == 0 and took < 0.5 + 2 * mcp_streams.AGAIN_SECONDS  # cut at its idle limit
+    assert sent[-1] == {"type": "http.response.body", "more_body": False,
+                        "body": b'event: message\r\ndata: {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, '
+                                b'"message": "no answer within 0.5 s"}}\r\n\r\n'}
 
 
 def test_one_credential_written_differently_is_still_one_credential() -> None:
@@ -177,14 +187,14 @@ def test_one_credential_written_differently_is_still_one_credential() -> None:
                      lifespan="on") as base, ThreadPoolExecutor(2) as pool:
         BASE[0] = base
         held = pool.submit(status_call, "alpha")
-        time.sleep(0.5)
+        handlers.in_progress(1)
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "sosoapi_research_evidence_status",
             "arguments": {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}}}
         for spelling in ("bearer alpha", "BEARER  alpha", "Bearer alpha"):
             again = httpx.post(base + "/mcp", json=call, headers={**ACCEPT, "Authorization": spelling}, timeout=10)
             assert again.status_code == 429, (spelling, again.text)
-        handlers.release.set()
+        handlers.held.release()
         assert held.result().status_code == 200
 
 
@@ -228,9 +238,11 @@ def test_only_comments_and_blank_lines_are_keep_alive(chunk: bytes, kind: str) -
     assert mcp_streams._keep_alive_only(message) == reference
 
 
-def _call(app: Any, idle: float) -> tuple[list[dict[str, Any]], int, float, BaseException | None]:
-    """McpStreams(app) asked once in a task of its own, as a server asks it: the messages sent, the
-    cancellations left asked of the task after it, the seconds it took, and what it raised."""
+def _call(app: Any, idle: float, meanwhile: Any = None) -> tuple[list[dict[str, Any]], int, float, BaseException | None]:
+    """McpStreams(app) asked once in a task of its own, as a server asks it, on a clock the test
+    moves (in steps of the timer's AGAIN_SECONDS, at most a minute of it): the messages sent, the
+    cancellations left asked of the task after it, the seconds it took, and what it raised.
+    `meanwhile(loop)`, if given, runs beside the call first."""
     from evidencekit.server.runtime.mcp_streams import McpStreams
 
     sent: list[dict[str, Any]] = []
@@ -243,20 +255,29 @@ def _call(app: Any, idle: float) -> tuple[list[dict[str, Any]], int, float, Base
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    async def request() -> tuple[int, float, BaseException | None]:
-        started = time.monotonic()
+    async def request(loop: ManualClockLoop) -> tuple[int, float, BaseException | None]:
+        started = loop.time()
         raised = None
         try:
             await McpStreams(app, StreamLimits(idle_seconds=idle))(scope, receive, send)
         except Exception as error:  # noqa: BLE001 - reported to the test
             raised = error
         left = asyncio.current_task().cancelling()  # type: ignore[union-attr]
-        return left, time.monotonic() - started, raised
+        return left, loop.time() - started, raised
 
-    async def main() -> tuple[int, float, BaseException | None]:
-        return await asyncio.create_task(request())
+    async def main(loop: ManualClockLoop) -> tuple[int, float, BaseException | None]:
+        task = asyncio.create_task(request(loop))
+        if meanwhile is not None:
+            await meanwhile(loop)
+        for _ in range(int(60 / mcp_streams.AGAIN_SECONDS)):
+            if task.done():
+                return task.result()
+            await loop.advance(mcp_streams.AGAIN_SECONDS)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise AssertionError(f"not ended after a minute of the test's clock; sent {sent[-3:]}")
 
-    left, took, raised = asyncio.run(main())
+    left, took, raised = on_manual_clock(main)
     return sent, left, took, raised
 
 
@@ -270,32 +291,44 @@ def test_a_section_shielded_from_cancellation_is_not_cut() -> None:
     past the limit until the section ends, and is answered as it answers."""
     import anyio
 
+    entered, leave = threading.Event(), threading.Event()
+
+    def section() -> None:
+        entered.set()
+        assert leave.wait(PATIENCE)
+
     async def threaded(scope: Any, receive: Any, send: Any) -> None:
         await receive()
-        await anyio.to_thread.run_sync(time.sleep, 0.8)
+        await anyio.to_thread.run_sync(section)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
-    sent, left, took, raised = _call(threaded, idle=0.2)
-    assert raised is None and _answered(sent) == 200 and took >= 0.75 and left == 0
+    async def past_the_limit(loop: ManualClockLoop) -> None:
+        assert await asyncio.to_thread(entered.wait, PATIENCE)
+        await loop.advance(1.0, step=mcp_streams.AGAIN_SECONDS)  # five idle limits: the timer asks again and again
+        leave.set()
+
+    sent, left, took, raised = _call(threaded, idle=0.2, meanwhile=past_the_limit)
+    assert raised is None and _answered(sent) == 200 and took >= 1.0 and left == 0
 
 
 def test_a_cancellation_the_app_swallows_is_asked_again() -> None:
     async def stubborn(scope: Any, receive: Any, send: Any) -> None:
         await receive()
         with contextlib.suppress(asyncio.CancelledError):  # swallowed once
-            await asyncio.sleep(30)
-        await asyncio.sleep(30)
+            await asyncio.Event().wait()
+        await asyncio.Event().wait()
 
     sent, left, took, raised = _call(stubborn, idle=0.2)
-    assert raised is None and _answered(sent) == 503 and took < 5 and left == 0
+    assert raised is None and _answered(sent) == 503 and left == 0
+    assert took <= 0.2 + 2 * mcp_streams.AGAIN_SECONDS + 1e-9  # asked again at the next turn of the timer
 
 
 def test_a_cancellation_the_app_turns_into_an_error_is_not_left_counted() -> None:
     async def converting(scope: Any, receive: Any, send: Any) -> None:
         await receive()
         try:
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()
         except asyncio.CancelledError:
             raise RuntimeError("the app's own error") from None
 
