@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ from evidencekit.server.evidence.store import jobs, receipts
 from evidencekit.server.evidence.store.models import Evidence, EvidenceRevision, Receipt
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
 from tests.server.store.test_receipts import RESULT, content, request
+from tests.support import until
 
 pytestmark = pytest.mark.anyio
 LEASE = timedelta(seconds=30)
@@ -100,27 +101,35 @@ async def test_one_source_twice_in_a_batch_follows_its_content_in_order(store: s
     assert (await Evidence.get()).revision == 2
 
 
-class PerUrlDelay:
-    """Each URL answers after the delay its path names (/slow waits long, the others not)."""
+class SlowUntilReleased:
+    """/slow answers once the test sets `release`; the other URLs at once."""
 
     capacity = 8
 
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
-        await asyncio.sleep(3.0 if url.endswith("/slow") else 0.01)
+        if url.endswith("/slow"):
+            await self.release.wait()
         return Retrieved({"status": "unavailable", "reason": url}, None, None)
 
 
 async def test_a_slow_receipt_holds_one_slot_while_the_others_keep_settling(store: str) -> None:
     await receipts.submit(request("https://example.com/slow", mutation_id=uuid.uuid4()))
     quick = await submitted(12)
-    worker = Worker(PerUrlDelay(), WorkerSettings(concurrency=2, poll_interval=0.02))  # type: ignore[arg-type]
+    engine = SlowUntilReleased()
+    worker = Worker(engine, WorkerSettings(concurrency=2, poll_interval=0.02))  # type: ignore[arg-type]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
-    started = datetime.now(UTC)
-    while await Receipt.filter(id__in=[r.id for r in quick], state="completed").count() < len(quick):
-        assert datetime.now(UTC) - started < timedelta(seconds=2.5), "the quick receipts waited for the slow one"
-        await asyncio.sleep(0.02)
-    assert await Receipt.filter(url="https://example.com/slow", state="running").count() == 1
-    stop.set()
-    await running
+    try:  # the slow one is never answered meanwhile: the quick ones cannot be waiting for it
+        async def quick_settled() -> bool:
+            return await Receipt.filter(id__in=[r.id for r in quick], state="completed").count() == len(quick)
+
+        await until(quick_settled, what="the quick receipts, in the one slot the slow one leaves")
+        assert await Receipt.filter(url="https://example.com/slow", state="running").count() == 1
+    finally:
+        engine.release.set()
+        stop.set()
+        await running
     assert await Receipt.filter(state="completed").count() == len(quick) + 1

@@ -13,6 +13,7 @@ from evidencekit.server.evidence.store import heartbeats, jobs
 from evidencekit.server.evidence.store.models import Receipt, WorkerBeat
 from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
+from tests.support import until
 
 pytestmark = pytest.mark.anyio
 LEASE = timedelta(seconds=60)
@@ -88,16 +89,8 @@ async def test_a_worker_beats_while_it_runs_and_forgets_its_beat_when_it_stops(s
     worker = Worker(NoEngine(), WorkerSettings(heartbeat=0.05, poll_interval=0.05))  # type: ignore[arg-type]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
-    first = None
-    for _ in range(100):
-        beat = await WorkerBeat.get_or_none(worker_id=worker.worker_id)
-        if beat is not None and first is None:
-            first = beat.beat_at
-        elif beat is not None and first is not None and beat.beat_at > first:
-            break
-        await asyncio.sleep(0.02)
-    else:
-        raise AssertionError("the worker did not beat again")
+    first = (await until(lambda: WorkerBeat.get_or_none(worker_id=worker.worker_id), what="a beat")).beat_at
+    await until(lambda: WorkerBeat.filter(worker_id=worker.worker_id, beat_at__gt=first).exists(), what="another beat")
     stop.set()
     await running
     assert await WorkerBeat.filter(worker_id=worker.worker_id).count() == 0

@@ -11,7 +11,7 @@ from evidencekit.server.evidence.store import jobs, receipts
 from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.models import Evidence, Receipt
 from evidencekit.server.evidence.store.receipts import MutationConflict, RetrieveRequest
-from tests.support import validator_named
+from tests.support import until, validator_named
 
 pytestmark = pytest.mark.anyio
 WORKSPACE = uuid.UUID("11111111-1111-4111-8111-111111111111")
@@ -208,6 +208,21 @@ async def test_purge_hides_expired_results_and_keeps_content_still_referred_to(s
     assert gone.purged_at is not None
 
 
+async def waits_for_a_lock() -> bool:
+    """Whether a statement of this database waits for another's lock (PostgreSQL), or a task for the
+    one connection another holds in a transaction (SQLite)."""
+    from tortoise.connection import get_connection
+
+    from evidencekit.server.evidence.store.sql import is_postgres_connection
+
+    connection = get_connection("default")
+    if is_postgres_connection(connection):
+        rows = await connection.execute_query_dict(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        return bool(rows[0]["n"])
+    return bool(getattr(connection._lock, "_waiters", None))  # asyncio.Lock's queue
+
+
 async def test_a_purge_during_a_settle_never_blanks_the_revision_the_settle_refers_to(
         store: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The settle reuses a revision whose only receipt just expired; a purge running meanwhile must
@@ -234,7 +249,7 @@ async def test_a_purge_during_a_settle_never_blanks_the_revision_the_settle_refe
     settling = asyncio.create_task(jobs.settle(claimed, "w", RESULT, content("findings")))
     await recorded.wait()
     purging = asyncio.create_task(receipts.purge_expired(now=datetime.now(UTC) + timedelta(seconds=5)))
-    await asyncio.sleep(0.3)  # give the purge every chance to run ahead of the settle
+    await until(lambda: purging.done() or waits_for_a_lock(), what="the purge to run as far as it can")
     resume.set()
     await settling
     await purging

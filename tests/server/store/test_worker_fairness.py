@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
+from evidencekit.server.evidence import worker as worker_module
 from evidencekit.server.evidence.retrieval.engine import Draft, RetrievalEngine, Retrieved
+from evidencekit.server.evidence.store import jobs
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
+from tests.support import until
 
 pytestmark = pytest.mark.anyio
 
@@ -53,16 +56,52 @@ class Origins:
                 self.regular -= 1
 
 
-async def settled(receipt_id: uuid.UUID, seconds: float = 10) -> bool:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while (await Receipt.get(id=receipt_id)).state != "completed":
-        if asyncio.get_running_loop().time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
+async def settled(receipt_id: uuid.UUID) -> None:
+    await until(lambda: Receipt.filter(id=receipt_id, state="completed").exists(), what=f"{receipt_id} to settle")
 
 
-async def test_a_calm_page_of_another_workspace_is_not_held_behind_one_workspaces_slow_pages(store: str) -> None:
+@pytest.fixture
+def claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many claims the worker has made (one item, counted as each ends)."""
+    made = [0]
+    real_claim = jobs.claim_many
+
+    async def counted(*args: Any, **kwargs: Any) -> list[jobs.Claimed]:
+        try:
+            return await real_claim(*args, **kwargs)
+        finally:
+            made[0] += 1
+
+    monkeypatch.setattr(jobs, "claim_many", counted)
+    return made
+
+
+@pytest.fixture
+def full(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether the worker's claimer waits for a slot to free with no time limit: its slots are full,
+    and it looks for no new receipt until one frees."""
+    waiting = [False]
+    real_wait = worker_module._Hand._until_freed
+
+    async def watched(hand: Any, stop: asyncio.Event, most: float | None = None) -> None:
+        waiting[0] = most is None
+        try:
+            await real_wait(hand, stop, most)
+        finally:
+            waiting[0] = False
+
+    monkeypatch.setattr(worker_module._Hand, "_until_freed", watched)
+    return waiting
+
+
+async def looked_again(claims: list[int]) -> None:
+    """Until a claim begun after this call has ended: whatever was waiting then was looked at."""
+    before = claims[0]
+    await until(lambda: claims[0] >= before + 2, what="the worker to claim again")
+
+
+async def test_a_calm_page_of_another_workspace_is_not_held_behind_one_workspaces_slow_pages(
+        store: str, claims: list[int]) -> None:
     busy, calm = uuid.uuid4(), uuid.uuid4()
     for n in range(8):  # tenant A: eight slow-drip pages, more than the worker's slots
         await submit(RetrieveRequest(busy, uuid.uuid4(), f"https://slow.example/{n}", "url_text"))
@@ -71,12 +110,11 @@ async def test_a_calm_page_of_another_workspace_is_not_held_behind_one_workspace
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
     try:
-        while origins.regular < 4:  # A holds every regular slot
-            await asyncio.sleep(0.02)
+        await until(lambda: origins.regular == 4, what="A to hold every regular slot")
         page, _ = await submit(RetrieveRequest(calm, uuid.uuid4(), "https://calm.example/", "url_text"))
-        assert await settled(page.id), "the calm page waited behind the slow ones"
+        await settled(page.id)  # not held behind the slow ones
         second, _ = await submit(RetrieveRequest(busy, uuid.uuid4(), "https://quick.example/", "url_text"))
-        await asyncio.sleep(0.3)
+        await looked_again(claims)
         # A's own further pages wait for A's slots: a spare slot is only for a workspace with nothing running
         assert (await Receipt.get(id=second.id)).state == "pending"
         assert origins.most_regular == 4 and origins.most_spare == 1
@@ -86,7 +124,7 @@ async def test_a_calm_page_of_another_workspace_is_not_held_behind_one_workspace
         await running
 
 
-async def test_without_spare_slots_the_calm_page_waits(store: str) -> None:
+async def test_without_spare_slots_the_calm_page_waits(store: str, full: list[bool]) -> None:
     """The control: with EVIDENCEKIT_WORKER_SPARE_SLOTS=0 the calm page waits for a slot, as before."""
     busy = uuid.uuid4()
     for n in range(4):
@@ -96,10 +134,10 @@ async def test_without_spare_slots_the_calm_page_waits(store: str) -> None:
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
     try:
-        while origins.regular < 4:
-            await asyncio.sleep(0.02)
+        await until(lambda: origins.regular == 4, what="every slot to be held")
         page, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://calm.example/", "url_text"))
-        assert not await settled(page.id, seconds=0.5)
+        await until(lambda: full[0], what="the worker to wait for a slot, looking for nothing new")
+        assert (await Receipt.get(id=page.id)).state == "pending"  # and so it stays while the slow ones run
     finally:
         origins.release.set()
         stop.set()

@@ -15,20 +15,26 @@ from evidencekit.server.evidence.store import jobs
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.receipts import RetrieveRequest, submit
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
+from tests.support import until
 
 pytestmark = pytest.mark.anyio
 UNAVAILABLE: dict[str, Any] = {"status": "unavailable", "reason": "test"}
 
 
-class SlowEngine:
-    """Takes several lease periods to answer, as a slow origin would."""
+class HeldEngine:
+    """Answers (unavailable) once the test sets `answer`, as an origin slow for as long as the test
+    wants would; or at once. `started`: the retrievals begun."""
 
-    def __init__(self, seconds: float, capacity: int = 8) -> None:
-        self.seconds = seconds
+    def __init__(self, capacity: int = 8, *, at_once: bool = False) -> None:
         self.capacity = capacity
+        self.answer = asyncio.Event()
+        if at_once:
+            self.answer.set()
+        self.started = 0
 
     async def retrieve(self, url: str, kind: str, language: str | None = None) -> Retrieved:
-        await asyncio.sleep(self.seconds)
+        self.started += 1
+        await self.answer.wait()
         return Retrieved(UNAVAILABLE, None, None)
 
 
@@ -47,16 +53,20 @@ async def test_a_failed_renewal_is_logged_and_renewal_goes_on(
         return held
 
     monkeypatch.setattr(jobs, "renew_many", renew_failing_once)
-    worker = Worker(SlowEngine(1.5), WorkerSettings(lease=timedelta(seconds=0.3),  # type: ignore[arg-type]
-                                                    poll_interval=0.05))
+    engine = HeldEngine()  # the retrieval lasts several lease periods: until four renewals were made
+    worker = Worker(engine, WorkerSettings(lease=timedelta(seconds=0.3),  # type: ignore[arg-type]
+                                           poll_interval=0.05))
     stop = asyncio.Event()
     with caplog.at_level(logging.WARNING, logger="evidencekit.worker"):
         running = asyncio.create_task(worker.run(stop))
-        while (await Receipt.get(id=receipt.id)).state != "completed":
-            await asyncio.sleep(0.05)
+        await until(lambda: len(renewals) >= 4, what="four renewals")
+        # those made while the retrieval ran; one made as it settles may find it settled already
+        while_running = list(renewals)
+        engine.answer.set()
+        await until(lambda: Receipt.filter(id=receipt.id, state="completed").exists(), what="the settle")
         stop.set()
         await running
-    assert renewals[0] is False and len(renewals) >= 4 and all(renewals[1:])
+    assert while_running[0] is False and all(while_running[1:]), while_running
     assert "could not renew the leases" in caplog.text and "ConnectionResetError" in caplog.text
     settled = await Receipt.get(id=receipt.id)
     assert (settled.state, settled.result, settled.lease_owner) == ("completed", UNAVAILABLE, None)
@@ -66,12 +76,13 @@ async def test_a_worker_claims_no_more_than_its_engine_runs_at_once(store: str) 
     """With more slots than the engine's capacity, the extra receipts stay pending for other workers."""
     for _ in range(6):
         await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"))
-    engine = SlowEngine(1.0, capacity=2)
+    engine = HeldEngine(capacity=2)
     worker = Worker(engine, WorkerSettings(concurrency=5, poll_interval=0.05))  # type: ignore[arg-type]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
-    await asyncio.sleep(0.5)
-    assert await Receipt.filter(state="running").count() == 2
+    await until(lambda: engine.started == 2, what="two retrievals")
+    assert await Receipt.filter(state="running").count() == 2  # one claim took them: it took no more
+    engine.answer.set()
     stop.set()
     await running
 
@@ -87,13 +98,11 @@ def test_a_real_engine_runs_eight_retrievals_at_once_at_the_default_cap() -> Non
 async def test_the_sweep_expires_and_purges_while_the_worker_runs(store: str) -> None:
     receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), "https://example.com/", "url_text"),
                               retention=timedelta(seconds=-1))
-    worker = Worker(SlowEngine(0.01), WorkerSettings(poll_interval=0.05, sweep_interval=0.05))  # type: ignore[arg-type]
+    worker = Worker(HeldEngine(at_once=True), WorkerSettings(poll_interval=0.05,  # type: ignore[arg-type]
+                                                             sweep_interval=0.05))
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
-    deadline = asyncio.get_running_loop().time() + 10
-    while (await Receipt.get(id=receipt.id)).purged_at is None:
-        assert asyncio.get_running_loop().time() < deadline, "the sweep never ran"
-        await asyncio.sleep(0.05)
+    await until(lambda: Receipt.filter(id=receipt.id, purged_at__isnull=False).exists(), what="the sweep")
     stop.set()
     await running
     assert (await Receipt.get(id=receipt.id)).state == "expired"
