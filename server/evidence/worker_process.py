@@ -26,6 +26,8 @@ async def run_worker(url: str | None = None, settings: WorkerSettings | None = N
         print(f"worker {worker.worker_id} ready", flush=True)
         task = asyncio.create_task(worker.run(stop))
         await stop.wait()
+        log.info("worker %s stopping: finishing what it holds, for at most %gs", worker.worker_id,
+                 worker.settings.grace)
         await worker.finish(task)
         log.info("worker %s stopped", worker.worker_id)
 
