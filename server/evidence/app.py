@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from evidencekit.server.evidence.auth import METADATA_PATH, evidence_hooks
+from evidencekit.server.evidence.fetch.fetcher import FetchLimits
 from evidencekit.server.evidence.handlers import EvidenceHandlers
 from evidencekit.server.evidence.mcp_server import mcp_settings
 from evidencekit.server.evidence.oauth import OAuthSettings
@@ -54,7 +55,11 @@ def mcp_security(environ: dict[str, str] | None = None) -> Any:
 
 
 def create_app(url: str | None = None, *, in_process_worker: bool = True,
-               worker_settings: WorkerSettings | None = None) -> DirectDispatch:
+               worker_settings: WorkerSettings | None = None,
+               fetch_limits: FetchLimits | None = None) -> DirectDispatch:
+    """The service over the store at `url` (DATABASE_URL's, else the data folder's); its in-process
+    worker with `worker_settings` (else the environment's) and its fetcher with `fetch_limits`
+    (else FetchLimits())."""
     store_url = url or database_url()
 
     @contextlib.asynccontextmanager
@@ -64,7 +69,7 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                 yield
                 return
             stop = asyncio.Event()
-            async with open_engine() as engine:
+            async with open_engine(fetch_limits=fetch_limits) as engine:
                 app.state.worker = worker = Worker(engine, worker_settings or WorkerSettings.from_env())
                 task = asyncio.create_task(worker.run(stop))
                 try:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from evidencekit.client.evidence.cli import _failure, _retrieve_batch, build_parser
 from evidencekit.client.runtime import errors
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import allow_origin, running_service
+from tests.support import PATIENCE, Hold, allow_origin, eventually, running_service
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = b"<html><head><title>Notes</title></head><body><main><p>Ten samples, all stable.</p></main></body></html>"
@@ -33,7 +34,17 @@ def origin() -> Iterator[Origin]:
 
 @pytest.fixture(scope="module")
 def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    with running_service(tmp_path_factory.mktemp("cli"), allow=allow_origin(origin.url)) as running:
+    """One service for the module. Its fetches wait as long as an origin holds a page (a held page
+    is slow until the test releases it, not until a fetch limit ends it as a timeout), and its
+    workspace takes as many new receipts as the module makes: past 60 a minute, a batch would wait
+    out the rate limit while its pages load."""
+    from dataclasses import replace
+
+    from evidencekit.server.evidence.fetch.fetcher import FetchLimits
+
+    patient = replace(FetchLimits(), read_timeout=PATIENCE * 10, deadline=PATIENCE * 10)
+    with running_service(tmp_path_factory.mktemp("cli"), allow=allow_origin(origin.url), fetch_limits=patient,
+                         env={"EVIDENCEKIT_RETRIEVE_PER_MINUTE": "100000"}) as running:
         yield running
 
 
@@ -155,13 +166,16 @@ def test_a_batch_waits_out_the_rate_limit_instead_of_failing(tmp_path: Path,
 
 
 def test_wait_gives_up_after_its_timeout_with_exit_5(service: dict[str, Any], origin: Origin) -> None:
-    slow = origin.reply("/cli-slow", Reply(PAGE, delay=5))
+    held = Hold()  # the page loads once the first wait has given up
+    slow = origin.reply("/cli-slow", Reply(PAGE, hold=held))
     mutation = "40000000-0000-4000-8000-00000000c11e"
     done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5", "--mutation-id", mutation)
     assert done.returncode == 5, done.stderr
     assert "Traceback" not in done.stderr and f"`research-evidence status {mutation}`" in done.stderr  # how to go on
+    held.release()
     again = cli(service, "retrieve", slow, "--wait", "--mutation-id", mutation, "--json")  # resumes, no second fetch
     assert again.returncode == 0 and json.loads(again.stdout)["retrieval"]["mutation_id"] == mutation, again.stderr
+    assert origin.hits.count("/cli-slow") == 1
 
 
 def test_a_token_pasted_with_a_newline_works_and_a_malformed_one_is_never_printed(service: dict[str, Any]) -> None:
@@ -410,26 +424,34 @@ def test_an_unreachable_server_is_said_at_once_and_why(service: dict[str, Any]) 
 def test_a_batch_stopped_while_waiting_reports_what_had_settled(service: dict[str, Any], origin: Origin,
                                                                 tmp_path: Path) -> None:
     """The receipts are polled together: Ctrl-C while the first line's page is still loading shows
-    the lines after it that had settled as settled (they were `not settled`, waited for in turn)."""
-    slow = origin.reply("/batch-slow", Reply(PAGE, delay=30))
+    the lines after it that had settled as settled (they were `not settled`, waited for in turn).
+    The first line's page is held until the batch has ended."""
+    held = Hold()
+    slow = origin.reply("/batch-slow", Reply(PAGE, hold=held))
     fast = [origin.reply(f"/batch-fast-{n}", Reply(PAGE)) for n in range(2)]
     urls = tmp_path / "interrupted.txt"
     urls.write_text("\n".join([slow, *fast]) + "\n")
     environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
                    "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
-    with subprocess.Popen([sys.executable, "-m", "evidencekit", "retrieve", "--from-file", str(urls), "--json"],
-                          env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
-        assert batch.stderr is not None
-        settled_lines = 0
-        for line in batch.stderr:  # plain progress lines on a pipe: "2/3 settled" once both fast ones are in
-            if line.strip().endswith("settled"):
-                settled_lines = int(line.split("/")[0])
-                if settled_lines == 2:
-                    break
-        batch.send_signal(signal.SIGINT)
-        out, err = batch.communicate(timeout=30)
-    assert settled_lines == 2 and batch.returncode == 130, err
-    first, second, third = json.loads(out)
+    try:
+        with subprocess.Popen([sys.executable, "-m", "evidencekit", "retrieve", "--from-file", str(urls), "--json"],
+                              env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
+            said: list[str] = []  # plain progress lines on a pipe: "2/3 settled" once both fast ones are in
+            printed: list[str] = []
+            readers = [threading.Thread(target=lines.extend, args=(stream,), daemon=True)
+                       for lines, stream in ((said, batch.stderr), (printed, batch.stdout))]
+            for reader in readers:
+                reader.start()
+            eventually(lambda: "2/3 settled\n" in said or batch.poll() is not None, what="both fast pages to settle")
+            batch.send_signal(signal.SIGINT)
+            batch.wait(timeout=PATIENCE)
+            for reader in readers:
+                reader.join(timeout=PATIENCE)
+    finally:
+        held.release()
+    err = "".join(said)
+    assert "2/3 settled\n" in said and "3/3 settled\n" not in said and batch.returncode == 130, err
+    first, second, third = json.loads("".join(printed))
     assert first["note"] == "not settled"
     assert [line["retrieval"]["result"]["status"] for line in (second, third)] == ["ready", "ready"]
     assert second["note"] is None and third["note"] is None
