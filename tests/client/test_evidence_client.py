@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import socket
 import warnings
@@ -19,7 +18,7 @@ from evidencekit.client.evidence import EvidenceClient, WaitTimeout
 from evidencekit.client.runtime import errors
 from evidencekit.client.runtime.retry import RetryPolicy
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from tests.support import example_output, live_server
+from tests.support import Hold, example_output, live_server
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
 
@@ -39,7 +38,7 @@ class Script:
         self.state = "completed"
         self.hash = RETRIEVE.contract_hash
         self.sent_hashes: list[str | None] = []
-        self.hang = 0.0  # seconds status takes to answer
+        self.hang: Hold | None = None  # status answers once it is released
         self.html = False  # answer 200 with a page instead of the contract's JSON
 
     async def endpoint(self, request: Request) -> Response:
@@ -49,8 +48,8 @@ class Script:
         if self.html:
             return Response("<html><body>Sign in</body></html>", media_type="text/html",
                             headers={"X-Contract-Hash": hash_header})
-        if self.hang and request.url.path.endswith("status"):
-            await asyncio.sleep(self.hang)
+        if self.hang is not None and request.url.path.endswith("status"):
+            await self.hang.wait()
         if self.steps:
             status, headers = self.steps.pop(0)
             return JSONResponse({"error": "x", "message": "scripted", "code": "scripted", "request_id": "r"},
@@ -66,7 +65,11 @@ def script() -> Iterator[tuple[Script, str]]:
     app = Starlette(routes=[Route(RETRIEVE.rest_path, scripted.endpoint, methods=["POST"]),  # type: ignore[arg-type]
                             Route(STATUS.rest_path, scripted.endpoint, methods=["POST"])])  # type: ignore[arg-type]
     with live_server(app) as url:
-        yield scripted, url
+        try:
+            yield scripted, url
+        finally:
+            if scripted.hang is not None:
+                scripted.hang.release()
 
 
 def client(url: str, sleeps: list[float], **kwargs: Any) -> EvidenceClient:
@@ -139,7 +142,7 @@ def test_wait_ends_at_its_timeout_when_the_server_stops_answering(script: tuple[
     """Each poll, and its retries, get only the time left: the status call hangs past the deadline,
     and the wait ends as a timeout instead of taking the request's own 30 s timeout and retries."""
     scripted, url = script
-    scripted.hang = 4
+    scripted.hang = Hold()  # never answers while the test runs
     with client(url, []) as evidence, pytest.raises(WaitTimeout) as caught:
         evidence.wait("40000000-0000-4000-8000-000000000001", timeout=0.5)
     assert caught.value.last is None and "state unknown" in str(caught.value)

@@ -7,10 +7,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+
+from tests.support import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,14 +37,13 @@ def test_init_then_serve_and_the_gate_on_every_surface(tmp_path: Path) -> None:
         base = re.search(r"at (http://\S+)", banner)
         assert base is not None, banner + (server.stderr.read() if server.stderr else "")
         url = base[1]
-        deadline = time.monotonic() + 30
-        while True:
+        def greet() -> httpx.Response | None:
             try:
-                greeted = httpx.post(url + "/greet", json={"name": "Ada"})
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+                return httpx.post(url + "/greet", json={"name": "Ada"})
+            except httpx.TransportError:  # not listening yet
+                return None
+
+        greeted = eventually(greet, what="the scaffolded server to answer")
         assert greeted.status_code == 200 and greeted.json() == {"greeting": "Hello, Ada!"}
         checked = evidencekit("conformance", "--url", url, "--mcp-url", url + "/mcp",  # 3
                               "--mcp-stdio", f"{sys.executable} -m evidencekit mcp demo.app:create_stdio", cwd=project)

@@ -4,7 +4,6 @@ the generated client, a local origin reached through EVIDENCEKIT_ALLOW_PRIVATE_H
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -22,7 +21,7 @@ from evidencekit.server.evidence.store.models import User, Workspace
 from evidencekit.server.evidence.worker import WorkerSettings
 from evidencekit.server.generated.operations import GET_DOCUMENTS, RETRIEVE, STATUS
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import live_server, validator_named
+from tests.support import eventually, live_server, validator_named
 
 PAGE = (b"<html lang='en'><head><title>Lab notes</title></head><body><article><h1>Lab notes</h1>"
         b"<p>The sample was stable for three weeks at room temperature.</p></article></body></html>")
@@ -60,14 +59,12 @@ def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def wait_settled(client: Client, workspace: str, mutation: str) -> dict[str, object]:
-    deadline = time.monotonic() + 20
-    while True:
+    def settled() -> dict[str, object] | None:
         status = client.status({"workspace_id": workspace, "mutation_id": mutation})
         assert status.retrieval is not None
-        if status.retrieval.state not in ("pending", "running"):
-            return status.model_dump(mode="json")
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+        return None if status.retrieval.state in ("pending", "running") else status.model_dump(mode="json")
+
+    return eventually(settled, what=f"receipt {mutation} to settle", every=0.05)
 
 
 def test_retrieve_then_status_until_completed(service: dict[str, str], origin: Origin) -> None:
@@ -216,13 +213,9 @@ def test_openapi_and_health(service: dict[str, str]) -> None:
 
 def access_line(caplog: pytest.LogCaptureFixture, request_id: str) -> str:
     """The access-log line of one request (written by the server's thread, so waited for)."""
-    deadline = time.monotonic() + 5
-    while True:
-        found = [r.getMessage() for r in caplog.records if f"request_id={request_id}" in r.getMessage()]
-        if found:
-            return found[0]
-        assert time.monotonic() < deadline, f"no access-log line for {request_id}"
-        time.sleep(0.05)
+    return eventually(lambda: next((r.getMessage() for r in list(caplog.records)
+                                    if f"request_id={request_id}" in r.getMessage()), None),
+                      what=f"the access-log line of {request_id}")
 
 
 def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str, str],

@@ -5,7 +5,6 @@ over REST (the generated client) and MCP (the official SDK client, Streamable HT
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from evidencekit.client.generated.client import Client
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import allow_origin, running_service, settled_over_mcp, validator_named
+from tests.support import (
+    allow_origin,
+    eventually,
+    running_service,
+    settled_over_mcp,
+    validator_named,
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +75,12 @@ def retrieved(client: Client, workspace: str, url: str) -> Any:
     """The result of retrieving `url`'s captions, once settled."""
     ids = {"workspace_id": workspace, "mutation_id": str(uuid.uuid4())}
     client.retrieve({**ids, "url": url, "kind": "published_captions"})
-    deadline = time.monotonic() + 20
-    while (status := client.status(ids)).retrieval is not None and status.retrieval.state in ("pending", "running"):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+
+    def settled() -> Any:
+        status = client.status(ids)
+        return None if status.retrieval is not None and status.retrieval.state in ("pending", "running") else status
+
+    status = eventually(settled, what=f"{url} to settle", every=0.05)
     assert status.retrieval is not None and status.retrieval.result is not None, status
     return status.retrieval.result
 

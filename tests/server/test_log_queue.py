@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evidencekit.server.runtime import access_log
-from evidencekit.server.runtime.log_queue import INTERVAL, BatchedLog, direct_handler
+from evidencekit.server.runtime.log_queue import BatchedLog, direct_handler
+from tests.support import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (\w+) (\S+) (.*)$")
@@ -55,7 +56,7 @@ def test_records_are_written_in_order_in_batches_by_another_thread(tmp_path: Pat
         for number in range(500):
             logger.info("%s %s %.1fms", "POST", f"/path/{number}", 1.25)
         logger.debug("never written: below the level")
-        time.sleep(INTERVAL * 4)
+        eventually(lambda: (tmp_path / "log.txt").read_text().count("\n") == 500, what="the writer to write them")
         assert writes and set(writes) == {"evidencekit-log-writer"} and len(writes) < 50
         logger.warning("written at once, after the lines before it")
         assert (tmp_path / "log.txt").read_text().splitlines()[-1].endswith("after the lines before it")
@@ -193,7 +194,8 @@ def test_direct_dispatch_writes_its_lines_straight_to_the_log_thread_and_sees_th
                "    request(b'/a%20b?token=x')\n"
                "assert access_log.LANE.waiting is not None\n"
                "access_log.log.setLevel(logging.WARNING)\n"
-               "time.sleep(access_log.RESOLVE_SECONDS * 1.5)\n"
+               "while (left := access_log.LANE.until - time.perf_counter()) > 0:  # the lookup's time is over\n"
+               "    time.sleep(left)\n"
                "request(b'/a%20b?quiet')\n")
     done = run_python(program)
     lines = [LINE.match(line) for line in done.stderr.splitlines() if "evidencekit.access" in line]
@@ -220,7 +222,8 @@ def test_a_handler_added_while_serving_sees_the_access_log_within_the_lookup_tim
                "request('/before')\n"
                "seen = io.StringIO()\n"
                "access_log.log.addHandler(logging.StreamHandler(seen))\n"
-               "time.sleep(access_log.RESOLVE_SECONDS * 1.5)\n"
+               "while (left := access_log.LANE.until - time.perf_counter()) > 0:  # the lookup's time is over\n"
+               "    time.sleep(left)\n"
                "request('/after')\n"
                "print(seen.getvalue(), end='')\n")
     done = run_python(program)

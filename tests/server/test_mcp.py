@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,7 @@ from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import allow_origin, running_service, validator_named
+from tests.support import Hold, allow_origin, running_service, until, validator_named
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (b"<html lang='en'><head><title>Field log</title><meta name='description' content='Day one.'></head>"
@@ -94,14 +93,12 @@ def notes(result: Any) -> str:
 
 
 async def settle(session: ClientSession, workspace: str, mutation: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
-    while True:
-        data = check("sosoapi_research_evidence_status", await call(
+    async def settled() -> dict[str, Any] | None:
+        data: dict[str, Any] = check("sosoapi_research_evidence_status", await call(
             session, "sosoapi_research_evidence_status", {"workspace_id": workspace, "mutation_id": mutation}))
-        if data["retrieval"]["state"] not in ("pending", "running"):
-            return data
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.1)
+        return None if data["retrieval"]["state"] in ("pending", "running") else data
+
+    return await until(settled, what=f"receipt {mutation} to settle", every=0.05)
 
 
 async def exercise(session: ClientSession, origin: Origin, workspace: str, tag: str) -> None:
@@ -250,23 +247,24 @@ async def test_stdio_end_to_end(stdio_params: StdioServerParameters, origin: Ori
 
 
 async def receipt_after_closing_mid_fetch(params: StdioServerParameters, origin: Origin, data: Path,
-                                          path: str, delay: float) -> Receipt:
-    """Start a retrieval of a page that takes `delay` s, close the session while it is being fetched,
-    and read the receipt back once the server has gone."""
+                                          path: str) -> Receipt:
+    """Start a retrieval of a page the origin holds, close the session while it is being fetched,
+    and read the receipt back once the server has gone (the page is answered only then)."""
     assert params.env is not None
-    url = origin.reply(path, Reply(b"<html><body><p>Slow.</p></body></html>", delay=delay))
+    held = Hold()
+    url = origin.reply(path, Reply(b"<html><body><p>Slow.</p></body></html>", hold=held))
     mutation = str(uuid.uuid4())
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await call(session, "sosoapi_research_evidence_retrieve", {
-                "workspace_id": params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
-            deadline = time.monotonic() + 10
-            while path not in origin.hits:
-                assert time.monotonic() < deadline, "the worker never fetched"
-                await asyncio.sleep(0.05)
-    async with open_store(f"sqlite:///{data / 'evidencekit.sqlite3'}"):
-        return await Receipt.get(mutation_id=mutation)
+    try:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                await call(session, "sosoapi_research_evidence_retrieve", {
+                    "workspace_id": params.env["WORKSPACE"], "mutation_id": mutation, "url": url, "kind": "url_text"})
+                await until(lambda: path in origin.hits, what="the worker to fetch")
+        async with open_store(f"sqlite:///{data / 'evidencekit.sqlite3'}"):
+            return await Receipt.get(mutation_id=mutation)
+    finally:
+        held.release()
 
 
 async def test_stdio_worker_takes_the_worker_settings(stdio_params: StdioServerParameters, origin: Origin,
@@ -274,7 +272,7 @@ async def test_stdio_worker_takes_the_worker_settings(stdio_params: StdioServerP
     """With a short EVIDENCEKIT_WORKER_GRACE_SECONDS, closing the session releases a slow retrieval."""
     assert stdio_params.env is not None
     stdio_params.env["EVIDENCEKIT_WORKER_GRACE_SECONDS"] = "0.2"
-    receipt = await receipt_after_closing_mid_fetch(stdio_params, origin, tmp_path, "/slow-for-stdio", 4)
+    receipt = await receipt_after_closing_mid_fetch(stdio_params, origin, tmp_path, "/slow-for-stdio")
     assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 
@@ -283,7 +281,7 @@ async def test_a_client_that_stops_waiting_gets_the_receipts_released(stdio_para
     """With the default 30 s grace the worker is still fetching when the SDK client, 2 s after closing
     stdin, sends SIGTERM: the receipt is released for any worker to take up, not left running under
     a lease that nobody renews."""
-    receipt = await receipt_after_closing_mid_fetch(stdio_params, origin, tmp_path, "/slower-for-stdio", 8)
+    receipt = await receipt_after_closing_mid_fetch(stdio_params, origin, tmp_path, "/slower-for-stdio")
     assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.origin import Origin, Reply
 from tests.server.test_mcp import http_service, origin, stdio_params  # noqa: F401 (fixtures)
 from tests.support import REPO as ROOT
-from tests.support import validator_named
+from tests.support import until, validator_named
 
 pytestmark = pytest.mark.anyio
 WORKSPACE = re.compile(r"your workspace_ids?: ([0-9a-f-]{36}) \(")
@@ -56,14 +55,13 @@ async def on_its_own(session: ClientSession, pages: Origin, tag: str) -> None:
     answer("sosoapi_research_evidence_retrieve", await session.call_tool(
         "sosoapi_research_evidence_retrieve",
         {"workspace_id": workspace, "mutation_id": mutation, "url": page, "kind": "url_text"}))
-    deadline = time.monotonic() + 20
-    while True:
+    async def settled() -> str | None:
         status = answer("sosoapi_research_evidence_status", await session.call_tool(
             "sosoapi_research_evidence_status", {"workspace_id": workspace, "mutation_id": mutation}))
-        if status["retrieval"]["state"] == "completed":
-            break
-        assert time.monotonic() < deadline, status
-        await asyncio.sleep(0.1)
+        state: str = status["retrieval"]["state"]
+        return None if state in ("pending", "running") else state
+
+    assert await until(settled, what="the retrieval to settle", every=0.05) == "completed"
 
     results = answer("search_documents", await session.call_tool(
         "search_documents", {"query": word.lower()}))["results"]
@@ -104,12 +102,12 @@ async def by_the_descriptions(session: ClientSession, pages: Origin, tag: str) -
     mutation = str(uuid.uuid4())
     arguments = {"workspace_id": workspace, "mutation_id": mutation, "url": page, "kind": "url_text"}
     answer(fetch, await session.call_tool(fetch, arguments))
-    deadline = time.monotonic() + 20
-    while (state := answer(poll, await session.call_tool(poll, {"workspace_id": workspace, "mutation_id": mutation}))
-           ["retrieval"]["state"]) not in ("completed", "failed"):
-        assert time.monotonic() < deadline, state
-        await asyncio.sleep(0.1)
-    assert state == "completed"
+    async def polled() -> str | None:  # as the description says: until retrieval.state settles
+        state: str = answer(poll, await session.call_tool(poll, {"workspace_id": workspace, "mutation_id": mutation}))[
+            "retrieval"]["state"]
+        return None if state in ("pending", "running") else state
+
+    assert await until(polled, what="the retrieval to settle", every=0.05) == "completed"
 
     # what stored pages say about "Säbelschnäbler": asked in the singular, the page has the plural
     [hit] = answer(find, await session.call_tool(find, {"query": f"Säbelschnäbler{tag} Paar"}))["results"]

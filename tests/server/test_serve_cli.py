@@ -8,12 +8,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,14 +60,14 @@ def test_an_unreachable_database_is_one_line_without_its_password(tmp_path: Path
 
 
 def wait_until_serving(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while True:
+    def listening() -> bool:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
+                return True
         except OSError:
-            assert time.monotonic() < deadline, "serve did not start listening"
-            time.sleep(0.1)
+            return False
+
+    eventually(listening, what=f"serve to listen on port {port}")
 
 
 def test_a_later_start_prints_a_curl_line_that_works_when_pasted(tmp_path: Path) -> None:
@@ -222,10 +223,9 @@ def test_debug_logging_shows_no_query_string_fetched_text_or_token(tmp_path: Pat
                     sent = http.post("/research-api/evidence/retrieve",
                                      json={**ids, "url": f"{origin_url}/notes?token={secret}", "kind": "url_text"})
                     assert sent.status_code == 200, sent.text
-                    deadline = time.monotonic() + 30
-                    while http.post("/research-api/evidence/status", json=ids).json()["retrieval"]["state"] != "completed":
-                        assert time.monotonic() < deadline
-                        time.sleep(0.1)
+                    eventually(lambda: http.post("/research-api/evidence/status", json=ids).json()["retrieval"]["state"]
+                               not in ("pending", "running"), what="the retrieval to settle", every=0.05)
+                    assert http.post("/research-api/evidence/status", json=ids).json()["retrieval"]["state"] == "completed"
                     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                             "params": {"name": "sosoapi_research_evidence_status", "arguments": ids}}
                     answer = http.post("/mcp", json=call, headers={"Accept": "application/json, text/event-stream"})

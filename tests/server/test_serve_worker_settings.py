@@ -5,7 +5,6 @@ Its own module: the app opens the store as the process's one shared tortoise con
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -20,7 +19,7 @@ from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.worker import WorkerSettings
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import live_server
+from tests.support import Hold, eventually, live_server
 
 PAGE = b"<html lang='en'><head><title>Slow</title></head><body><p>Slow to come.</p></body></html>"
 
@@ -41,7 +40,8 @@ def test_the_in_process_worker_reads_its_settings_and_grace_from_the_environment
     for name, value in {"LEASE_SECONDS": "9", "POLL_SECONDS": "0.05", "MAX_ATTEMPTS": "5",
                         "WORKER_CONCURRENCY": "2", "WORKER_GRACE_SECONDS": "0.2"}.items():
         monkeypatch.setenv(f"EVIDENCEKIT_{name}", value)
-    target = origin.reply("/slow-at-shutdown", Reply(PAGE, delay=4))
+    held = Hold()  # the page is answered only once the server has stopped
+    target = origin.reply("/slow-at-shutdown", Reply(PAGE, hold=held))
 
     async def bootstrapped() -> dict[str, str]:
         async with open_store(url):
@@ -50,15 +50,15 @@ def test_the_in_process_worker_reads_its_settings_and_grace_from_the_environment
     first = asyncio.run(bootstrapped())
     app = create_app(url)
     mutation = str(uuid.uuid4())
-    with live_server(app, lifespan="on") as base, Client(base, token=first["token"]) as client:
-        assert app.state.worker.settings == WorkerSettings(
-            lease=timedelta(seconds=9), poll_interval=0.05, max_attempts=5, concurrency=2, grace=0.2)
-        client.retrieve({"workspace_id": first["workspace_id"], "mutation_id": mutation,
-                         "url": target, "kind": "url_text"})
-        deadline = time.monotonic() + 10
-        while "/slow-at-shutdown" not in origin.hits:
-            assert time.monotonic() < deadline, "the worker never fetched"
-            time.sleep(0.02)
+    try:
+        with live_server(app, lifespan="on") as base, Client(base, token=first["token"]) as client:
+            assert app.state.worker.settings == WorkerSettings(
+                lease=timedelta(seconds=9), poll_interval=0.05, max_attempts=5, concurrency=2, grace=0.2)
+            client.retrieve({"workspace_id": first["workspace_id"], "mutation_id": mutation,
+                             "url": target, "kind": "url_text"})
+            eventually(lambda: "/slow-at-shutdown" in origin.hits, what="the worker to fetch")
+    finally:
+        held.release()
 
     async def receipt_after_stop() -> Receipt:
         async with open_store(url):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import pathlib
 import signal
 
 import pytest
@@ -16,6 +18,7 @@ from evidencekit.server.evidence.parse.pool import (
     ParseTimeout,
     processes_from_env,
 )
+from tests.support import PATIENCE, ManualClockLoop, eventually, on_manual_clock, until
 
 pytestmark = pytest.mark.anyio
 PAGE = ("<html lang='de'><head><title>Bericht</title></head><body><nav>Menü</nav><article><h1>Bericht</h1>"
@@ -57,21 +60,18 @@ def test_the_number_of_processes_comes_from_the_environment() -> None:
 def test_parse_processes_do_not_outlive_a_killed_server() -> None:
     import subprocess
     import sys
-    import time
 
-    script = ("import asyncio, time\nfrom evidencekit.server.evidence.parse.pool import HtmlParser\n"
+    script = ("import asyncio, signal\nfrom evidencekit.server.evidence.parse.pool import HtmlParser\n"
               "parser = HtmlParser(2)\nasyncio.run(parser.warm_up())\n"
-              "print(*parser._pool._processes, flush=True)\ntime.sleep(60)\n")
+              "print(*parser._pool._processes, flush=True)\nsignal.pause()  # serves until killed\n")
     server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert server.stdout is not None
     children = [int(pid) for pid in server.stdout.readline().split()]
     assert len(children) == 2
     server.kill()
-    out, err = server.communicate(timeout=10)  # returns only once no child holds its pipes
-    deadline = time.monotonic() + 10
-    while any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in children):
-        assert time.monotonic() < deadline, f"parse processes {children} outlived their server"
-        time.sleep(0.1)
+    out, err = server.communicate(timeout=PATIENCE)  # returns only once no child holds its pipes
+    eventually(lambda: not any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in children),
+               what=f"parse processes {children} to end with their server")
 
 
 def _state(pid: int) -> str:
@@ -98,7 +98,7 @@ async def test_two_pages_per_process_are_handed_over_but_one_large_body(monkeypa
             now["pages"] += 1
             now["large"] += len(body) > pool_module.LARGE_BODY
             most.update({key: max(most[key], now[key]) for key in now})
-        release.wait(5)
+        release.wait(PATIENCE)
         with lock:
             now["pages"] -= 1
             now["large"] -= len(body) > pool_module.LARGE_BODY
@@ -115,7 +115,10 @@ async def test_two_pages_per_process_are_handed_over_but_one_large_body(monkeypa
             most.update(pages=0, large=0)
             release.clear()
             parsing = [asyncio.create_task(parser.parse(body)) for body in bodies]
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0)  # each has taken its slots (and handed its page over), or waits for one
+            handed = 2 - parser._slots._value  # type: ignore[attr-defined]
+            await until(lambda handed=handed: handed and now["pages"] == handed,
+                        what="the pages handed over to start")
             release.set()
             assert await asyncio.gather(*parsing) == ["parsed"] * len(bodies)
             assert most == expected
@@ -148,9 +151,11 @@ async def test_pages_cancelled_while_waiting_leave_no_permit_behind(monkeypatch:
     from evidencekit.server.evidence.parse import pool as pool_module
 
     release = threading.Event()
+    started = []
 
     def blocked(body: bytes, **_: object) -> str:
-        release.wait(5)
+        started.append(body)
+        release.wait(PATIENCE)
         return "parsed"
 
     monkeypatch.setattr(pool_module, "parse_html", blocked)
@@ -161,7 +166,7 @@ async def test_pages_cancelled_while_waiting_leave_no_permit_behind(monkeypatch:
     try:
         busy = [asyncio.create_task(parser.parse(body)) for body in (large, PAGE)]  # both slots taken
         waiting = [asyncio.create_task(parser.parse(body)) for body in (large, PAGE, PAGE)]
-        await asyncio.sleep(0.1)
+        await until(lambda: len(started) == 2, what="the two pages to start")  # the three wait for slots
         for task in waiting:
             task.cancel()
         release.set()
@@ -192,27 +197,41 @@ async def test_a_parse_past_its_deadline_is_killed_and_the_pool_reads_on() -> No
         parser.close()
 
 
-async def test_pages_still_waiting_in_a_killed_pool_are_read_in_the_new_one() -> None:
+def _started_then_stuck(marker: str) -> None:
+    """A parse that says it has started (a file) and never ends: killed at its deadline."""
+    import pathlib
+    import threading
+
+    pathlib.Path(marker).touch()
+    threading.Event().wait()
+
+
+def test_pages_still_waiting_in_a_killed_pool_are_read_in_the_new_one(tmp_path: pathlib.Path) -> None:
     # The pool takes two pages per process off its queue; the rest wait in the executor, not yet
     # started, when a deadline kills the pool. Those must be read again in the new pool, as the
     # started ones are, not end cancelled (a cancellation the awaiting retrieval never asked for).
-    import asyncio
-    import time
+    # On a clock the test moves: the deadline passes once the pages wait behind the stuck call.
     from functools import partial
 
-    parser = HtmlParser(1)
-    parser._slots = asyncio.Semaphore(6)  # more pages handed over than the executor starts at once
-    try:
-        await parser.warm_up()
-        loop = asyncio.get_running_loop()
-        slow = asyncio.ensure_future(parser.run(partial(time.sleep, 5), 10, deadline=loop.time() + 0.5))
-        await asyncio.sleep(0.1)  # the slow call started in the one process
-        waiting = [asyncio.ensure_future(parser.parse(PAGE)) for _ in range(4)]  # queued behind it
-        with pytest.raises(ParseTimeout):
-            await slow
-        assert [page.title for page in await asyncio.gather(*waiting)] == ["Bericht"] * 4
-    finally:
-        parser.close()
+    marker = tmp_path / "started"
+
+    async def run(loop: ManualClockLoop) -> None:
+        parser = HtmlParser(1)
+        parser._slots = asyncio.Semaphore(6)  # more pages handed over than the executor starts at once
+        try:
+            await parser.warm_up()
+            stuck = asyncio.ensure_future(parser.run(partial(_started_then_stuck, str(marker)), 10,
+                                                     deadline=loop.time() + 0.5))
+            await asyncio.to_thread(eventually, marker.exists, what="the stuck call to start in the one process")
+            waiting = [asyncio.ensure_future(parser.parse(PAGE)) for _ in range(4)]  # queued behind it
+            await loop.advance(1.0)
+            with pytest.raises(ParseTimeout):
+                await stuck
+            assert [page.title for page in await asyncio.gather(*waiting)] == ["Bericht"] * 4
+        finally:
+            parser.close()
+
+    on_manual_clock(run)
 
 
 async def test_caption_files_and_plain_text_are_read_in_the_pool_too() -> None:
