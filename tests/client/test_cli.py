@@ -169,10 +169,12 @@ def test_wait_gives_up_after_its_timeout_with_exit_5(service: dict[str, Any], or
     held = Hold()  # the page loads once the first wait has given up
     slow = origin.reply("/cli-slow", Reply(PAGE, hold=held))
     mutation = "40000000-0000-4000-8000-00000000c11e"
-    done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5", "--mutation-id", mutation)
+    try:
+        done = cli(service, "retrieve", slow, "--wait", "--timeout", "0.5", "--mutation-id", mutation)
+    finally:
+        held.release()
     assert done.returncode == 5, done.stderr
     assert "Traceback" not in done.stderr and f"`research-evidence status {mutation}`" in done.stderr  # how to go on
-    held.release()
     again = cli(service, "retrieve", slow, "--wait", "--mutation-id", mutation, "--json")  # resumes, no second fetch
     assert again.returncode == 0 and json.loads(again.stdout)["retrieval"]["mutation_id"] == mutation, again.stderr
     assert origin.hits.count("/cli-slow") == 1
@@ -433,22 +435,24 @@ def test_a_batch_stopped_while_waiting_reports_what_had_settled(service: dict[st
     urls.write_text("\n".join([slow, *fast]) + "\n")
     environment = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "EVIDENCEKIT_URL": service["base"],
                    "SOSOAPI_ACCESS_TOKEN": service["token"], "EVIDENCEKIT_WORKSPACE": service["workspace_id"]}
-    try:
-        with subprocess.Popen([sys.executable, "-m", "evidencekit", "retrieve", "--from-file", str(urls), "--json"],
-                              env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
-            said: list[str] = []  # plain progress lines on a pipe: "2/3 settled" once both fast ones are in
-            printed: list[str] = []
-            readers = [threading.Thread(target=lines.extend, args=(stream,), daemon=True)
-                       for lines, stream in ((said, batch.stderr), (printed, batch.stdout))]
-            for reader in readers:
-                reader.start()
+    with subprocess.Popen([sys.executable, "-m", "evidencekit", "retrieve", "--from-file", str(urls), "--json"],
+                          env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
+        said: list[str] = []  # plain progress lines on a pipe: "2/3 settled" once both fast ones are in
+        printed: list[str] = []
+        readers = [threading.Thread(target=lines.extend, args=(stream,), daemon=True)
+                   for lines, stream in ((said, batch.stderr), (printed, batch.stdout))]
+        for reader in readers:
+            reader.start()
+        try:
             eventually(lambda: "2/3 settled\n" in said or batch.poll() is not None, what="both fast pages to settle")
             batch.send_signal(signal.SIGINT)
             batch.wait(timeout=PATIENCE)
+        finally:
+            held.release()
+            if batch.poll() is None:  # the test failed before the batch ended
+                batch.kill()
             for reader in readers:
                 reader.join(timeout=PATIENCE)
-    finally:
-        held.release()
     err = "".join(said)
     assert "2/3 settled\n" in said and "3/3 settled\n" not in said and batch.returncode == 130, err
     first, second, third = json.loads("".join(printed))
