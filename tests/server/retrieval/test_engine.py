@@ -16,6 +16,7 @@ from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
 from tests.server.retrieval.conftest import contract_errors
+from tests.support import PATIENCE, Hold, until
 
 pytestmark = pytest.mark.anyio
 
@@ -347,16 +348,32 @@ async def test_an_engine_holds_a_bounded_number_of_bodies_at_once(site: Origin, 
     from evidencekit.server.evidence.retrieval.engine import BODIES_IN_FLIGHT_BYTES
     from tests.server.conftest import fake_resolver
 
-    limits = FetchLimits(max_bytes=BODIES_IN_FLIGHT_BYTES // 2, connect_timeout=2, read_timeout=2, deadline=10)
+    limits = FetchLimits(max_bytes=BODIES_IN_FLIGHT_BYTES // 2, connect_timeout=2, read_timeout=PATIENCE,
+                         deadline=PATIENCE)
     fetcher = Fetcher(EgressPolicy(parse_allowlist(f"127.0.0.1:{site.url.rsplit(':', 1)[1]}")), limits,
                       ssl_context=tls.client_context(), resolver=fake_resolver)
     engine = RetrievalEngine(fetcher)
-    urls = [site.reply(f"/held-{n}", Reply(ARTICLE, delay=0.3)) for n in range(6)]
+    held = Hold()
+    urls = [site.reply(f"/held-{n}", Reply(ARTICLE, hold=held)) for n in range(6)]
+    fetches = []
+    real_fetch = fetcher.fetch
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        fetches.append(args[0])
+        return await real_fetch(*args, **kwargs)
+
+    fetcher.fetch = counted  # type: ignore[method-assign]
     site.most_in_flight = 0
-    results = await asyncio.gather(*(engine.retrieve(url, "url_text") for url in urls))
+    retrieving = asyncio.gather(*(engine.retrieve(url, "url_text") for url in urls))
+    try:
+        await until(lambda: site.in_flight >= 2, what="two pages to be held at the origin")
+        assert len(fetches) == 2  # the four others wait for one of them to finish, not at the origin
+    finally:
+        held.release()
+    results = await retrieving
     await fetcher.aclose()
     assert all(r.result["status"] == "ready" for r in results)
-    assert site.most_in_flight == 2
+    assert site.most_in_flight == 2 and len(fetches) == 6
 
 
 async def test_the_markdown_kept_for_documents_is_bounded(engine: RetrievalEngine, site: Origin) -> None:
