@@ -78,22 +78,18 @@ async def until(predicate: Callable[[], T | Awaitable[T]], timeout: float = PATI
 
 class Hold:
     """What a fake server (an origin's page, an app's answer) waits on until the test releases it:
-    slow until the test says so, not for some seconds. Released from any thread; waited for on any
-    event loop (`wait`) or in a thread (`wait_here`), without polling. `waiting`: how many wait now."""
+    slow until the test says so, not for some seconds. Released from any thread, waited for on any
+    event loop, without polling; `waiting`: how many wait now."""
 
     def __init__(self) -> None:
-        self._released = threading.Event()
         self._lock = threading.Lock()
+        self._released = False
         self._futures: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self.waiting = 0
 
-    @property
-    def released(self) -> bool:
-        return self._released.is_set()
-
     def release(self) -> None:
         with self._lock:
-            self._released.set()
+            self._released = True
             futures, self._futures = self._futures, []
         for loop, future in futures:
             with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
@@ -102,22 +98,13 @@ class Hold:
     async def wait(self) -> None:
         loop = asyncio.get_running_loop()
         with self._lock:
-            if self._released.is_set():
+            if self._released:
                 return
             future: asyncio.Future[None] = loop.create_future()
             self._futures.append((loop, future))
             self.waiting += 1
         try:
             await future
-        finally:
-            with self._lock:
-                self.waiting -= 1
-
-    def wait_here(self, timeout: float = PATIENCE) -> None:
-        with self._lock:
-            self.waiting += 1
-        try:
-            assert self._released.wait(timeout), f"not released within {timeout:g} s"
         finally:
             with self._lock:
                 self.waiting -= 1
