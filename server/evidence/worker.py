@@ -306,8 +306,14 @@ class _Hand:
             self._drop([str(receipt.id)])
             return
         # a caption track's document text is its cues' (content_of), not the result's the engine indexed
-        words = retrieved.index_words if retrieved.result["kind"] == "url_text" else None
-        self.finished.put_nowait(jobs.Settle(receipt, retrieved.result, content_of(retrieved), words))
+        words = retrieved.index_words if retrieved.result.get("kind") == "url_text" else None
+        try:
+            settle = jobs.Settle(receipt, retrieved.result, content_of(retrieved), words)
+        except Exception:  # held no longer: its lease runs out and another attempt is made
+            log.exception("worker %s: keeping receipt %s's result failed", self.worker_id, receipt.id)
+            self._drop([str(receipt.id)])
+            return
+        self.finished.put_nowait(settle)
         self._retrieved(str(receipt.id))
 
     def _retrieved(self, receipt_id: str) -> None:
