@@ -26,13 +26,12 @@ from evidencekit.server.generated.app import create_app as create_generated_app
 from evidencekit.server.runtime.app import loopback_security
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.errors import NotFound
-from evidencekit.server.runtime.http_errors import answer
 
 
 async def resource_metadata(request: Request) -> Response:
     settings = OAuthSettings.from_env()
     if settings is None:
-        return answer(request, NotFound("OAuth is not configured on this server"), {})
+        raise NotFound("OAuth is not configured on this server")  # answered by the app's error handler
     return JSONResponse(settings.resource_metadata())
 
 

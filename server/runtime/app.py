@@ -33,7 +33,7 @@ from evidencekit.server.runtime.body_limit import BodyLimit
 from evidencekit.server.runtime.caller_instructions import CallerInstructions
 from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.http_errors import exception_handlers, hashes_by_path
+from evidencekit.server.runtime.http_errors import contract_headers, exception_handlers
 from evidencekit.server.runtime.mcp import (
     SettingsSource,
     ToolBinding,
@@ -94,7 +94,7 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     token needed, whatever the protected prefixes), unless `routes` has its own at that path, which
     is served instead (and protected as the project says)."""
     specs = [binding.spec for binding in operations]
-    hashes = hashes_by_path(specs)
+    hashes = contract_headers(specs)
     check = BearerCheck(hooks, hashes)
     endpoints: dict[tuple[str, str], ASGIApp] = {
         (binding.spec.rest_method or "POST", binding.spec.rest_path): operation_endpoint(binding.spec, binding.handler, hooks)

@@ -7,7 +7,7 @@ that need a caller (the operations that declare `auth`, and /mcp) and keeps the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -16,13 +16,8 @@ from evidencekit.server.runtime.access_log import answered, logged_path
 from evidencekit.server.runtime.auth import UNAUTHENTICATED, bearer_secret
 from evidencekit.server.runtime.errors import Unauthorized
 from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.http_errors import error_response
-from evidencekit.server.runtime.rest_runtime import (
-    REQUEST_ID_KEY,
-    header_values,
-    request_id_for,
-    unexpected,
-)
+from evidencekit.server.runtime.http_errors import RawHeaders, error_answer
+from evidencekit.server.runtime.request_head import header_values, request_id_of
 
 
 class BearerCheck:
@@ -30,27 +25,30 @@ class BearerCheck:
     request's bearer token is good; else the request is answered here (401; 503 when the service
     says the lookup met an outage) and False."""
 
-    def __init__(self, hooks: ServiceHooks, hashes: dict[str, str]) -> None:
+    def __init__(self, hooks: ServiceHooks, hashes: Mapping[str, RawHeaders]) -> None:
         self.auth = hooks.auth
         self.hooks = hooks
-        self.hashes = hashes
+        self.hashes = hashes  # each operation's contract hash header, by its path (http_errors.contract_headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> bool:
         headers = header_values(scope)
         try:
             principal = await self.auth.authenticate(bearer_secret(headers.get(b"authorization", "")))
         except Exception as exc:  # the token lookup met an outage (503), or a bug (500)
-            error = unexpected(exc, f"the bearer check of {scope['method']} {logged_path(scope)}", self.hooks)
-            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
-            answered(scope, error.status, request_id)
-            await error_response(error, request_id, scope["path"], self.hashes)(scope, receive, send)
+            where = f"the bearer check of {scope['method']} {logged_path(scope)}"
+            request_id = request_id_of(scope)
+            answer = error_answer(exc, scope, request_id=request_id, hooks=self.hooks, where=where,
+                                  headers=self.hashes.get(scope["path"], ()))
+            answered(scope, answer.status_code, request_id)
+            await answer(scope, receive, send)
             return False
         if principal is None:
-            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+            challenge = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
+            request_id = request_id_of(scope)
+            answer = error_answer(Unauthorized(UNAUTHENTICATED, challenge=challenge), scope, request_id=request_id,
+                                  headers=self.hashes.get(scope["path"], ()))
             answered(scope, 401, request_id)
-            response = error_response(Unauthorized(UNAUTHENTICATED), request_id, scope["path"], self.hashes)
-            response.headers["WWW-Authenticate"] = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
-            await response(scope, receive, send)
+            await answer(scope, receive, send)
             return False
         scope.setdefault("state", {})["principal"] = principal
         return True

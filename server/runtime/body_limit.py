@@ -7,14 +7,9 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidencekit.server.runtime.errors import PayloadTooLarge
-from evidencekit.server.runtime.http_errors import error_response
-from evidencekit.server.runtime.rest_runtime import (
-    MAX_BODY_BYTES,
-    REQUEST_ID_KEY,
-    header_values,
-    read_body,
-    request_id_for,
-)
+from evidencekit.server.runtime.http_errors import error_answer
+from evidencekit.server.runtime.request_head import header_values
+from evidencekit.server.runtime.rest_runtime import MAX_BODY_BYTES, read_body
 
 
 class BodyLimit:
@@ -26,12 +21,10 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        headers = header_values(scope)
         try:
-            body = await read_body(receive, headers, self.limit)
+            body = await read_body(receive, header_values(scope), self.limit)
         except PayloadTooLarge as error:
-            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
-            await error_response(error, request_id, scope["path"], {})(scope, receive, send)
+            await error_answer(error, scope)(scope, receive, send)
             return
         except ClientDisconnect:
             return

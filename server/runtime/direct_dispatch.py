@@ -27,7 +27,8 @@ from evidencekit.server.runtime.access_log import (
     write_line,
 )
 from evidencekit.server.runtime.bearer import BearerCheck, Protected
-from evidencekit.server.runtime.rest_runtime import OperationEndpoint, header_values
+from evidencekit.server.runtime.request_head import header_values
+from evidencekit.server.runtime.rest_runtime import OperationEndpoint
 
 
 class DirectDispatch:

@@ -1,11 +1,12 @@
 """One error tree that maps to the wire: `{error, message, code, request_id}` plus an HTTP status.
-Every surface writes its body with `to_json` (REST answers, the HTTP error handlers, MCP isError
-results, the serving protocol's refusals): `fields` when a body does not match the contract,
-`retry_after_seconds` when the caller should wait (also the Retry-After header; MCP has no headers).
+Every surface writes its body with `to_json`: over HTTP through http_errors.error_answer (every REST
+error, /mcp's refusals, the serving protocol's), over MCP as isError results: `fields` when a body
+does not match the contract, `retry_after_seconds` when the caller should wait (also the Retry-After
+header; MCP has no headers).
 
     ApiError (500 internal_error)
     ├── BadRequest (400 invalid_request)        fields: every failing field
-    ├── Unauthorized (401 unauthenticated)      adds WWW-Authenticate: Bearer
+    ├── Unauthorized (401 unauthenticated)      adds WWW-Authenticate (its challenge; Bearer)
     ├── Forbidden (403 forbidden)
     ├── NotFound (404 not_found)
     ├── MethodNotAllowed (405 method_not_allowed)  adds Allow
@@ -65,8 +66,12 @@ class BadRequest(ApiError):
 class Unauthorized(ApiError):
     status, error, default_code = 401, "unauthorized", "unauthenticated"
 
+    def __init__(self, message: str, *, code: str | None = None, challenge: str = "Bearer") -> None:
+        super().__init__(message, code=code)
+        self.challenge = challenge  # the WWW-Authenticate value (Auth.challenge: where to get a token)
+
     def headers(self) -> dict[str, str]:
-        return {"WWW-Authenticate": "Bearer"}
+        return {"WWW-Authenticate": self.challenge}
 
 
 class Forbidden(ApiError):

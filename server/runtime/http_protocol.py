@@ -36,7 +36,6 @@ hooks, and touches nothing else of uvicorn's.
 from __future__ import annotations
 
 import asyncio
-import json
 from http import HTTPStatus
 from typing import Any, ClassVar
 from weakref import WeakKeyDictionary
@@ -49,6 +48,7 @@ from evidencekit.server.runtime.errors import (
     RequestTimeout,
     ServiceUnavailable,
 )
+from evidencekit.server.runtime.http_errors import error_answer
 from evidencekit.server.runtime.uvicorn_adapter import HttpToolsAdapter
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -57,24 +57,20 @@ BUSY = "the server holds as many connections as it takes; try again shortly"
 
 
 def _refusal(error: ApiError) -> bytes:
-    """A whole response, written to the socket before any app runs: `error` in the shape every error
-    has (ApiError.to_json; no request id exists yet), the connection closed after it."""
-    body = json.dumps(error.to_json("-")).encode()
-    headers = "".join(f"{name.lower()}: {value}\r\n" for name, value in error.headers().items())
-    return (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\ncontent-type: application/json\r\n"
-            f"{headers}connection: close\r\ncontent-length: {len(body)}\r\n\r\n").encode() + body
+    """A whole response, written to the socket before any app runs: `error` answered as every error
+    is (http_errors.error_answer; no request id exists yet), the connection closed after it."""
+    answer = error_answer(error)
+    head = "".join(f"{name.decode('latin-1')}: {value.decode('latin-1')}\r\n" for name, value in answer.raw_headers)
+    status = answer.status_code
+    return f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n{head}connection: close\r\n\r\n".encode() + answer.body
 
 
 _BUSY = ServiceUnavailable(BUSY + " (only the health check is answered now)", code="server_busy", retry_after=1)
-_BUSY_BODY = json.dumps(_BUSY.to_json("-")).encode()
 
 
 async def _busy(scope: Any, receive: Any, send: Any) -> None:
     """What a reserved connection gets for anything but a reserved path."""
-    await send({"type": "http.response.start", "status": 503, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(_BUSY_BODY)).encode()),
-        (b"retry-after", b"1"), (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": _BUSY_BODY})
+    await error_answer(_BUSY, scope, headers=[(b"connection", b"close")])(scope, receive, send)
 
 
 _TOO_LARGE = _refusal(HeadTooLarge(f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes"))

@@ -29,10 +29,11 @@ from evidencekit.server.runtime.caller_instructions import with_caller
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import ApiError, BadRequest, PayloadTooLarge
 from evidencekit.server.runtime.hooks import ServiceHooks
+from evidencekit.server.runtime.http_errors import unexpected
 from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.mcp_streams import StreamLimits
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
-from evidencekit.server.runtime.rest_runtime import new_request_id, unexpected
+from evidencekit.server.runtime.request_head import new_request_id
 
 log = logging.getLogger("evidencekit.mcp")
 

@@ -13,8 +13,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.server.runtime.errors import ApiError, BadRequest, Forbidden, MisdirectedRequest
-from evidencekit.server.runtime.http_errors import error_response
-from evidencekit.server.runtime.rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
+from evidencekit.server.runtime.http_errors import error_answer
 
 HOW_TO_ALLOW = ("allow it with `allowed_hosts` in [tool.evidencekit.codegen] and regenerate, or build the app "
                 "with `mcp_security=loopback_security(...)`")
@@ -32,8 +31,7 @@ class McpHosts:
         if refused is None:
             await self.app(scope, receive, send)
             return
-        request_id = request_id_for(header_values(scope).get(REQUEST_ID_KEY, ""))
-        await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
+        await error_answer(refused, scope)(scope, receive, send)
 
     def _refusal(self, scope: Scope) -> ApiError | None:
         content_type = host = origin = None  # the first of each name, as the SDK's checks read them

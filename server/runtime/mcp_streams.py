@@ -36,8 +36,8 @@ from evidencekit.server.runtime.errors import (
     RateLimited,
     ServiceUnavailable,
 )
-from evidencekit.server.runtime.http_errors import error_response
-from evidencekit.server.runtime.rest_runtime import REQUEST_ID_KEY, header_values, request_id_for
+from evidencekit.server.runtime.http_errors import error_answer
+from evidencekit.server.runtime.request_head import header_values
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,7 @@ class McpStreams:
         key = _credential(scope) if scope["method"] == "POST" else ""  # the rest is refused at once
         refused = self._refusal(scope, key, limits)
         if refused is not None:
-            headers = header_values(scope)
-            request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
-            await error_response(refused, request_id, scope["path"], {})(scope, receive, send)
+            await error_answer(refused, scope)(scope, receive, send)
             return
         self.open[key] += 1
         self.total += 1
@@ -154,8 +152,7 @@ class McpStreams:
         with anyio.move_on_after(1):  # a client that does not read is not waited for
             if not started:
                 error = ServiceUnavailable(message, code="stream_idle", retry_after=1)
-                request_id = request_id_for(header_values(scope).get(REQUEST_ID_KEY, ""))
-                await error_response(error, request_id, scope["path"], {})(scope, receive, send)
+                await error_answer(error, scope)(scope, receive, send)
                 return
             await send({"type": "http.response.body", "body": _timeout_event(request, message), "more_body": False})
 

@@ -1,16 +1,16 @@
 """The REST surface of one operation: read the JSON body, run the operation's pipeline, answer.
 
-The app factory (app.py) mounts one `OperationEndpoint` per operation the generated `rest.py`
+The app factory (app.py) routes one `OperationEndpoint` per operation the generated `rest.py`
 binds. The endpoint is a plain ASGI app rather than a Starlette request/response function: a
 polled operation pays for Starlette's Request, Response and exception wrappers more than for the
-work they wrap (measured on the evidence service's status read).
+work they wrap (measured on the evidence service's status read). It answers its own errors, through
+http_errors.error_answer as every other error is answered.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -27,70 +27,23 @@ from evidencekit.contracts.query import from_query
 from evidencekit.contracts.spec import OperationSpec
 from evidencekit.server.runtime.access_log import answered
 from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import (
-    ApiError,
-    BadRequest,
-    PayloadTooLarge,
-    PreconditionFailed,
-    ServiceUnavailable,
-)
+from evidencekit.server.runtime.errors import BadRequest, PayloadTooLarge, PreconditionFailed
 from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.json_answer import answer_bytes
+from evidencekit.server.runtime.http_errors import error_answer
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
+from evidencekit.server.runtime.request_head import (
+    CONTRACT_HASH_KEY,
+    CONTRACT_NEWER_HEADER,
+    REQUEST_ID_KEY,
+    header_values,
+    request_id_for,
+)
 
 log = logging.getLogger("evidencekit.rest")
 
-CONTRACT_HASH_HEADER = "X-Contract-Hash"
-# on an answer to a client of an earlier, compatible contract: the contract this server serves now
-CONTRACT_NEWER_HEADER = "X-Contract-Newer"
-REQUEST_ID_HEADER = "X-Request-Id"
 MAX_BODY_BYTES = 64 * 1024
-_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-
-
-def new_request_id() -> str:
-    """128 random bits from the kernel's generator: a per-process counter would tell callers the
-    server's volume and its restarts. Read for _POOLED ids at a time: a read per id was a system
-    call on every request (~1.5 us of the server's CPU under load). A forked child starts with an
-    empty pool (no two processes hand out the same ids); `list.pop` is atomic, so no two threads
-    get the same one."""
-    while True:
-        try:
-            return _pool.pop()
-        except IndexError:
-            fresh = os.urandom(16 * _POOLED).hex()
-            _pool.extend([fresh[start:start + 32] for start in range(0, len(fresh), 32)])
-
-
-_POOLED = 256
-_pool: list[str] = []
-os.register_at_fork(after_in_child=_pool.clear)
-
-
-def request_id_for(given: str) -> str:
-    """The caller's X-Request-Id when it is a sane token, else a new one."""
-    return given if given and _VALID_REQUEST_ID.match(given) else new_request_id()
-
-
-REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
-CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
 NOTE_KEY = NOTE_HEADER.lower().encode()
 _HASH_FORM = re.compile(CONTRACT_HASH_PATTERN.strip("^$"))
-# Every request header the service reads, found in one pass (the bearer check, then the endpoint)
-_READ_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
-_FOUND = "evidencekit.headers"
-
-
-def header_values(scope: Scope) -> dict[bytes, str]:
-    """The request headers the service reads, found once per request and kept in its scope (ASGI
-    names are lowercase; the first of a name wins)."""
-    found: dict[bytes, str] | None = scope.get(_FOUND)
-    if found is None:
-        found = scope[_FOUND] = {}
-        for name, value in scope["headers"]:
-            if name in _READ_HEADERS and name not in found:
-                found[name] = value.decode("latin-1")
-    return found
 
 
 async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: int = MAX_BODY_BYTES) -> bytes:
@@ -139,21 +92,6 @@ async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[by
     await send({"type": "http.response.body", "body": body})
 
 
-def unexpected(exc: Exception, where: str, hooks: ServiceHooks) -> ApiError:
-    """The error to answer for an exception no handler expected, logged: 503 when the service says
-    a dependency is down (with the cause in one line, no traceback), else 500."""
-    if hooks.is_outage(exc):
-        log.error("%s in %s: %s: %s", hooks.outage_log, where, type(exc).__name__, exc)
-        return ServiceUnavailable(hooks.outage_message)
-    log.error("unhandled error in %s", where, exc_info=exc)
-    return ApiError("internal server error")
-
-
-def error_headers(error: ApiError, request_id: str) -> list[tuple[bytes, bytes]]:
-    return [(REQUEST_ID_KEY, request_id.encode()),
-            *((name.lower().encode(), value.encode("latin-1")) for name, value in error.headers().items())]
-
-
 class OperationEndpoint:
     """An ASGI app that serves one operation exactly as its contract says."""
 
@@ -177,16 +115,17 @@ class OperationEndpoint:
         notes: list[str] = []  # the handler's (RequestContext.notes): X-Note headers beside the body
         try:
             body = await self._answer(scope, receive, headers, request_id, notes)
-        except ApiError as error:
-            answered(scope, error.status, request_id)
-            await send_json(send, error.status, answer_bytes(error.to_json(request_id)),
-                            [*error_headers(error, request_id), *hash_headers])
-            return
         except ClientDisconnect:
             log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
             answered(scope, 400, "-")
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
+            return
+        except Exception as exc:  # the contract's errors and the handler's
+            answer = error_answer(exc, scope, request_id=request_id, hooks=self.hooks,
+                                  where=f"{self.spec.name} (request {request_id})", headers=hash_headers)
+            answered(scope, answer.status_code, request_id)
+            await answer(scope, receive, send)
             return
         answered(scope, self.spec.success_status, request_id)
         await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers,
@@ -203,22 +142,17 @@ class OperationEndpoint:
         if expected and expected != spec.contract_hash and expected not in self._compatible:  # refused before anything is done
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
-        try:
-            if self._query_schema is not None:  # a GET: the input is the query string
-                body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
-                                  self._query_schema)
-                raw = json.dumps(body).encode()
-                if len(raw) > spec.max_request_bytes:
-                    raise PayloadTooLarge(f"the query is larger than {spec.max_request_bytes} bytes")
-            else:
-                raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
-            state = scope.setdefault("state", {})
-            context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
-            return await self.pipeline.answer(body, raw, context)
-        except (ApiError, ClientDisconnect):
-            raise
-        except Exception as exc:
-            raise unexpected(exc, f"{spec.name} (request {request_id})", self.hooks) from None
+        if self._query_schema is not None:  # a GET: the input is the query string
+            body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
+                              self._query_schema)
+            raw = json.dumps(body).encode()
+            if len(raw) > spec.max_request_bytes:
+                raise PayloadTooLarge(f"the query is larger than {spec.max_request_bytes} bytes")
+        else:
+            raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
+        state = scope.setdefault("state", {})
+        context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
+        return await self.pipeline.answer(body, raw, context)
 
 
 def operation_endpoint(spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> OperationEndpoint:

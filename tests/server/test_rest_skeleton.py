@@ -185,7 +185,7 @@ def test_request_ids_are_random_not_a_counter() -> None:
     """A counter behind a fixed prefix would tell callers the server's volume and its restarts."""
     import os
 
-    from evidencekit.server.runtime.rest_runtime import new_request_id
+    from evidencekit.server.runtime.request_head import new_request_id
 
     ids = [new_request_id() for _ in range(200)]
     assert len(set(ids)) == 200 and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
