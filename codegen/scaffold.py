@@ -105,18 +105,25 @@ def _handlers(package: str, folder: Path) -> str:
 def _app(package: str) -> str:
     return f'''"""The app: `evidencekit serve {package}.app:create` (REST, /mcp, /openapi.json) and
 `evidencekit mcp {package}.app:create_stdio` (the tools over stdio). Pass `hooks=ServiceHooks(auth=...)`
-to create_app once an operation declares `auth` (evidencekit.server.runtime.auth.Auth)."""
+to create_app once an operation declares `auth` (evidencekit.server.runtime.auth.Auth).
+
+create_app returns a Starlette app whose routes are the operations: add your own routes, mounts,
+middleware and exception handlers to it in `create` (`app.add_route(...)`, `app.mount(...)`,
+`app.add_middleware(...)`, `app.add_exception_handler(...)`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from starlette.applications import Starlette
+
 from {package}.generated.app import create_app, create_stdio_server
 from {package}.handlers import Handlers
 
 
-def create() -> Any:
-    return create_app(Handlers())
+def create() -> Starlette:
+    app = create_app(Handlers())
+    return app
 
 
 def create_stdio(credential: str | None) -> Any:

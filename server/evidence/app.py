@@ -24,7 +24,6 @@ from evidencekit.server.evidence.store.models import Workspace
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
 from evidencekit.server.generated.app import create_app as create_generated_app
 from evidencekit.server.runtime.app import loopback_security
-from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.errors import NotFound
 
 
@@ -55,7 +54,7 @@ def mcp_security(environ: dict[str, str] | None = None) -> Any:
 
 def create_app(url: str | None = None, *, in_process_worker: bool = True,
                worker_settings: WorkerSettings | None = None,
-               fetch_limits: FetchLimits | None = None) -> DirectDispatch:
+               fetch_limits: FetchLimits | None = None) -> Starlette:
     """The service over the store at `url` (DATABASE_URL's, else the data folder's); its in-process
     worker with `worker_settings` (else the environment's) and its fetcher with `fetch_limits`
     (else FetchLimits())."""

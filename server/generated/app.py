@@ -5,7 +5,7 @@
 #   contracts/sosoapi_research_evidence_status (sha256:9164abcbc3604517)
 # Do not edit by hand: change the contract, then regenerate (`evidencekit codegen check` fails when stale).
 
-"""The app factory: one ASGI app serving the REST routes, /mcp (Streamable HTTP), /openapi.json,
+"""The app factory: one Starlette app serving the REST routes, /mcp (Streamable HTTP), /openapi.json,
 /docs and /healthz from one `Handlers` implementation, and the same tools over stdio."""
 
 from collections.abc import Sequence
@@ -14,11 +14,11 @@ from typing import Any
 
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from evidencekit.server.runtime.app import Lifespan, build_app, loopback_security, stdio_server
-from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.mcp import McpSettings, SettingsSource, ToolBinding
 from evidencekit.server.generated.handlers import Handlers
@@ -62,12 +62,14 @@ def create_app(
     middleware: Sequence[Middleware] = (),
     docs: bool = True,
     healthz: bool = HEALTHZ,
-) -> DirectDispatch:
+) -> Starlette:
     """REST, /mcp, /openapi.json, /docs (interactive; `docs=False` serves none) and /healthz (200
     `{"status": "ok"}` without a token, for a load balancer; `healthz=False` serves none, and a route
     of your own at /healthz in `routes` is served instead); `hooks` plug in authentication (default:
     none); `middleware` (outermost first) wraps every route, the operations' included;
-    `mcp_security` replaces the hosts /mcp answers to (default: loopback and ALLOWED_HOSTS)."""
+    `mcp_security` replaces the hosts /mcp answers to (default: loopback and ALLOWED_HOSTS).
+    The app is a Starlette app: add routes, mounts, middleware and exception handlers to it
+    (`add_route`, `mount`, `add_middleware`, `add_exception_handler`); the operations are its routes."""
     return build_app(
         rest_bindings(handlers),
         tool_bindings(handlers),

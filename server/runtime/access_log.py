@@ -1,6 +1,10 @@
 """One log line per HTTP request: method, path, status, duration, request id. Never headers,
 bodies or query strings (they may carry tokens).
 
+`AccessLog` is the app's middleware (app.py puts it inside a team's own, around the bearer check and
+every route, the operations' included) and `write_line` the one function that writes a request's
+line, whatever served it.
+
 The path is logged as the client sent it (still percent-encoded): decoded, `%0a` would let a
 request write a line of its own into the log."""
 
@@ -14,21 +18,14 @@ from itertools import repeat
 from operator import add, mul, sub
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.server.runtime.log_queue import BATCH, BatchedLog, direct_handler
+from evidencekit.server.runtime.sent import watch
 
 NAME = "evidencekit.access"
 log = logging.getLogger(NAME)
 _LINE = "%s %s %s %.1fms request_id=%s"
-# (status, request id) of the answer, put in the scope by an endpoint that says what it answers
-# before sending it (`answered`): its line needs no wrapper around `send` (DirectDispatch)
-ANSWERED = "evidencekit.answered"
-UNANSWERED = (500, "-")  # what a request that sent nothing is logged with
-
-
-def answered(scope: Scope, status: int, request_id: str) -> None:
-    scope[ANSWERED] = (status, request_id)
 
 
 def logged_path(scope: Scope) -> str:
@@ -58,23 +55,28 @@ _KEPT_PATHS, _KEPT_LENGTH = 1024, 256
 
 
 class AccessLog:
+    """Middleware: each HTTP request's line (`write_line`), its status and request id seen as the
+    answer is sent (sent.watch: the same watcher the exception middleware further in reads). One
+    flat function: each coroutine a request passes through costs it a frame."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
-        else:
-            await self.logged(scope, receive, send)
-
-    async def logged(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The app's answer, with its line (for callers that have checked the level themselves)."""
+            return
         started = time.perf_counter()
-        seen = Answer(send)
+        if started >= LANE.until:
+            LANE.refresh(started)
+        if not LANE.enabled:
+            await self.app(scope, receive, send)
+            return
+        sent, out = watch(send)
         try:
-            await self.app(scope, receive, seen.send)
+            await self.app(scope, receive, out)
         finally:
-            write_line(scope, seen.status, seen.request_id, started)
+            write_line(scope, sent.status, sent.request_id, started)
 
 
 # How long what the access log does with a line (whether INFO is on, the handler it goes to) is kept
@@ -88,8 +90,8 @@ class Lane:
     """What the access log does with a request's line, looked up once per RESOLVE_SECONDS
     (`refresh`): nothing (`enabled` false); or, while the log thread's handler is its only
     destination (log_queue.direct_handler), append it to that handler's `waiting` as a Maker's line
-    (`line_of`) while fewer than `room` lines wait (past that, `write_line` puts it, and wakes the
-    writer or counts it dropped); or else make a record of it."""
+    while fewer than `room` lines wait (past that, `write_line` puts it, and wakes the writer or
+    counts it dropped); or else make a record of it."""
 
     __slots__ = ("until", "enabled", "handler", "waiting", "room")
 
@@ -113,19 +115,25 @@ LANE = Lane()
 
 
 def line_of(scope: Scope, status: int, request_id: str, started: float, now: float) -> list[Any]:
-    """The request's line as the log thread's queue takes it (`made` makes its text). DirectDispatch
-    builds the same list itself: a call is a noticeable part of a line's cost."""
+    """The request's line as the log thread's queue takes it: its bare facts (`made` makes its text)."""
     return [made, now, started, scope["method"], scope.get("raw_path"), scope["path"], status, request_id]
 
 
 def write_line(scope: Scope, status: int, request_id: str, started: float) -> None:
-    """The request's line: `started` is its time.perf_counter() when it came in."""
+    """The request's line: `started` is its time.perf_counter() when it came in. Queued for the log
+    thread as its bare facts (`line_of`) while that thread's handler is the line's only destination;
+    else handled as a record."""
     now = time.perf_counter()
     if now >= LANE.until:
         LANE.refresh(now)
     handler = LANE.handler
     if handler is not None and not handler.closing:
-        handler.put(line_of(scope, status, request_id, started, now))
+        line = line_of(scope, status, request_id, started, now)
+        waiting = LANE.waiting
+        if waiting is not None and len(waiting) < LANE.room:
+            waiting.append(line)  # what handler.put does while this few lines wait
+        else:
+            handler.put(line)
     else:  # a record made directly: Logger.info would first walk the stack to find its caller
         # (findCaller), which costs more than the rest of the line
         args = (scope["method"], logged_path(scope), status, (now - started) * 1000, request_id)
@@ -147,25 +155,3 @@ def made(run: list[list[Any]], second_text: Callable[[int], str], to_wall: float
                                   map(mul, map(sub, created, seconds), repeat(1000)),  # msecs, as %03d cuts them
                                   methods, map(logged.__getitem__, zip(raws, paths, strict=True)), statuses,
                                   map(mul, map(sub, ats, starts), repeat(1000)), request_ids, strict=True))
-
-
-class Answer:
-    """What a response said of itself: its status and request id, seen as it is sent (`send`
-    forwards every message). An endpoint that says so itself (`answered`) needs none: watching
-    every send cost about as much as the rest of the line."""
-
-    __slots__ = ("forward", "status", "request_id")
-
-    def __init__(self, send: Send) -> None:
-        self.forward = send
-        self.status = 500
-        self.request_id = "-"
-
-    async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            for key, value in message.get("headers", ()):
-                if key == b"x-request-id":
-                    self.request_id = value.decode("latin-1")
-                    break
-        await self.forward(message)

@@ -1,10 +1,24 @@
-"""One ASGI app from an adopting service's bound operations: REST routes, `/mcp` (Streamable HTTP,
-stateless), `/openapi.json`, `/docs`, `/healthz`, the bearer check, the access log and errors in one
-JSON shape.
+"""One Starlette app from an adopting service's bound operations: REST routes, `/mcp` (Streamable
+HTTP, stateless), `/openapi.json`, `/docs`, `/healthz`, the bearer check, the access log and errors
+in one JSON shape.
 
-The generated `create_app(handlers, hooks)` of each project calls `build_app`; the service adds
-its own routes (a health check that asks its database, say) and its lifespan (its database, its
-workers). An operation cannot take the runtime's own paths (contracts.loader.RESERVED_PATHS).
+The generated `create_app(handlers, hooks)` of each project calls `build_app`, and returns its app:
+the service adds its own routes (a health check that asks its database, say), mounts, middleware
+and exception handlers to it as to any Starlette app, and its lifespan (its database, its workers).
+An operation cannot take the runtime's own paths (contracts.loader.RESERVED_PATHS).
+
+Every request takes one path through the app's one middleware stack:
+
+    ServerErrors (exceptions: Starlette's ServerErrorMiddleware, lighter; the 500 handler is
+    http_errors.ErrorHandler, or the team's)
+      the team's middleware (`middleware`, `add_middleware`), outermost first
+        AccessLog (access_log: one line per request)
+          BearerAuth (bearer: the protected paths' bearer check)
+            Exceptions (exceptions: Starlette's ExceptionMiddleware, lighter; the handlers of
+            http_errors and the team's)
+              ExactRouter (routing: Starlette's router, fixed paths found by lookup)
+                the operations' endpoints (rest_runtime), /mcp, /openapi.json, /docs, the
+                team's routes and mounts, /healthz
 """
 
 from __future__ import annotations
@@ -20,6 +34,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -31,7 +46,7 @@ from evidencekit.server.runtime.api_docs import docs_routes
 from evidencekit.server.runtime.bearer import BearerAuth, BearerCheck, Protected
 from evidencekit.server.runtime.body_limit import BodyLimit
 from evidencekit.server.runtime.caller_instructions import CallerInstructions
-from evidencekit.server.runtime.direct_dispatch import DirectDispatch
+from evidencekit.server.runtime.exceptions import Exceptions, ServerErrors
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.http_errors import contract_headers, exception_handlers
 from evidencekit.server.runtime.mcp import (
@@ -46,6 +61,7 @@ from evidencekit.server.runtime.mcp_hosts import McpHosts
 from evidencekit.server.runtime.mcp_streams import McpStreams
 from evidencekit.server.runtime.pipeline import Handler
 from evidencekit.server.runtime.rest_runtime import MAX_BODY_BYTES, operation_endpoint
+from evidencekit.server.runtime.routing import ExactRouter
 
 MCP_PATH = "/mcp"
 HEALTHZ_PATH = "/healthz"
@@ -80,19 +96,48 @@ def mcp_body_limit(tools: Sequence[ToolBinding]) -> int:
     return max((binding.spec.max_request_bytes for binding in tools), default=MAX_BODY_BYTES) + MCP_ENVELOPE_BYTES
 
 
+class ServiceApp(Starlette):
+    """The app `build_app` makes: a Starlette app, extended as any (`add_route`, `mount`,
+    `add_middleware`, `add_exception_handler`, `routes`, `state`), whose router is an ExactRouter
+    and whose error middlewares are Starlette's, lighter (exceptions.py)."""
+
+    def __init__(self, *, routes: Sequence[BaseRoute], lifespan: Lifespan, **options: Any) -> None:
+        super().__init__(routes=routes, lifespan=lifespan, **options)
+        self.router = ExactRouter(routes, lifespan=lifespan)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        """Starlette's stack (Starlette.build_middleware_stack), with its two error middlewares
+        lighter (exceptions.py)."""
+        error_handler = None
+        handlers: dict[Any, Any] = {}
+        for key, value in self.exception_handlers.items():
+            if key in (500, Exception):
+                error_handler = value
+            else:
+                handlers[key] = value
+        middleware = [Middleware(ServerErrors, handler=error_handler, debug=self.debug),
+                      *([Middleware(RequestBodyLimitMiddleware, max_body_size=self.max_body_size)]
+                        if self.max_body_size is not None else []),
+                      *self.user_middleware, Middleware(Exceptions, handlers=handlers, debug=self.debug)]
+        app: ASGIApp = self.router
+        for cls, args, kwargs in reversed(middleware):
+            app = cls(app, *args, **kwargs)
+        return app
+
+
 def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
               mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
               lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
               protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = (),
-              docs_title: str | None = "API", healthz: bool = True) -> DirectDispatch:
-    """The service's ASGI app. `protected_prefixes`: more paths (beneath each) that need a bearer
-    token besides the operations that declare `auth` and /mcp. `middleware` (outermost first) wraps
-    every route, the operations' included: with any, the operations are served through it rather
-    than straight (DirectDispatch), as is a middleware added later (`add_middleware`). `docs_title`:
-    the title of the interactive documentation at /docs (api_docs); None serves none. `healthz`: a
-    `GET /healthz` answering 200 `{"status": "ok"}` while the app serves (for a load balancer; no
-    token needed, whatever the protected prefixes), unless `routes` has its own at that path, which
-    is served instead (and protected as the project says)."""
+              docs_title: str | None = "API", healthz: bool = True) -> ServiceApp:
+    """The service's Starlette app. `protected_prefixes`: more paths (beneath each) that need a
+    bearer token besides the operations that declare `auth` and /mcp. `middleware` (outermost
+    first) wraps every route, the operations' included, as does a middleware added later
+    (`add_middleware`, before the app serves). `docs_title`: the title of the interactive
+    documentation at /docs (api_docs); None serves none. `healthz`: a `GET /healthz` answering 200
+    `{"status": "ok"}` while the app serves (for a load balancer; no token needed, whatever the
+    protected prefixes), unless `routes` has its own at that path, which is served instead (and
+    protected as the project says)."""
     specs = [binding.spec for binding in operations]
     hashes = contract_headers(specs)
     check = BearerCheck(hooks, hashes)
@@ -115,7 +160,7 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     # limit is the tools' (BodyLimit's), not its 4 MiB
     caller = ToolCaller(tools, hooks, mcp)
     server = build_server(caller)
-    # JSON answers (json_response): the direct path's, and the SDK's for what it leaves (a
+    # JSON answers (json_response): mcp_direct's, and the SDK's for what it leaves (a
     # 2026-07-28 call is then answered in the request's own task, ~25% cheaper than its event
     # stream); the tools send no notifications while they run, which only a stream could carry
     sessions = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True,
@@ -149,10 +194,8 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *routes,
         *([Route(HEALTHZ_PATH, healthy, methods=["GET"])] if default_health else []),
     ]
-    app = Starlette(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
-                    middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
-    direct: dict[tuple[str, str], ASGIApp] = {**endpoints, ("POST", MCP_PATH): mcp_endpoint}
-    return DirectDispatch(app, {} if middleware else direct, check, protects)
+    return ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
+                      middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
 
 
 async def healthy(_: Request) -> Response:

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidencekit.server.runtime.access_log import answered, logged_path
+from evidencekit.server.runtime.access_log import logged_path
 from evidencekit.server.runtime.auth import UNAUTHENTICATED, bearer_secret
 from evidencekit.server.runtime.errors import Unauthorized
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.http_errors import RawHeaders, error_answer
-from evidencekit.server.runtime.request_head import header_values, request_id_of
+from evidencekit.server.runtime.request_head import header_values
 
 
 class BearerCheck:
@@ -36,18 +36,13 @@ class BearerCheck:
             principal = await self.auth.authenticate(bearer_secret(headers.get(b"authorization", "")))
         except Exception as exc:  # the token lookup met an outage (503), or a bug (500)
             where = f"the bearer check of {scope['method']} {logged_path(scope)}"
-            request_id = request_id_of(scope)
-            answer = error_answer(exc, scope, request_id=request_id, hooks=self.hooks, where=where,
-                                  headers=self.hashes.get(scope["path"], ()))
-            answered(scope, answer.status_code, request_id)
+            answer = error_answer(exc, scope, hooks=self.hooks, where=where, headers=self.hashes.get(scope["path"], ()))
             await answer(scope, receive, send)
             return False
         if principal is None:
             challenge = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
-            request_id = request_id_of(scope)
-            answer = error_answer(Unauthorized(UNAUTHENTICATED, challenge=challenge), scope, request_id=request_id,
+            answer = error_answer(Unauthorized(UNAUTHENTICATED, challenge=challenge), scope,
                                   headers=self.hashes.get(scope["path"], ()))
-            answered(scope, 401, request_id)
             await answer(scope, receive, send)
             return False
         scope.setdefault("state", {})["principal"] = principal
@@ -56,10 +51,10 @@ class BearerCheck:
 
 class Protected:
     """Which paths need a caller: exact paths, and everything beneath a prefix (the prefix itself too).
-    The middleware and the direct dispatch ask the same one. `optional`: paths where a credential is
-    checked when one is sent, and a request without one goes on anonymously (/mcp with public tools
-    beside protected ones: each tool call then says what it needs). `public`: paths never protected,
-    whatever the prefixes (the default /healthz, for a load balancer)."""
+    `optional`: paths where a credential is checked when one is sent, and a request without one goes
+    on anonymously (/mcp with public tools beside protected ones: each tool call then says what it
+    needs). `public`: paths never protected, whatever the prefixes (the default /healthz, for a load
+    balancer)."""
 
     def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = (), optional: Iterable[str] = (),
                  public: Iterable[str] = ()) -> None:
@@ -74,19 +69,35 @@ class Protected:
             path not in self._public)
 
 
+_NEVER, _ALWAYS, _SENT = 0, 1, 2  # whether a path needs a caller: no, yes, when a credential is sent
+_KEPT_PATHS = 1024  # paths whose answer is kept (the operations' few, mostly; any path can be asked)
+
+
 class BearerAuth:
-    """Middleware: `check` on the protected paths."""
+    """Middleware: `check` on the protected paths (what `protects` says of a path kept, for the
+    operations' paths asked on every request)."""
 
     def __init__(self, app: ASGIApp, check: BearerCheck, protects: Protected) -> None:
         self.app = app
         self.check = check
         self.protects = protects
+        self._needs: dict[str, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        needed = self.protects(path) or (path in self.protects.optional and b"authorization" in header_values(scope))
-        if not needed or await self.check(scope, receive, send):
+        needs = self._needs.get(path)
+        if needs is None:
+            needs = self._decide(path)
+        if needs == _NEVER or (needs == _SENT and b"authorization" not in header_values(scope)) or \
+                await self.check(scope, receive, send):
             await self.app(scope, receive, send)
+
+    def _decide(self, path: str) -> int:
+        needs = _ALWAYS if self.protects(path) else _SENT if path in self.protects.optional else _NEVER
+        if len(self._needs) >= _KEPT_PATHS:
+            self._needs.clear()
+        self._needs[path] = needs
+        return needs

@@ -43,6 +43,7 @@ from evidencekit.server.runtime.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
+from evidencekit.server.runtime.exceptions import HANDLERS_KEY, handler_for
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.json_answer import answer_bytes
 from evidencekit.server.runtime.request_head import CONTRACT_HASH_KEY, REQUEST_ID_KEY, request_id_of
@@ -144,3 +145,16 @@ def exception_handlers(hashes: Mapping[str, RawHeaders], hooks: ServiceHooks) ->
     """Starlette's `exception_handlers` for the app (500: any exception nothing else handled)."""
     handler = ErrorHandler(hashes, hooks)
     return {HTTPException: handler, ApiError: handler, 500: handler}
+
+
+def handled_by_app(scope: Scope, exc: Exception) -> bool:
+    """Whether the app has an exception handler for `exc` that is not the runtime's (one a team
+    added), found by Starlette's rules: a status handler for an HTTPException, else one for its class
+    or the nearest base (the exception middleware's, left in the scope), else the app's 500 handler.
+    An endpoint that answers its own errors lets such an exception go up to it."""
+    found = scope.get(HANDLERS_KEY)
+    handler = handler_for(found, exc) if found is not None else None
+    if handler is None:
+        registered = getattr(scope.get("app"), "exception_handlers", None) or {}
+        handler = next((value for key, value in reversed(registered.items()) if key in (500, Exception)), None)
+    return handler is not None and not isinstance(handler, ErrorHandler)

@@ -4,7 +4,9 @@ The app factory (app.py) routes one `OperationEndpoint` per operation the genera
 binds. The endpoint is a plain ASGI app rather than a Starlette request/response function: a
 polled operation pays for Starlette's Request, Response and exception wrappers more than for the
 work they wrap (measured on the evidence service's status read). It answers its own errors, through
-http_errors.error_answer as every other error is answered.
+http_errors.error_answer as every other error is answered, except an exception the app has a
+handler of the team's for (`app.add_exception_handler`): that one goes up to the handler, as it
+would from any Starlette endpoint.
 """
 
 from __future__ import annotations
@@ -25,11 +27,10 @@ from evidencekit.contracts.loader import CONTRACT_HASH_PATTERN
 from evidencekit.contracts.notes import NOTE_HEADER, header_value
 from evidencekit.contracts.query import from_query
 from evidencekit.contracts.spec import OperationSpec
-from evidencekit.server.runtime.access_log import answered
 from evidencekit.server.runtime.context import RequestContext
 from evidencekit.server.runtime.errors import BadRequest, PayloadTooLarge, PreconditionFailed
 from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.http_errors import error_answer
+from evidencekit.server.runtime.http_errors import error_answer, handled_by_app
 from evidencekit.server.runtime.pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime.request_head import (
     CONTRACT_HASH_KEY,
@@ -117,17 +118,16 @@ class OperationEndpoint:
             body = await self._answer(scope, receive, headers, request_id, notes)
         except ClientDisconnect:
             log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
-            answered(scope, 400, "-")
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
-        except Exception as exc:  # the contract's errors and the handler's
+        except Exception as exc:  # contract and handler errors, answered here unless the team handles them
+            if handled_by_app(scope, exc):
+                raise  # an exception handler the team added answers it (Starlette's rules)
             answer = error_answer(exc, scope, request_id=request_id, hooks=self.hooks,
                                   where=f"{self.spec.name} (request {request_id})", headers=hash_headers)
-            answered(scope, answer.status_code, request_id)
             await answer(scope, receive, send)
             return
-        answered(scope, self.spec.success_status, request_id)
         await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers,
                                                                *((NOTE_KEY, header_value(n).encode()) for n in notes)])
 

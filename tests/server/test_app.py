@@ -20,6 +20,7 @@ from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import User, Workspace
 from evidencekit.server.evidence.worker import WorkerSettings
 from evidencekit.server.generated.operations import GET_DOCUMENTS, RETRIEVE, STATUS
+from evidencekit.server.runtime import access_log
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import eventually, live_server, validator_named
 
@@ -211,6 +212,13 @@ def test_openapi_and_health(service: dict[str, str]) -> None:
 
 
 
+def log_access(caplog: pytest.LogCaptureFixture) -> None:
+    """INFO on the access log, once the log has seen it: it looks its level up once per
+    access_log.RESOLVE_SECONDS, not per request."""
+    caplog.set_level("INFO", logger="evidencekit.access")
+    time.sleep(access_log.RESOLVE_SECONDS * 1.5)
+
+
 def access_line(caplog: pytest.LogCaptureFixture, request_id: str) -> str:
     """The access-log line of one request (written by the server's thread, so waited for)."""
     return eventually(lambda: next((r.getMessage() for r in list(caplog.records)
@@ -220,7 +228,7 @@ def access_line(caplog: pytest.LogCaptureFixture, request_id: str) -> str:
 
 def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str, str],
                                                                caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("INFO", logger="evidencekit.access")
+    log_access(caplog)
     response = httpx.post(service["base"] + "/research-api/evidence/status",
                           json={"workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())},
                           headers={"Authorization": f"Bearer {service['token']}", "X-Request-Id": "trace-42"})
@@ -232,9 +240,8 @@ def test_requests_are_logged_with_their_id_and_never_the_token(service: dict[str
 
 def test_refusals_are_logged_with_their_status_and_id(service: dict[str, str],
                                                       caplog: pytest.LogCaptureFixture) -> None:
-    """The operations' own paths say what they answer (access_log.answered) instead of having each
-    send watched: the bearer check's 401 and the endpoint's 400 are logged as sent."""
-    caplog.set_level("INFO", logger="evidencekit.access")
+    """The bearer check's 401 and the endpoint's 400 are logged as sent."""
+    log_access(caplog)
     path = service["base"] + "/research-api/evidence/status"
     anonymous = httpx.post(path, json={}, headers={"X-Request-Id": "no-token-1"})
     invalid = httpx.post(path, json={"workspace_id": "x"}, headers={"Authorization": f"Bearer {service['token']}",
@@ -246,7 +253,7 @@ def test_refusals_are_logged_with_their_status_and_id(service: dict[str, str],
 
 def test_a_path_cannot_forge_access_log_lines(service: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
     """The path is logged as sent (percent-encoded), so %0a cannot start a forged line."""
-    caplog.set_level("INFO", logger="evidencekit.access")
+    log_access(caplog)
     forged = "/healthz%0aGET%20/admin%20200%200.1ms%20request_id=forged%0d%1b[2J?token=secret"
     response = httpx.get(service["base"] + forged, headers={"X-Request-Id": "forge-1"})
     assert response.status_code == 404

@@ -174,18 +174,15 @@ def test_access_lines_queued_as_lists_read_as_their_records_would_in_order() -> 
     assert lines[0][24:] == f"INFO {access_log.NAME} {record.getMessage()}"
 
 
-def test_direct_dispatch_writes_its_lines_straight_to_the_log_thread_and_sees_the_level_within_the_lookup_time() -> None:
+def test_the_access_log_writes_its_lines_straight_to_the_log_thread_and_sees_the_level_within_the_lookup_time() -> None:
     program = ("import asyncio, logging, time\n"
-               "from starlette.applications import Starlette\n"
                "from evidencekit.server.evidence.env_check import configure_logging\n"
                "from evidencekit.server.runtime import access_log\n"
-               "from evidencekit.server.runtime.bearer import Protected\n"
-               "from evidencekit.server.runtime.direct_dispatch import DirectDispatch\n"
                "configure_logging('INFO')\n"
                "async def endpoint(scope, receive, send):\n"
                "    await send({'type': 'http.response.start', 'status': 201, 'headers': [(b'x-request-id', b'r7')]})\n"
                "    await send({'type': 'http.response.body', 'body': b''})\n"
-               "app = DirectDispatch(Starlette(), {('POST', '/a b'): endpoint}, None, Protected())\n"
+               "app = access_log.AccessLog(endpoint)\n"
                "async def noop(message): pass\n"
                "def request(raw):\n"
                "    scope = {'type': 'http', 'method': 'POST', 'path': '/a b', 'raw_path': raw}\n"

@@ -13,10 +13,10 @@ import secrets
 import sys
 
 from evidencekit.server.runtime import serving
-from evidencekit.server.runtime.direct_dispatch import DirectDispatch
 from evidencekit.server.runtime.hooks import ServiceHooks
 from evidencekit.server.runtime.log_queue import log_off_the_loop
 from evidencekit.server.runtime.mcp import serve_stdio
+from starlette.applications import Starlette
 
 from library_api.auth import WRITE, Caller, TokenAuth
 from library_api.generated.app import create_app, create_stdio_server
@@ -39,7 +39,7 @@ def librarian_token() -> str:
     return token
 
 
-def app(token: str) -> DirectDispatch:
+def app(token: str) -> Starlette:
     return create_app(Catalogue(SAMPLE_BOOKS), hooks_for(token))
 
 
