@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from itertools import accumulate
+from itertools import accumulate, chain
 
 from evidencekit.server.evidence import search_forms
 
@@ -45,7 +45,9 @@ def _class(test: Callable[[str], bool], codes: Iterable[int]) -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
 
 
-_ASTRAL = (*range(0x10000, 0x20000), *range(0xE0100, 0xE01F0))
+def _astral() -> Iterable[int]:
+    """The code points past U+FFFF where marks are (supplementary planes 1 and 14)."""
+    return chain(range(0x10000, 0x20000), range(0xE0100, 0xE01F0))
 
 
 def _is_mark(char: str) -> bool:
@@ -67,11 +69,11 @@ class _Patterns:
 
 @cache  # 130,000 code points looked at: on first use, not at every process's start-up
 def _patterns() -> _Patterns:
-    marks, astral_marks = _class(_is_mark, range(0x300, 0x10000)), _class(_is_mark, _ASTRAL)
+    marks, astral_marks = _class(_is_mark, range(0x300, 0x10000)), _class(_is_mark, _astral())
     combining = _class(lambda char: unicodedata.combining(char) != 0, range(0x300, 0x10000))
-    astral_combining = _class(lambda char: unicodedata.combining(char) != 0, _ASTRAL)
+    astral_combining = _class(lambda char: unicodedata.combining(char) != 0, _astral())
     bases = _class(lambda char: not unicodedata.combining(char) and _diacritic_base(char),
-                   (*range(0x900), *range(0x1E00, 0x2000)))
+                   chain(range(0x900), range(0x1E00, 0x2000)))
     return _Patterns(re.compile(f"[\\w{marks}]+"), re.compile(f"[\\w{marks}{astral_marks}]+"),
                      re.compile(f"(^|[{bases}])[{combining}]+"),
                      re.compile(f"(^|[{bases}])[{combining}{astral_combining}]+"))
