@@ -295,8 +295,7 @@ async def settle_many(worker_id: str, settles: Sequence[Settle], *, now: datetim
     # the index's words, a few ms of CPU for a long page: in a thread, before the transaction, so
     # that neither the event loop nor the database's write lock waits on them
     unread = any(_indexed(item) and item.words is None for item in settles)
-    words = (await asyncio.to_thread(_words_of, settles) if unread else _words_of(settles)) if any(
-        map(_indexed, settles)) else {}
+    words = await asyncio.to_thread(_words_of, settles) if unread else _words_of(settles)
     # secret values in the evidence's names are hashed under it (source_urls); read once per client
     names_key = await store_key(source_urls.NAMES_KEY) if any(item.content is not None for item in settles) else b""
     while settles:
