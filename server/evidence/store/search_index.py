@@ -175,7 +175,7 @@ _TSVECTOR_FORMS = f"{_TSVECTOR} || {_FORMS}"
 # lexeme, `rb_` and its id / RECENT (positionless, as the scope's): a word most documents hold is
 # first looked for among the newest rows only (_ranked), where the GIN index reads the two
 # newest buckets' postings instead of every match's heap row (24 ms at 10^5 documents, 3 so).
-RECENT = 4096
+RECENT = 4096  # written into 0018's trigger: another value needs a migration that rewrites it and the rows
 _TSVECTOR_EXACT = f"{_TSVECTOR} || {_PG_SCOPE.format(column='k.workspace_id')}"
 POSTGRES_EXACT_DDL = f"""
 ALTER TABLE document_search ADD COLUMN IF NOT EXISTS search_exact tsvector NOT NULL DEFAULT ''::tsvector;
