@@ -1,21 +1,25 @@
-"""The toolkit never imports the evidence service, and nothing imports a top-level package of ours.
+"""The layout holds: the toolkit never imports the evidence service, nothing imports the repository's
+top-level links, and every module is on one side.
 
-Every import statement is read (module level and inside functions, relative ones resolved), so a
-later change cannot cross the boundary quietly. The lists below are the layout: a new toolkit
-package is added to TOOLKIT, a new service package to SERVICE.
+The import graph is grimp's (import-linter's), read from the package's real folders: every import
+statement, at module level and inside functions. The contracts themselves are pyproject.toml's
+[tool.importlinter] table, which `lint-imports` checks here as a maintainer would run it.
 """
 
 from __future__ import annotations
 
-import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evidencekit"
 
-# What another team installs and uses unchanged.
+# What another team installs and uses unchanged (the first [tool.importlinter] contract's sources).
 TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
            "evidencekit.client.runtime", "evidencekit.testing", "evidencekit.cli", "evidencekit.commands",
            "evidencekit.completion", "evidencekit.fish_completion", "evidencekit.argparse_adapter",
@@ -24,82 +28,47 @@ TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.r
 # offers to `evidencekit` through entry points.
 SERVICE = ("evidencekit.server.evidence", "evidencekit.server.generated", "evidencekit.client.evidence",
            "evidencekit.client.generated")
-OURS_AT_TOP = ("contracts", "codegen", "server", "client")
 # Packages that only hold the two sides (empty __init__.py files).
 CONTAINERS = ("evidencekit", "evidencekit.server", "evidencekit.client")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):  # rglob does not follow the links: walk them by hand
-        found[module_name(path)] = path
-    for link in ("contracts", "codegen", "server", "client"):
-        for path in sorted((PACKAGE / link).resolve().rglob("*.py")):
-            relative = path.relative_to((PACKAGE / link).resolve())
-            found[module_name(PACKAGE / link / relative)] = path
-    return found
-
-
-def imports(module: str, path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
-    return found
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("evidencekit", cache_dir=None)
 
 
 def within(name: str, packages: tuple[str, ...]) -> bool:
     return any(name == package or name.startswith(package + ".") for package in packages)
 
 
-MODULES = modules()
+def test_every_package_is_a_real_folder_not_a_link() -> None:
+    links = [str(path.relative_to(ROOT)) for path in PACKAGE.rglob("*") if path.is_symlink()]
+    assert links == []
 
 
-def test_every_module_is_on_one_side() -> None:
-    unplaced = [name for name in MODULES if name not in CONTAINERS and not within(name, TOOLKIT + SERVICE)]
+def test_the_import_contracts_are_kept() -> None:
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    run = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "NO_COLOR": "1"}, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 kept, 0 broken" in run.stdout
+
+
+def test_every_module_is_on_one_side(graph: grimp.ImportGraph) -> None:
+    ours = {name for name in graph.modules if within(name, ("evidencekit",))}
+    assert len(ours) == len(list(PACKAGE.rglob("*.py"))), "the graph reads every module of the package"
+    unplaced = sorted(name for name in ours if name not in CONTAINERS and not within(name, TOOLKIT + SERVICE))
     assert unplaced == []
     for name in CONTAINERS[1:]:
-        assert imports(name, MODULES[name]) == [], f"{name} only holds its sub-packages"
+        assert graph.find_modules_directly_imported_by(name) == set(), f"{name} only holds its sub-packages"
 
 
-def test_the_toolkit_has_modules_on_every_part() -> None:
+def test_the_toolkit_has_modules_on_every_part(graph: grimp.ImportGraph) -> None:
     for package in TOOLKIT:
-        assert any(within(name, (package,)) for name in MODULES), package
+        assert any(within(name, (package,)) for name in graph.modules), package
 
 
-@pytest.mark.parametrize("module", sorted(name for name in MODULES if within(name, TOOLKIT)))
-def test_a_toolkit_module_imports_no_service_module(module: str) -> None:
-    crossing = [f"line {line}: {name}" for line, name in imports(module, MODULES[module]) if within(name, SERVICE)]
-    assert crossing == [], f"{module} imports the service"
-
-
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_nothing_imports_a_top_level_package_of_ours(module: str) -> None:
-    top = [f"line {line}: {name}" for line, name in imports(module, MODULES[module])
-           if name.split(".")[0] in OURS_AT_TOP]
-    assert top == []
-
-
-def test_the_checker_sees_a_crossing(tmp_path: Path) -> None:
-    source = tmp_path / "probe.py"
-    source.write_text("def later():\n    from evidencekit.server.evidence.store import db\n"
-                      "from . import handlers\n")
-    found = [name for _, name in imports("evidencekit.server.runtime.probe", source)]
-    assert "evidencekit.server.evidence.store.db" in found
-    assert within("evidencekit.server.runtime.handlers", TOOLKIT)
-    assert any(within(name, SERVICE) for name in found)
+def test_the_graph_sees_imports_inside_functions(graph: grimp.ImportGraph) -> None:
+    # the service's command imports the client's inside a function only
+    assert graph.direct_import_exists(importer="evidencekit.server.evidence.cli",
+                                      imported="evidencekit.client.evidence.cli")

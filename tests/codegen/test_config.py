@@ -22,8 +22,8 @@ def project(tmp_path: Path, table: str) -> Path:
 def test_this_repository_is_configured_like_any_project() -> None:
     config = load_config(REPO)
     assert config.contracts == REPO / "contracts"
-    assert config.relative(config.server_dir) == "server/generated"  # through the evidencekit/server link
-    assert config.relative(config.client_dir) == "client/generated"
+    assert config.relative(config.server_dir) == "evidencekit/server/generated"
+    assert config.relative(config.client_dir) == "evidencekit/client/generated"
     assert config.errors["409"].read_only is False and config.errors["400"] == RUNTIME_ERRORS["400"]
 
 

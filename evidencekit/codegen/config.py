@@ -123,8 +123,8 @@ class CodegenConfig:
         return self.package_dir(self.client_package)
 
     def relative(self, path: Path) -> str:
-        """`path` as the project shows it: relative to the root, links resolved (a package folder
-        may be a link to a top-level folder)."""
+        """`path` as the project shows it: relative to the root, links resolved (a folder named in
+        the table may be a link, as this repository's top-level `contracts` is)."""
         return os.path.relpath(path.resolve(), self.root.resolve()).replace(os.sep, "/")
 
     @property
