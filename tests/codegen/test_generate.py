@@ -89,7 +89,7 @@ def test_a_changed_contract_fails_check_with_a_diff(
             "`evidencekit codegen lock --accept-breaking --reason") in captured.err
     assert "then run `evidencekit codegen generate` and commit the result" in captured.err
     assert "generated files are stale: run `evidencekit codegen generate`" not in captured.err  # it would refuse
-    assert "--- a/server/generated/models/retrieve_output.py" in captured.out
+    assert "--- a/evidencekit/server/generated/models/retrieve_output.py" in captured.out
     assert '+                            "deferred",' in captured.out or '"deferred"' in captured.out
     # generate refuses until the change is accepted, then check passes again.
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
@@ -100,7 +100,7 @@ def test_a_changed_contract_fails_check_with_a_diff(
     assert main(["lock", "--contracts", str(contracts_copy), "--accept-breaking", "--reason", "deferred"]) == 0
     assert main(["generate", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
     assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 0
-    assert "deferred" in (out / "server/generated/models/retrieve_output.py").read_text()
+    assert "deferred" in (out / "evidencekit/server/generated/models/retrieve_output.py").read_text()
 
 
 def _git(folder: Path, *args: str) -> None:
@@ -201,15 +201,15 @@ def test_a_hand_edit_or_a_stray_file_fails_check(
 ) -> None:
     out = tmp_path / "out"
     write(plan(project(contracts_copy)), out)
-    edited = out / "server/generated/rest.py"
+    edited = out / "evidencekit/server/generated/rest.py"
     edited.write_text(edited.read_text() + "\n# tweak\n")
-    (out / "client/generated/leftover.py").write_text("x = 1\n")
+    (out / "evidencekit/client/generated/leftover.py").write_text("x = 1\n")
     assert main(["check", "--contracts", str(contracts_copy), "--out", str(out)]) == 1
     captured = capsys.readouterr()
     assert "-# tweak" in captured.out
-    assert "client/generated/leftover.py: not produced by the generator" in captured.out
+    assert "evidencekit/client/generated/leftover.py: not produced by the generator" in captured.out
     changed = write(plan(project(contracts_copy)), out)
-    assert "client/generated/leftover.py (removed)" in changed and "server/generated/rest.py" in changed
+    assert "evidencekit/client/generated/leftover.py (removed)" in changed and "evidencekit/server/generated/rest.py" in changed
 
 
 def test_evidencekit_cli_reaches_codegen(capsys: pytest.CaptureFixture[str]) -> None:
