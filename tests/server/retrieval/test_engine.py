@@ -6,14 +6,18 @@ Each result must also be valid against every published output schema of retrieve
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gzip
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from evidencekit.server.evidence.index_words import entry_words
 from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
+from evidencekit.server.evidence.retrieval import engine as engine_module
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine
+from evidencekit.server.evidence.retrieval.page_words import PageRead, read_page, words_key
 from tests.origin import LocalCA, Origin, Reply, gzip_bomb
 from tests.server.retrieval.conftest import contract_errors
 from tests.support import PATIENCE, Hold, until
@@ -423,3 +427,54 @@ async def test_a_reader_that_fails_on_a_body_settles_it_at_once_as_unsupported_c
     assert (result["status"], result["reason"]) == ("unsupported", "unsupported_content")
     assert contract_errors(result) == []
     assert "reading the body of" in caplog.text and "secret-in-the-query" not in caplog.text
+
+
+class Counted(HtmlParser):
+    """Inline readers that count the trips a retrieval makes to them (a parse process each)."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.trips = 0
+
+    async def run(self, call: Any, size: int, deadline: float | None = None) -> Any:
+        self.trips += 1
+        return await super().run(call, size, deadline)
+
+    async def index(self, title: str | None, text: str) -> Any:
+        self.trips += 1
+        return entry_words(title, text)
+
+
+async def test_a_page_and_its_index_words_are_read_in_one_trip_of_the_title_and_text_it_stores(
+        engine: RetrievalEngine, site: Origin) -> None:
+    """A page over the text and title limits: its index words are those of the clipped title and
+    text the result holds, read in the same trip to a parse process as the page (a second trip per
+    page was a fifth of a one-workspace drain's rate on two cores)."""
+    title = "Reiherkolonie " * 40  # past MAX_TITLE
+    body = (f"<html lang='de'><title>{title}</title><body><article>"
+            + "".join(f"<p>Absatz {n}: Die Graureiher brüten am Teich, Wort{n}.</p>" for n in range(1500))
+            + "</article></body></html>").encode()
+    engine.parser = counted = Counted()
+    retrieved = await engine.retrieve(site.reply("/long-page", Reply(body)), "url_text")
+    result = retrieved.result
+    assert (result["status"], result["reason"]) == ("partial", "text_limited")
+    assert len(result["title"]) < len(title.strip())
+    assert counted.trips == 1
+    assert retrieved.index_words == entry_words(result["title"], result["text"])
+    assert retrieved.index_words is not None and "wort1499" not in retrieved.index_words[1].split()
+
+
+async def test_index_words_read_of_another_text_are_read_again(
+        engine: RetrievalEngine, site: Origin, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words the parse process read of a title and text the result does not hold are not stored:
+    they are read again from the result's."""
+    def of_another_text(body: bytes, **page: Any) -> PageRead:
+        read = read_page(body, **page)
+        return dataclasses.replace(read, words=entry_words("Elsewhere", "other words"),
+                                   words_of=words_key("Elsewhere", "other words"))
+
+    monkeypatch.setattr(engine_module, "read_page", of_another_text)
+    engine.parser = counted = Counted()
+    retrieved = await engine.retrieve(site.reply("/article", Reply(ARTICLE)), "url_text")
+    assert counted.trips == 1 + 1
+    assert retrieved.index_words == entry_words(retrieved.result["title"], retrieved.result["text"])

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +36,7 @@ from evidencekit.server.evidence.parse import (
 from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
 from evidencekit.server.evidence.parse.text import first_language, looks_binary
 from evidencekit.server.evidence.retrieval import limits
+from evidencekit.server.evidence.retrieval.page_words import read_page, words_key
 from evidencekit.server.evidence.retrieval.outcomes import PARTIAL_PRIORITY, failure_status, outcome
 from evidencekit.server.evidence.retrieval.result_check import result_violations
 from evidencekit.server.evidence.source_urls import shown_url
@@ -125,6 +127,10 @@ class Draft:
     reason: str | None = None
     retry_after: int | None = None
     failure: str | None = None  # why a fetch failed, for people (the result has no field for it)
+    # a page's index words read with it (page_words.read_page), and the digest of the title and text
+    # they are of: finish keeps them when its result holds that title and text
+    words: IndexWords | None = None
+    words_of: bytes = b""
 
     def end(self, reason: str, status: str | None = None) -> None:
         self.status, self.reason = status or failure_status(reason), reason
@@ -179,7 +185,7 @@ class RetrievalEngine:
         `spare`: in one of the `spare_capacity` places past the capacity."""
         async with self._spare_in_flight if spare else self._in_flight:
             retrieved = await self._retrieve(url, kind, language)
-            if kind == "url_text" and retrieved.content_hash is not None:
+            if kind == "url_text" and retrieved.content_hash is not None and retrieved.index_words is None:
                 words = await self.parser.index(retrieved.result["title"], retrieved.result["text"])
                 retrieved = dataclasses.replace(retrieved, index_words=words)
             return retrieved
@@ -248,9 +254,12 @@ class RetrievalEngine:
             return
         declared = first_language(response.content_language)
         if media in HTML_TYPES:
-            page = await self.parser.parse(response.body, http_charset=response.charset, content_language=declared,
-                                           text_limit=limits.MAX_TEXT, markdown_limit=limits.MAX_MARKDOWN,
-                                           deadline=budget.deadline, url=shown_url(response.url))
+            # the page and its index words in one trip to a parse process (a second one for the
+            # words cost a fifth of a drain's rate on a 2-core machine: docs/benchmarks.md)
+            read = await self.parser.run(partial(read_page, response.body, http_charset=response.charset,
+                                                 content_language=declared, url=shown_url(response.url)),
+                                         len(response.body), budget.deadline)
+            page, draft.words, draft.words_of = read.page, read.words, read.words_of
             if page.binary:  # bytes that are not text, labelled as HTML
                 draft.end("unsupported_content")
                 return
@@ -400,8 +409,8 @@ class RetrievalEngine:
             draft.conditions.append("text_limited")
         conditions = list(dict.fromkeys(draft.conditions))
         if draft.status is None:
-            partial = [c for c in PARTIAL_PRIORITY if c in conditions]
-            draft.status, draft.reason = ("partial", partial[0]) if partial else ("ready", None)
+            partial_reasons = [c for c in PARTIAL_PRIORITY if c in conditions]
+            draft.status, draft.reason = ("partial", partial_reasons[0]) if partial_reasons else ("ready", None)
         outcome(draft.status, draft.reason)  # every result is a row of the mapping table
         warnings = [c for c in conditions if c != draft.reason][: limits.MAX_WARNINGS]
         keep_metadata = not failed
@@ -438,7 +447,9 @@ class RetrievalEngine:
             except rfc8785.CanonicalizationError:  # a number JSON cannot carry: `finish`'s contract check refuses it
                 content_hash = None
         markdown = limits.clip(draft.markdown, limits.MAX_MARKDOWN, at_word=True)[0] if draft.markdown else None
-        return Retrieved(result, markdown if succeeded else None, content_hash)
+        words = (draft.words if content_hash is not None and draft.words is not None
+                 and draft.words_of == words_key(result["title"], result["text"]) else None)
+        return Retrieved(result, markdown if succeeded else None, content_hash, words)
 
 
 def cancelled_result(kind: str, language: str | None = None) -> dict[str, Any]:
