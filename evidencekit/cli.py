@@ -31,16 +31,16 @@ toolkit (run from a project whose pyproject.toml has [tool.evidencekit.codegen])
 # The toolkit's commands: a line of help, the module, its function that runs the command (argv ->
 # exit code) and the one that builds its argparse parser (for completion).
 COMMANDS = {
-    "init": ("start a project: contracts, generated code, handlers, tests", "evidencekit.codegen.scaffold",
+    "init": ("start a project: contracts, generated code, handlers, tests", "evidencekit.codegen._scaffold",
              "main", "build_parser"),
-    "serve": ("your project's app, hardened (REST, /mcp, /openapi.json)", "evidencekit.server.runtime.serving",
+    "serve": ("your project's app, hardened (REST, /mcp, /openapi.json)", "evidencekit.server.runtime._serving",
               "main", "build_parser"),
-    "mcp": ("your project's MCP tools over stdio", "evidencekit.server.runtime.serving",
+    "mcp": ("your project's MCP tools over stdio", "evidencekit.server.runtime._serving",
             "stdio_main", "build_stdio_parser"),
-    "codegen": ("the contract-first generator", "evidencekit.codegen.cli", "main", "build_parser"),
-    "conformance": ("check a running server against the contracts", "evidencekit.testing.gate.cli",
+    "codegen": ("the contract-first generator", "evidencekit.codegen._cli", "main", "build_parser"),
+    "conformance": ("check a running server against the contracts", "evidencekit.testing._gate.cli",
                     "main", "build_parser"),
-    "completion": ("print a shell completion script", "evidencekit.completion", "main", "build_parser"),
+    "completion": ("print a shell completion script", "evidencekit._completion", "main", "build_parser"),
 }
 
 

@@ -51,7 +51,7 @@ from bench_status import run_status
 
 def run_validation(body: str, request_seconds: float, rows: list[Row]) -> None:
     sys.path.insert(0, str(ROOT))
-    from evidencekit.contracts.validation import validator_for
+    from evidencekit.contracts._validation import validator_for
     from evidencekit.server.generated.operations import STATUS
 
     payload = json.loads(body)
@@ -252,7 +252,7 @@ METHOD = """## How each row is measured
   into the ratio. Each setting is measured with httptools (what `research-evidence serve` uses) and with
   the pure-Python h11 parser: the faster the HTTP layer, the larger the share of the service's own
   work, so the ratio drops while both absolute rates rise. `research-evidence serve` settles its heap
-  before serving (server/runtime/heap.py: `gc.freeze()` and a higher young-generation threshold); the
+  before serving (server/runtime/_heap.py: `gc.freeze()` and a higher young-generation threshold); the
   **settled peer** row compares with the same peer given the same settling. The **floor** rows run
   the status call's own steps (bearer lookup, JSON, every input variant, the typed input, role
   check, the batched database read, the answer or the one checked already) in a bare ASGI

@@ -28,7 +28,7 @@ def main() -> None:
     sys.path[:0] = [str(ROOT / "scripts"), str(ROOT)]
     import uvicorn
 
-    from evidencekit.server.runtime import heap
+    from evidencekit.server.runtime import _heap as heap
 
     app = importlib.import_module(args.module).app
     if args.settle:

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from evidencekit.contracts.validation import validator_for
-from evidencekit.contracts.wire import parse
+from evidencekit.contracts._validation import validator_for
+from evidencekit.contracts._wire import parse
 from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.store import access
@@ -23,8 +23,8 @@ from evidencekit.server.evidence.store.access import RESEARCH
 from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime.checked_answer import CheckedAnswer, answer_data
-from evidencekit.server.runtime.json_answer import answer_bytes
+from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
+from evidencekit.server.runtime._json_answer import answer_bytes
 
 VALIDATORS = validator_for(STATUS)
 SERVICE = EvidenceService()

@@ -94,7 +94,7 @@ async def cpu_per_request(app: App, token: str, bodies: list[bytes], batches: in
 
     for number in range(50):  # warm: caches filled, statements prepared
         await batch(number)
-    from evidencekit.server.runtime.log_queue import flush_logs
+    from evidencekit.server.runtime._log_queue import flush_logs
 
     flush_logs()
     before = time.process_time()
@@ -127,10 +127,10 @@ async def make_receipts(app: App, token: str, workspace: str, load: str) -> list
 async def one_side(side: str, token: str, workspace: str, bodies_file: Path, batches: int, load: str) -> float:
     """CPU per request of one side, in a process of its own (two stores opened by one process
     would share tortoise's process-wide fallback). The first run makes the receipts."""
-    from evidencekit.server.runtime import heap
+    from evidencekit.server.runtime import _heap as heap
 
     if side == "logged":
-        from evidencekit.server.runtime.log_queue import log_off_the_loop
+        from evidencekit.server.runtime._log_queue import log_off_the_loop
 
         log_off_the_loop("INFO", (bodies_file.parent / "access.log").open("a"))
     if side in ("service", "logged"):

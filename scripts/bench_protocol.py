@@ -11,7 +11,7 @@ process's CPU time. The kernel's share (the socket writes, the receiving side of
 what is measured is the Python and C the server runs per request. Sides, each in a process of its
 own, alternating for `--rounds` rounds, each figure the minimum (noise only ever adds time):
 
-- service: `research-evidence serve`'s app on its own protocol (server/runtime/http_protocol.py)
+- service: `research-evidence serve`'s app on its own protocol (server/runtime/_http_protocol.py)
 - service, stock protocol: the same app on uvicorn's httptools protocol as it ships
 - peer: the status benchmark's bare Starlette endpoint returning the same bytes, stock protocol
 
@@ -93,7 +93,7 @@ async def cpu_per_request(side: str, data: Path, batches: int) -> tuple[float, f
     from uvicorn.lifespan.on import LifespanOn
     from uvicorn.server import ServerState
 
-    from evidencekit.server.runtime import heap
+    from evidencekit.server.runtime import _heap as heap
 
     boot = json.loads((data / "boot.json").read_text())
     if side == "peer":
@@ -107,7 +107,7 @@ async def cpu_per_request(side: str, data: Path, batches: int) -> tuple[float, f
         app = create_app(in_process_worker=False)
     http: Any = "httptools"
     if side == "service":
-        from evidencekit.server.runtime.http_protocol import bounded_protocol
+        from evidencekit.server.runtime._http_protocol import bounded_protocol
 
         http = bounded_protocol()
     config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False, http=http,

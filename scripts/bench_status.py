@@ -11,7 +11,7 @@ ours          `research-evidence serve --no-worker`, access log off (EVIDENCEKIT
 ours_logged   the same with its default access log (INFO), written to a file
 floor         the status call's own steps in a bare ASGI function (bench_floor_app.py)
 peer          bare Starlette returning the same bytes (bench_peer_app.py), as uvicorn runs it
-peer_settled  the same peer with the heap settled as serve settles its own (server/runtime/heap.py)
+peer_settled  the same peer with the heap settled as serve settles its own (server/runtime/_heap.py)
 peer_logged   the peer with uvicorn's own access log on, written to a file
 
 The logged sides and the settled load run with httptools (as shipped) only.

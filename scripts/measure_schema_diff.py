@@ -19,7 +19,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from evidencekit.codegen.schema_diff import POLICIES, diff_schemas
+from evidencekit.codegen._schema_diff import POLICIES, diff_schemas
 from tests.codegen.test_schema_diff_oracle import candidates, pairs, separating
 
 

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from evidencekit.contracts.spec import OperationSpec
-from evidencekit.contracts.validation import OperationValidator, validator_for
+from evidencekit.contracts._spec import OperationSpec
+from evidencekit.contracts._validation import OperationValidator, validator_for
 from evidencekit.server.generated.models import (
     GetDocumentsInput,
     GetDocumentsOutput,
@@ -30,7 +30,7 @@ from evidencekit.server.generated.models import (
     StatusOutput,
 )
 from evidencekit.server.generated.operations import OPERATIONS_BY_NAME
-from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime._context import RequestContext
 
 REPO = Path(__file__).resolve().parents[1]
 # Schemathesis's `st`, from its own environment (scripts/_venv.sh makes it from
@@ -284,7 +284,7 @@ async def admitted(spec: OperationSpec, auth: Any, principal: Any, arguments: di
     """Run `arguments` through the operation's pipeline (OperationPipeline: what REST and MCP both run)
     as `principal`: the contract, then the manifest's requirement, with `auth`'s role check. Returns
     when the handler is reached; raises the refusal (Unauthorized, Forbidden, BadRequest) otherwise."""
-    from evidencekit.server.runtime.pipeline import OperationPipeline
+    from evidencekit.server.runtime._pipeline import OperationPipeline
 
     body = json.loads(json.dumps(arguments, default=str))  # as the JSON of a request carries it
     context = RequestContext("test-request", "rest", principal=principal)

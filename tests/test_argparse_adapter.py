@@ -1,4 +1,4 @@
-"""evidencekit.argparse_adapter reads what argparse does not publish; these tests hold it to what
+"""evidencekit._argparse_adapter reads what argparse does not publish; these tests hold it to what
 completion relies on, so a Python whose argparse moves those names fails here, not in a user's shell.
 They import nothing but the adapter and the completion writers (run them on every Python the
 project supports)."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from evidencekit.argparse_adapter import arguments, subcommand_helps, subcommands
-from evidencekit.fish_completion import fish_script
+from evidencekit._argparse_adapter import arguments, subcommand_helps, subcommands
+from evidencekit._fish_completion import fish_script
 
 
 def tree() -> argparse.ArgumentParser:

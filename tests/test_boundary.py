@@ -22,7 +22,7 @@ PACKAGE = ROOT / "evidencekit"
 # What another team installs and uses unchanged (the first [tool.importlinter] contract's sources).
 TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
            "evidencekit.client.runtime", "evidencekit.testing", "evidencekit.cli", "evidencekit.commands",
-           "evidencekit.completion", "evidencekit.fish_completion", "evidencekit.argparse_adapter",
+           "evidencekit._completion", "evidencekit._fish_completion", "evidencekit._argparse_adapter",
            "evidencekit.__main__")
 # The research-evidence service, its generated code and its command (server.evidence.cli), which it
 # offers to `evidencekit` through entry points.

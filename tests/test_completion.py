@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from evidencekit._completion import command_tree
 from evidencekit.cli import main
-from evidencekit.completion import command_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,7 +60,7 @@ def test_file_options_complete_file_names(bash_script: Path, tmp_path: Path) -> 
 
 
 def test_every_command_of_the_dispatcher_is_in_the_tree() -> None:
-    from evidencekit.argparse_adapter import subcommands
+    from evidencekit._argparse_adapter import subcommands
     from evidencekit.cli import COMMANDS
     from evidencekit.commands import available
 
@@ -122,7 +122,7 @@ def test_fish_completes_commands_options_choices_and_files(fish_script: Path, tm
 def test_fish_script_quotes_any_help_text(fish_script: Path, tmp_path: Path) -> None:
     import argparse
 
-    from evidencekit.fish_completion import fish_script as write
+    from evidencekit._fish_completion import fish_script as write
 
     parser = argparse.ArgumentParser(prog="tool")
     parser.add_argument("--path", help="a folder like C:\\data\\ or it's $HOME; \"quoted\" (end) \\")

@@ -15,7 +15,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from evidencekit.codegen.handler_check import MYPY_MISSING
+from evidencekit.codegen._handler_check import MYPY_MISSING
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "library"

@@ -1,5 +1,5 @@
 import sys
 
-from evidencekit.codegen.cli import main
+from evidencekit.codegen._cli import main
 
 sys.exit(main())

@@ -4,11 +4,11 @@ Turn it on in the project's `tests/conftest.py`:
 
     pytest_plugins = ["evidencekit.testing.conformance"]
 
-    from evidencekit.testing.target import Target   # not from the plugin module: see target.py
+    from evidencekit.testing._target import Target   # not from the plugin module: see _target.py
 
     @pytest.fixture(scope="session")
     def conformance_target():
-        with serve_app(create_app(MyHandlers())) as base_url:   # evidencekit.testing.serve
+        with serve_app(create_app(MyHandlers())) as base_url:   # evidencekit.testing._serve
             yield Target(base_url, headers={"Authorization": "Bearer ..."})
 
 and collect the tests in one module: `from evidencekit.testing.conformance import
@@ -16,7 +16,7 @@ test_mcp_conformance, test_rest_conformance  # noqa: F401`.
 
 For every operation of the contracts folder that `[tool.evidencekit.codegen]` names (found from
 the pytest root), one test per surface runs the conformance gate's checks on it (`evidencekit
-conformance`, `evidencekit.testing.gate`: the same targets, inputs, checks and shrinking, with the
+conformance`, `evidencekit.testing._gate`: the same targets, inputs, checks and shrinking, with the
 toolkit-protocol checks on, as `--strict` sets them): every answer carries the contract hash the
 lock pins (read from the lock, never from generated code), a valid input gets an answer that
 satisfies every published output variant or an error in the error shape (never a 5xx), a mutated
@@ -34,16 +34,16 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.config import load_config
-from evidencekit.testing.contracts import Contract, load_contracts
-from evidencekit.testing.gate.inputs import Prepare
-from evidencekit.testing.gate.report import finding_lines
-from evidencekit.testing.gate.results import CHECKS, OperationReport
-from evidencekit.testing.gate.runner import Options, run_surface
-from evidencekit.testing.gate.targets import Target as SurfaceTarget
-from evidencekit.testing.gate.targets import Unreachable
-from evidencekit.testing.strategies import inputs, mutations
-from evidencekit.testing.target import Target
+from evidencekit.codegen._config import load_config
+from evidencekit.testing._contracts import Contract, load_contracts
+from evidencekit.testing._gate.inputs import Prepare
+from evidencekit.testing._gate.report import finding_lines
+from evidencekit.testing._gate.results import CHECKS, OperationReport
+from evidencekit.testing._gate.runner import Options, run_surface
+from evidencekit.testing._gate.targets import Target as SurfaceTarget
+from evidencekit.testing._gate.targets import Unreachable
+from evidencekit.testing._strategies import inputs, mutations
+from evidencekit.testing._target import Target
 
 __all__ = ["Prepare", "Target", "inputs", "mutations", "test_mcp_conformance", "test_rest_conformance"]
 
@@ -147,7 +147,7 @@ def _failure(report: OperationReport, seed: int) -> str:
 
 def test_rest_conformance(conformance_operation: str, conformance_target: Target,
                           conformance_prepare: Prepare, pytestconfig: pytest.Config) -> None:
-    from evidencekit.testing.gate.rest import RestTarget
+    from evidencekit.testing._gate.rest import RestTarget
 
     target = RestTarget(conformance_target.base_url, conformance_target.headers,
                         _ini_number(pytestconfig, "conformance_timeout"))
@@ -158,7 +158,7 @@ def test_mcp_conformance(conformance_operation: str, conformance_target: Target,
                          conformance_prepare: Prepare, pytestconfig: pytest.Config) -> None:
     if conformance_target.mcp_path is None:
         pytest.skip("the target serves no MCP (Target.mcp_path is None)")
-    from evidencekit.testing.gate.mcp import http_target
+    from evidencekit.testing._gate.mcp import http_target
 
     url = conformance_target.base_url.rstrip("/") + conformance_target.mcp_path
     target = http_target(url, conformance_target.headers, _ini_number(pytestconfig, "conformance_timeout"))

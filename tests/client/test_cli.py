@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from evidencekit.client.evidence.cli import _failure, _retrieve_batch, build_parser
-from evidencekit.client.runtime import errors
+from evidencekit.client.runtime import _errors as errors
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import PATIENCE, Hold, allow_origin, eventually, running_service
 
@@ -490,8 +490,8 @@ def test_only_a_refused_connection_is_called_refused() -> None:
     import socket
     import ssl
 
-    from evidencekit.client.runtime.retry import RetryPolicy, pause_before_retry
-    from evidencekit.client.runtime.transport import OperationRef, _transport_error
+    from evidencekit.client.runtime._retry import RetryPolicy, pause_before_retry
+    from evidencekit.client.runtime._transport import OperationRef, _transport_error
 
     def failure(cause: BaseException) -> errors.ConnectFailed:
         try:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.config import load_config
-from evidencekit.codegen.generate import plan, write
+from evidencekit.codegen._config import load_config
+from evidencekit.codegen._generate import plan, write
 from tests.support import REPO, ExampleHandlers, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"

@@ -15,8 +15,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from evidencekit.client.evidence import EvidenceClient, WaitTimeout
-from evidencekit.client.runtime import errors
-from evidencekit.client.runtime.retry import RetryPolicy
+from evidencekit.client.runtime import _errors as errors
+from evidencekit.client.runtime._retry import RetryPolicy
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
 from tests.support import Hold, example_output, live_server
 

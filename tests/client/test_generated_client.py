@@ -11,7 +11,7 @@ import pytest
 
 from evidencekit.client.generated.client import AsyncClient, Client
 from evidencekit.client.generated.models import RetrieveInput, RetrieveOutput, StatusOutput
-from evidencekit.client.runtime import errors
+from evidencekit.client.runtime import _errors as errors
 from tests.support import ExampleHandlers, OtherContractHash, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"

@@ -8,8 +8,8 @@ Sources (none written for evidencekit, except the constructs file):
 * tests/codegen/corpus/constructs.json: hand-written, one schema per construct real contracts use.
 
 For each schema: the loader and the hash accept it, the model is generated (through
-codegen.models.render_model, as `generate` does), the OpenAPI document validates, and the model
-agrees with the contract on generated instances (evidencekit.testing.model_agreement).
+codegen._models.render_model, as `generate` does), the OpenAPI document validates, and the model
+agrees with the contract on generated instances (evidencekit.testing._model_agreement).
 `scripts/model_corpus.py` prints the per-construct table.
 """
 
@@ -27,12 +27,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evidencekit.codegen.config import load_config
-from evidencekit.codegen.models import ModelNote, render_model
-from evidencekit.codegen.openapi import openapi_document
-from evidencekit.contracts.loader import ContractError, Operation, load_operation
+from evidencekit.codegen._config import load_config
+from evidencekit.codegen._models import ModelNote, render_model
+from evidencekit.codegen._openapi import openapi_document
+from evidencekit.contracts._loader import ContractError, Operation, load_operation
 from evidencekit.testing.conformance import inputs, mutations
-from evidencekit.testing.model_agreement import Agreement, agreement, constructs, examples
+from evidencekit.testing._model_agreement import Agreement, agreement, constructs, examples
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 REPO = CORPUS.parents[2]

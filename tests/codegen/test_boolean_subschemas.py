@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.codegen.fields import field_rows
-from evidencekit.codegen.schema_diff import diff_schemas
-from evidencekit.testing.serve import serve_app
+from evidencekit.codegen._fields import field_rows
+from evidencekit.codegen._schema_diff import diff_schemas
+from evidencekit.testing._serve import serve_app
 from tests.support import edit_json, library_project
 
 TOKEN = "boolean-librarian"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from evidencekit.codegen.breaking import Compatibility, operation_findings
-from evidencekit.codegen.config import ConfigError, load_config
-from evidencekit.contracts.loader import load_operation
+from evidencekit.codegen._breaking import Compatibility, operation_findings
+from evidencekit.codegen._config import ConfigError, load_config
+from evidencekit.contracts._loader import load_operation
 from tests.support import edit_json, library_project
 
 GET_BOOK_INPUT = Path("contracts/get_book/mcp.input.schema.json")

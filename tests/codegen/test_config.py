@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.cli import main
-from evidencekit.codegen.config import RUNTIME_ERRORS, ConfigError, load_config
+from evidencekit.codegen._cli import main
+from evidencekit.codegen._config import RUNTIME_ERRORS, ConfigError, load_config
 from tests.support import REPO
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.cli import main
+from evidencekit.codegen._cli import main
 from tests.support import CONTRACTS_DIR
 
 RETRIEVE = CONTRACTS_DIR / "sosoapi_research_evidence_retrieve"

@@ -1,7 +1,7 @@
 """Differential tests: the contract (jsonschema) and the generated models agree on generated payloads.
 
 Valid payloads come from hypothesis-jsonschema over every published schema; each must be accepted
-by the contract validator and by the model, parsed as it is on the wire (contracts.wire.parse). Invalid mutations of them must be rejected by both,
+by the contract validator and by the model, parsed as it is on the wire (contracts._wire.parse). Invalid mutations of them must be rejected by both,
 except the one documented gap below, which the test pins so that it cannot grow unnoticed.
 """
 
@@ -19,10 +19,10 @@ from hypothesis_jsonschema import from_schema
 from jsonschema.protocols import Validator
 from pydantic import BaseModel, ValidationError
 
-from evidencekit.contracts.ecma_regex import with_python_patterns
-from evidencekit.contracts.loader import load_operations
-from evidencekit.contracts.validation import compile_schema
-from evidencekit.contracts.wire import parse
+from evidencekit.contracts._ecma_regex import with_python_patterns
+from evidencekit.contracts._loader import load_operations
+from evidencekit.contracts._validation import compile_schema
+from evidencekit.contracts._wire import parse
 from evidencekit.server.generated.operations import OPERATIONS_BY_NAME
 from tests.support import CONTRACTS_DIR
 

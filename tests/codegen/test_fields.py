@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.fields import field_rows, markdown_table
-from evidencekit.contracts.loader import load_operation
+from evidencekit.codegen._fields import field_rows, markdown_table
+from evidencekit.contracts._loader import load_operation
 from tests.conftest import SEED_DE_RETRIEVE, SEED_HE_RETRIEVE_REST, SEED_ZH_RETRIEVE
 from tests.support import CONTRACTS_DIR
 

@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
-from evidencekit.client.runtime.errors import ContractMismatch, NewerContractWarning
-from evidencekit.codegen.cli import main as codegen
+from evidencekit.client.runtime._errors import ContractMismatch, NewerContractWarning
+from evidencekit.codegen._cli import main as codegen
 from tests.support import REPO, live_server
 
 EXAMPLE = REPO / "examples" / "library"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.cli import main
-from evidencekit.codegen.config import CodegenConfig, load_config
-from evidencekit.codegen.generate import plan, write
-from evidencekit.contracts.loader import load_operations
+from evidencekit.codegen._cli import main
+from evidencekit.codegen._config import CodegenConfig, load_config
+from evidencekit.codegen._generate import plan, write
+from evidencekit.contracts._loader import load_operations
 from tests.support import CONTRACTS_DIR
 from tests.support import REPO as PROJECT_ROOT
 

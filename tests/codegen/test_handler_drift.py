@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen import handler_check
-from evidencekit.codegen.cli import main as codegen
-from evidencekit.codegen.scaffold import main as init
+from evidencekit.codegen import _handler_check as handler_check
+from evidencekit.codegen._cli import main as codegen
+from evidencekit.codegen._scaffold import main as init
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def configure(project: Path, line: str) -> None:
 
 
 def append_to(project: Path, tmp_path: Path, text: bytes) -> tuple[Path, list[str] | Exception]:
-    from evidencekit.contracts.loader import load_operations
+    from evidencekit.contracts._loader import load_operations
     file = tmp_path / "h.py"
     file.write_bytes(text)
     try:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evidencekit.codegen.cli import main as codegen
-from evidencekit.codegen.scaffold import main as init
+from evidencekit.codegen._cli import main as codegen
+from evidencekit.codegen._scaffold import main as init
 
 
 @pytest.fixture(scope="module")

@@ -68,8 +68,8 @@ def test_open_objects_keep_unknown_properties_and_loosenings_are_named(tmp_path:
 def test_generated_models_pass_mypy_strict(tmp_path: Path) -> None:
     """The models of every corpus schema but the largest (formatted as `generate` writes them)
     type-check under mypy --strict with pydantic's plugin."""
-    from evidencekit.codegen.formatting import format_python
-    from evidencekit.codegen.models import render_model
+    from evidencekit.codegen._formatting import format_python
+    from evidencekit.codegen._models import render_model
     from tests.codegen.model_corpus import contract_for
 
     sources: dict[str, str] = {}
@@ -93,7 +93,7 @@ def test_generated_models_pass_mypy_strict(tmp_path: Path) -> None:
 def test_every_corpus_schema_compiles_for_serving() -> None:
     """`codegen lock` refuses a schema the serving validator (jsonschema-rs) cannot compile; every
     schema of the corpus the loader takes compiles (the refused one's remote $ref is never fetched)."""
-    from evidencekit.contracts.validation import compile_fast
+    from evidencekit.contracts._validation import compile_fast
 
     failing = []
     for case in cases():

@@ -4,7 +4,7 @@ import json
 
 from openapi_spec_validator import validate
 
-from evidencekit.contracts.loader import load_operations
+from evidencekit.contracts._loader import load_operations
 from tests.support import CONTRACTS_DIR
 from tests.support import REPO as PROJECT_ROOT
 

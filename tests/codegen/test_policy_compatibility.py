@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evidencekit.codegen.cli import main
+from evidencekit.codegen._cli import main
 from tests.codegen.test_compatibility_policy import codegen, commit, git, open_input
 from tests.support import LIBRARY_EXAMPLE, edit_json, library_project
 

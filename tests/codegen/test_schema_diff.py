@@ -1,4 +1,4 @@
-"""Tests for codegen.schema_diff: every change kind, classified in both data directions."""
+"""Tests for codegen._schema_diff: every change kind, classified in both data directions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidencekit.codegen.schema_diff import KINDS, Change, Direction, diff_schemas, format_changes
+from evidencekit.codegen._schema_diff import KINDS, Change, Direction, diff_schemas, format_changes
 
 UUID = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

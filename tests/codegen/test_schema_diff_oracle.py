@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evidencekit.codegen.schema_diff import POLICIES, diff_schemas
-from evidencekit.contracts.validation import compile_schema
+from evidencekit.codegen._schema_diff import POLICIES, diff_schemas
+from evidencekit.contracts._validation import compile_schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 NAMES = ("a", "b", "c")

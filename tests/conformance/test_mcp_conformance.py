@@ -23,8 +23,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from evidencekit.contracts.loader import LOCK_NAME, load_operation, read_json
-from evidencekit.contracts.validation import OperationValidator
+from evidencekit.contracts._loader import LOCK_NAME, load_operation, read_json
+from evidencekit.contracts._validation import OperationValidator
 from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from tests.conformance.test_rest_conformance import mutations
 from tests.support import CONTRACTS_DIR, running_service

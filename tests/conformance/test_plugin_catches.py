@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from evidencekit.server.generated.models import StatusInput
-from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime._context import RequestContext
 from evidencekit.testing import conformance
-from evidencekit.testing.contracts import load_contracts
-from evidencekit.testing.target import Target
+from evidencekit.testing._contracts import load_contracts
+from evidencekit.testing._target import Target
 from tests.support import (
     CONTRACTS_DIR,
     AllowAll,

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from evidencekit.client.generated.client import Client
-from evidencekit.client.runtime import errors
-from evidencekit.contracts.loader import LOCK_NAME, load_operation, read_json
-from evidencekit.contracts.validation import OperationValidator
+from evidencekit.client.runtime import _errors as errors
+from evidencekit.contracts._loader import LOCK_NAME, load_operation, read_json
+from evidencekit.contracts._validation import OperationValidator
 from evidencekit.server.evidence.handlers import fetchable
 from tests.support import CONTRACTS_DIR
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evidencekit.codegen.views import examples_of
-from evidencekit.contracts.loader import load_operations
-from evidencekit.contracts.validation import OperationValidator
+from evidencekit.codegen._views import examples_of
+from evidencekit.contracts._loader import load_operations
+from evidencekit.contracts._validation import OperationValidator
 from tests.support import CONTRACTS_DIR
 
 CASES = [

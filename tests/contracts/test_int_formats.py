@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from evidencekit.codegen.model_schema import model_schema
-from evidencekit.contracts.validation import INT_RANGES, compile_fast, compile_quick, compile_schema
+from evidencekit.codegen._model_schema import model_schema
+from evidencekit.contracts._validation import INT_RANGES, compile_fast, compile_quick, compile_schema
 
 
 def verdicts(schema: dict[str, Any], value: object) -> tuple[bool, bool, bool]:
@@ -37,7 +37,7 @@ def test_the_range_applies_to_numbers_only_and_keeps_the_schemas_own_bounds() ->
 
 
 def test_the_python_engine_says_which_range() -> None:
-    from evidencekit.contracts.validation import _field_errors
+    from evidencekit.contracts._validation import _field_errors
 
     validator = compile_schema({"type": "object", "properties": {"id": {"format": "int64"}}})
     errors = _field_errors(validator.iter_errors({"id": 2**70}), "")
@@ -48,4 +48,4 @@ def test_the_model_note_says_who_enforces_the_range() -> None:
     _, loosenings = model_schema({"type": "object", "properties": {"id": {"type": "integer", "format": "int64"}}})
     assert [str(item) for item in loosenings] == [
         "format int64 at #/properties/id: the model takes any number there; the contract check enforces the range "
-        "(contracts.validation.INT_RANGES)"]
+        "(contracts._validation.INT_RANGES)"]

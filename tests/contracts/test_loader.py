@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evidencekit.codegen.lock import lock_problems
-from evidencekit.contracts.loader import (
+from evidencekit.codegen._lock import lock_problems
+from evidencekit.contracts._loader import (
     ContractError,
     load_operation,
     load_operations,
@@ -116,7 +116,7 @@ def test_an_auth_block_that_would_make_an_operation_public_by_mistake_is_refused
 def test_integers_beyond_two_to_the_53_are_hashed_exactly(contracts_copy: Path) -> None:
     """RFC 8785 numbers are IEEE doubles: a schema's maximum of 2^63 - 1 is hashed as its decimal
     text, not refused, and a neighbouring value hashes apart from it."""
-    from evidencekit.contracts.loader import canonical_json
+    from evidencekit.contracts._loader import canonical_json
 
     path = contracts_copy / "sosoapi_research_evidence_status" / "mcp.input.schema.json"
     schema = json.loads(path.read_text())

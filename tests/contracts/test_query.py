@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 
-from evidencekit.contracts.query import from_query, query_problems, to_query
-from evidencekit.contracts.validation import compile_schema
+from evidencekit.contracts._query import from_query, query_problems, to_query
+from evidencekit.contracts._validation import compile_schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

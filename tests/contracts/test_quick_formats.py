@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidencekit.contracts.validation import _formats_as_patterns, compile_fast, compile_quick
+from evidencekit.contracts._validation import _formats_as_patterns, compile_fast, compile_quick
 from tests.contracts.test_validator_engines import DIALECTS, EDGE_CASES
 
 # Near misses as well as hits: other digits, lowercase, spaces, leap seconds, Feb 29, year 0,

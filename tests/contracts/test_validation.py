@@ -56,7 +56,7 @@ def test_messages_do_not_echo_large_values() -> None:
 
 
 def test_the_formats_the_contracts_use_are_really_checked() -> None:
-    from evidencekit.contracts.validation import _FORMAT_CHECKER
+    from evidencekit.contracts._validation import _FORMAT_CHECKER
 
     assert {"uuid", "uri", "date-time"} <= set(_FORMAT_CHECKER.checkers)
     assert not _FORMAT_CHECKER.conforms("2099-02-30T00:00:00Z", "date-time")
@@ -90,7 +90,7 @@ def test_any_contract_with_a_uuid_pattern_gets_the_uuid_wording() -> None:
     """Not only this service's: a hand-written or generated UUID pattern reads the same, other patterns do not."""
     from dataclasses import dataclass, field
 
-    from evidencekit.contracts.validation import OperationValidator
+    from evidencekit.contracts._validation import OperationValidator
 
     @dataclass
     class Variant:

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from evidencekit.contracts.ecma_regex import compile_ecma, to_python, with_python_patterns
-from evidencekit.contracts.loader import load_operations
-from evidencekit.contracts.validation import compile_fast, compile_schema
+from evidencekit.contracts._ecma_regex import compile_ecma, to_python, with_python_patterns
+from evidencekit.contracts._loader import load_operations
+from evidencekit.contracts._validation import compile_fast, compile_schema
 from tests.codegen.test_differential import mutations
 from tests.support import CONTRACTS_DIR
 
@@ -133,7 +133,7 @@ def test_an_end_anchor_inside_an_alternative_ends_the_string() -> None:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
-    from evidencekit.testing.strategies import inputs
+    from evidencekit.testing._strategies import inputs
 
     pattern = r"^documents/[^/\s]+(?:/\S*)?$|^https?://[^/\s]+(?:/\S*)?$"
     assert compile_ecma(pattern).search("documents/0\n") is None

@@ -1,4 +1,4 @@
-"""evidencekit.server.runtime.anyio_adapter reads anyio's record of a task's cancel scopes; these
+"""evidencekit.server.runtime._anyio_adapter reads anyio's record of a task's cancel scopes; these
 tests hold `shielded` to what mcp_streams' idle timer relies on, on the loops the server runs
 (asyncio's and uvloop's). Event-driven: no test waits for time to pass."""
 
@@ -13,7 +13,7 @@ import anyio
 import pytest
 import uvloop
 
-from evidencekit.server.runtime.anyio_adapter import shielded
+from evidencekit.server.runtime._anyio_adapter import shielded
 
 LOOPS = {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
 

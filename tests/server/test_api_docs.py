@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from evidencekit.server.runtime.api_docs import docs_routes
+from evidencekit.server.runtime._api_docs import docs_routes
 from tests.support import live_server, running_service
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def test_an_image_from_elsewhere_in_a_description_is_not_loaded() -> None:
 
 
 def test_a_teams_generated_app_gets_the_same_page(tmp_path: Path) -> None:
-    from evidencekit.testing.serve import serve_app
+    from evidencekit.testing._serve import serve_app
     from tests.support import library_project
 
     with library_project(tmp_path) as _:

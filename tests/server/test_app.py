@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from evidencekit.client.generated.client import Client
-from evidencekit.client.runtime import errors
+from evidencekit.client.runtime import _errors as errors
 from evidencekit.server.evidence.admin import bootstrap
 from evidencekit.server.evidence.app import create_app
 from evidencekit.server.evidence.auth import EvidenceAuth
@@ -20,7 +20,7 @@ from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import User, Workspace
 from evidencekit.server.evidence.worker import WorkerSettings
 from evidencekit.server.generated.operations import GET_DOCUMENTS, RETRIEVE, STATUS
-from evidencekit.server.runtime import access_log
+from evidencekit.server.runtime import _access_log as access_log
 from tests.origin import Origin, Reply, serve_origin
 from tests.support import eventually, live_server, validator_named
 

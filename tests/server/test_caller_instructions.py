@@ -13,8 +13,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from evidencekit.server.generated.app import create_app
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.mcp import McpSettings
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._mcp import McpSettings
 from tests.support import AllowAll, ExampleHandlers, live_server
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""Answers checked when their data was written (runtime/checked_answer): sent as they are under the
+"""Answers checked when their data was written (runtime/_checked_answer.py): sent as they are under the
 contract they were checked against, checked again under any other; over REST and MCP alike."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime.checked_answer import CheckedAnswer, checked_answer, checked_frame
-from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.pipeline import OperationPipeline
+from evidencekit.server.runtime._checked_answer import CheckedAnswer, checked_answer, checked_frame
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._pipeline import OperationPipeline
 from tests.support import AllowAll, ExampleHandlers, example_output, live_server, skeleton_app
 
 ASK = {"workspace_id": "11111111-1111-4111-8111-111111111111", "mutation_id": "40000000-0000-4000-8000-000000000001"}

@@ -3,7 +3,7 @@ oldest connection not in a request; past that, a reserve for health checks; then
 
 from __future__ import annotations
 
-from evidencekit.server.runtime.connection_budget import Admission, ConnectionBudget
+from evidencekit.server.runtime._connection_budget import Admission, ConnectionBudget
 
 
 class Conn:

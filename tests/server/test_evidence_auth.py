@@ -10,7 +10,7 @@ import pytest
 from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.store.access import Principal
 from evidencekit.server.generated.models import GetDocumentsInput
-from evidencekit.server.runtime.errors import Forbidden
+from evidencekit.server.runtime._errors import Forbidden
 
 pytestmark = pytest.mark.anyio
 CALLER = Principal(uuid.uuid4(), uuid.uuid4(), "personal_access_token", frozenset({"agent:research"}))

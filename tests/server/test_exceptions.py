@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from evidencekit.server.runtime.app import ServiceApp
+from evidencekit.server.runtime._app import ServiceApp
 
 
 class TeamError(Exception):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evidencekit.server.runtime import heap
+from evidencekit.server.runtime import _heap as heap
 
 
 @pytest.fixture

@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 from starlette.exceptions import HTTPException
 
-from evidencekit.contracts.validation import FieldError
-from evidencekit.server.runtime.errors import (
+from evidencekit.contracts._validation import FieldError
+from evidencekit.server.runtime._errors import (
     ApiError,
     BadRequest,
     PayloadTooLarge,
     RateLimited,
     Unauthorized,
 )
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.http_errors import error_answer
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._http_errors import error_answer
 
 RUNTIME = Path(__file__).resolve().parents[2] / "server" / "runtime"
 
@@ -91,4 +91,4 @@ def test_only_error_answer_writes_an_errors_json() -> None:
     handlers, the bearer check's 401, the serving protocol's refusals and its busy answer). Over HTTP
     only error_answer writes it now; MCP writes it into isError results (mcp.py)."""
     writers = sorted(path.name for path in RUNTIME.glob("*.py") if ".to_json(" in path.read_text())
-    assert writers == ["errors.py", "http_errors.py", "mcp.py"]  # errors.py: ApiError.to_json itself
+    assert writers == ["_errors.py", "_http_errors.py", "_mcp.py"]  # _errors.py: ApiError.to_json itself

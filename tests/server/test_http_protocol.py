@@ -11,7 +11,7 @@ import httpx
 import uvicorn
 from uvicorn.server import ServerState
 
-from evidencekit.server.runtime.http_protocol import (
+from evidencekit.server.runtime._http_protocol import (
     MAX_HEAD_BYTES,
     BoundedHeadHttpTools,
     bounded_protocol,
@@ -508,8 +508,8 @@ def test_the_protocols_refusals_are_the_error_tree_written_to_the_socket() -> No
     `error` and `code` the same word, and no Retry-After on a 503)."""
     import json as json_module
 
-    from evidencekit.server.runtime.errors import ServiceUnavailable
-    from evidencekit.server.runtime.http_protocol import _refusal
+    from evidencekit.server.runtime._errors import ServiceUnavailable
+    from evidencekit.server.runtime._http_protocol import _refusal
 
     written = _refusal(ServiceUnavailable("busy", code="too_many_connections", retry_after=1))
     head, _, body = written.partition(b"\r\n\r\n")

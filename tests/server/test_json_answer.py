@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_core import PydanticSerializationError, to_json
 
-from evidencekit.server.runtime.json_answer import answer_bytes
+from evidencekit.server.runtime._json_answer import answer_bytes
 
 # JSON data as a handler's answer holds it: any text (control characters, U+2028, astral
 # characters), 64-bit integers, finite floats, nesting

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evidencekit.server.runtime import access_log
-from evidencekit.server.runtime.log_queue import BatchedLog, direct_handler
+from evidencekit.server.runtime import _access_log as access_log
+from evidencekit.server.runtime._log_queue import BatchedLog, direct_handler
 from tests.support import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,7 +126,7 @@ def test_a_line_queued_without_a_record_is_written_as_its_record_would_be_in_ord
 def test_the_access_log_of_a_served_process_goes_straight_to_the_log_thread() -> None:
     program = ("import asyncio, logging\n"
                "from evidencekit.server.evidence.env_check import configure_logging\n"
-               "from evidencekit.server.runtime import access_log, log_queue\n"
+               "from evidencekit.server.runtime import _access_log as access_log, _log_queue as log_queue\n"
                "configure_logging('INFO')\n"
                "assert log_queue.direct_handler(access_log.log) is not None\n"
                "async def app(scope, receive, send):\n"
@@ -177,7 +177,7 @@ def test_access_lines_queued_as_lists_read_as_their_records_would_in_order() -> 
 def test_the_access_log_writes_its_lines_straight_to_the_log_thread_and_sees_the_level_within_the_lookup_time() -> None:
     program = ("import asyncio, logging, time\n"
                "from evidencekit.server.evidence.env_check import configure_logging\n"
-               "from evidencekit.server.runtime import access_log\n"
+               "from evidencekit.server.runtime import _access_log as access_log\n"
                "configure_logging('INFO')\n"
                "async def endpoint(scope, receive, send):\n"
                "    await send({'type': 'http.response.start', 'status': 201, 'headers': [(b'x-request-id', b'r7')]})\n"
@@ -207,7 +207,7 @@ def test_a_handler_added_while_serving_sees_the_access_log_within_the_lookup_tim
     added to it (a team's own, say) sees the lines of requests made after that long."""
     program = ("import asyncio, io, logging, time\n"
                "from evidencekit.server.evidence.env_check import configure_logging\n"
-               "from evidencekit.server.runtime import access_log\n"
+               "from evidencekit.server.runtime import _access_log as access_log\n"
                "configure_logging('INFO')\n"
                "async def app(scope, receive, send):\n"
                "    await send({'type': 'http.response.start', 'status': 200, 'headers': []})\n"

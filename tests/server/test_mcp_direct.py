@@ -18,9 +18,9 @@ from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from evidencekit.server.generated.app import create_app
-from evidencekit.server.runtime import mcp_direct
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.mcp import McpSettings
+from evidencekit.server.runtime import _mcp_direct as mcp_direct
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._mcp import McpSettings
 from tests.support import CONTRACTS_DIR, AllowAll, ExampleHandlers, live_server
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -254,7 +254,7 @@ def test_what_the_sdks_parser_refuses_is_the_sdks_to_answer(base: str, monkeypat
 def test_arguments_keep_values_json_cannot_write_compactly() -> None:
     """NaN and infinities (which the SDK's parser reads) reach the typed model as they were sent,
     not as null (orjson's writing of them)."""
-    from evidencekit.server.runtime.mcp import _arguments_json
+    from evidencekit.server.runtime._mcp import _arguments_json
 
     raw, _ = _arguments_json({"x": float("nan"), "y": float("inf"), "z": None})
     assert "NaN" in str(raw) and "Infinity" in str(raw)

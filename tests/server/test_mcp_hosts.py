@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from evidencekit.server.runtime.app import loopback_security
-from evidencekit.server.runtime.mcp_hosts import McpHosts
+from evidencekit.server.runtime._app import loopback_security
+from evidencekit.server.runtime._mcp_hosts import McpHosts
 
 
 def status_of(headers: list[tuple[bytes, bytes]]) -> int:

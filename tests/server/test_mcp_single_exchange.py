@@ -15,7 +15,7 @@ from mcp_types import JSONRPCRequest
 from mcp_types import methods as surfaces
 from pydantic import ValidationError
 
-from evidencekit.server.runtime import mcp_single_exchange as single_exchange
+from evidencekit.server.runtime import _mcp_single_exchange as single_exchange
 
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"

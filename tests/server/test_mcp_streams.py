@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidencekit.server.generated.app import create_app
-from evidencekit.server.runtime import mcp_streams
-from evidencekit.server.runtime.mcp import McpSettings
-from evidencekit.server.runtime.mcp_streams import StreamLimits
+from evidencekit.server.runtime import _mcp_streams as mcp_streams
+from evidencekit.server.runtime._mcp import McpSettings
+from evidencekit.server.runtime._mcp_streams import StreamLimits
 from tests.support import (
     PATIENCE,
     AllowAll,
@@ -149,7 +149,7 @@ class _Errors(logging.Handler):
 
 
 def test_an_idle_answer_that_never_started_is_a_503_the_caller_can_read() -> None:
-    from evidencekit.server.runtime.mcp_streams import McpStreams
+    from evidencekit.server.runtime._mcp_streams import McpStreams
 
     async def silent(scope: Any, receive: Any, send: Any) -> None:
         await receive()
@@ -202,7 +202,7 @@ def test_an_error_of_the_app_behind_comes_out_as_itself() -> None:
     """Not wrapped in an ExceptionGroup, which the host app's exception handlers would not match."""
     import pytest
 
-    from evidencekit.server.runtime.mcp_streams import McpStreams
+    from evidencekit.server.runtime._mcp_streams import McpStreams
 
     async def failing(scope: Any, receive: Any, send: Any) -> None:
         raise ValueError("the app's own error")
@@ -243,7 +243,7 @@ def _call(app: Any, idle: float, meanwhile: Any = None) -> tuple[list[dict[str, 
     moves (in steps of the timer's AGAIN_SECONDS, at most a minute of it): the messages sent, the
     cancellations left asked of the task after it, the seconds it took, and what it raised.
     `meanwhile(loop)`, if given, runs beside the call first."""
-    from evidencekit.server.runtime.mcp_streams import McpStreams
+    from evidencekit.server.runtime._mcp_streams import McpStreams
 
     sent: list[dict[str, Any]] = []
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"content-type", b"application/json")],

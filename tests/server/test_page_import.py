@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evidencekit.contracts.loader import Operation, load_operation, read_json
+from evidencekit.contracts._loader import Operation, load_operation, read_json
 from evidencekit.server.evidence.page_import import (
     PageError,
     detect_language,

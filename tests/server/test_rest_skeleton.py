@@ -12,8 +12,8 @@ import pytest
 
 from evidencekit.server.generated.models import RetrieveInput, RetrieveOutput
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import Conflict, RateLimited
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._errors import Conflict, RateLimited
 from tests.support import ExampleHandlers, example_output, live_server, skeleton_app
 
 WORKSPACE = "11111111-1111-4111-8111-111111111111"
@@ -117,8 +117,8 @@ def test_a_body_sent_in_pieces_is_read_whole(base_url: str) -> None:
 def test_the_body_reader_joins_messages_and_stops_at_the_cap() -> None:
     import asyncio
 
-    from evidencekit.server.runtime.errors import PayloadTooLarge
-    from evidencekit.server.runtime.rest_runtime import read_json_body
+    from evidencekit.server.runtime._errors import PayloadTooLarge
+    from evidencekit.server.runtime._rest_runtime import read_json_body
 
     def receiver(*pieces: bytes) -> Any:
         messages = [{"type": "http.request", "body": piece, "more_body": n < len(pieces) - 1}
@@ -185,7 +185,7 @@ def test_request_ids_are_random_not_a_counter() -> None:
     """A counter behind a fixed prefix would tell callers the server's volume and its restarts."""
     import os
 
-    from evidencekit.server.runtime.request_head import new_request_id
+    from evidencekit.server.runtime._request_head import new_request_id
 
     ids = [new_request_id() for _ in range(200)]
     assert len(set(ids)) == 200 and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
@@ -214,7 +214,7 @@ def test_rest_and_mcp_send_one_error_body(bad_url: str) -> None:
     included (MCP has no Retry-After header; it was added to MCP's body alone)."""
     import anyio
 
-    from evidencekit.testing.mcp_client import call_tool_unchecked, http_session
+    from evidencekit.testing._mcp_client import call_tool_unchecked, http_session
 
     busy = {**REQUEST, "url": "https://e.com/busy"}
     rest = post(bad_url, RETRIEVE.rest_path, json=busy)

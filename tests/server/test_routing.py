@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Host, Mount, Route, Router
 
-from evidencekit.server.runtime.routing import ExactRouter
+from evidencekit.server.runtime._routing import ExactRouter
 
 
 def named(name: str) -> Any:

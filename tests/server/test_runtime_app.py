@@ -15,14 +15,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from evidencekit.contracts.spec import Requirement
+from evidencekit.contracts._spec import Requirement
 from evidencekit.server.generated.app import OPENAPI, create_app
 from evidencekit.server.generated.operations import OPERATIONS, STATUS
-from evidencekit.server.runtime import access_log
-from evidencekit.server.runtime.app import Binding, build_app
-from evidencekit.server.runtime.errors import ApiError
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.mcp import McpSettings
+from evidencekit.server.runtime import _access_log as access_log
+from evidencekit.server.runtime._app import Binding, build_app
+from evidencekit.server.runtime._errors import ApiError
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._mcp import McpSettings
 from tests.support import AllowAll, ExampleHandlers, live_server
 
 BODY = {"workspace_id": str(uuid.uuid4()), "mutation_id": str(uuid.uuid4())}
@@ -62,7 +62,7 @@ def test_a_public_operation_under_a_protected_prefix_still_needs_a_token() -> No
 def test_every_path_the_runtime_serves_itself_is_reserved_from_the_operations() -> None:
     """The loader refuses an operation at a path the runtime routes itself (it would be shadowed):
     the two lists must agree, /docs and /healthz included."""
-    from evidencekit.contracts.loader import reserved_path
+    from evidencekit.contracts._loader import reserved_path
 
     app = app_for(STATUS)
     own = [path for route in app.routes if (path := getattr(route, "path", None)) != STATUS.rest_path]

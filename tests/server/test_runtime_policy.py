@@ -335,7 +335,7 @@ def test_an_operation_at_a_path_the_runtime_serves_itself_is_refused(tmp_path: P
     the runtime's route: the operation was never reached."""
     import shutil
 
-    from evidencekit.codegen.cli import main as codegen
+    from evidencekit.codegen._cli import main as codegen
     from tests.support import LIBRARY_EXAMPLE
 
     project = tmp_path / "library"

@@ -1,4 +1,4 @@
-"""evidencekit.server.runtime.uvicorn_adapter puts uvicorn's httptools protocol behind named hooks and
+"""evidencekit.server.runtime._uvicorn_adapter puts uvicorn's httptools protocol behind named hooks and
 copies its on_response_complete; these tests hold it to what serving relies on, in process (each
 step awaited on the hook that marks it, no waiting for time to pass) and on a real uvicorn server.
 Run them on the lowest and highest uvicorn the pin allows."""
@@ -13,7 +13,7 @@ import httpx
 import uvicorn
 from uvicorn.server import ServerState
 
-from evidencekit.server.runtime.uvicorn_adapter import HttpToolsAdapter
+from evidencekit.server.runtime._uvicorn_adapter import HttpToolsAdapter
 from tests.server.test_http_protocol import RecordingTransport, echo_length, read_all
 from tests.support import live_server
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from evidencekit.codegen.cli import main as codegen
+from evidencekit.codegen._cli import main as codegen
 
 TOOL = "place_order"
 PATH = "/orders"

@@ -19,10 +19,10 @@ from evidencekit.server.generated.operations import (
     SEARCH_DOCUMENTS,
     STATUS,
 )
-from evidencekit.server.runtime.app import Binding, build_app
-from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.mcp import McpSettings, ToolBinding
+from evidencekit.server.runtime._app import Binding, build_app
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._mcp import McpSettings, ToolBinding
 from tests.support import AllowAll, ExampleHandlers
 
 # A uuid of version 0: the MCP output variant admits it, the REST one (versions 1-8) does not.

@@ -21,8 +21,8 @@ from evidencekit.server.generated.models import (
     SearchDocumentsInput,
     StatusInput,
 )
-from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import Conflict, NotFound
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._errors import Conflict, NotFound
 from tests.support import ExampleHandlers, example_output
 
 
@@ -54,7 +54,7 @@ def stdio() -> None:
 
     from evidencekit.server.evidence.auth import evidence_hooks
     from evidencekit.server.generated.app import create_stdio_server
-    from evidencekit.server.runtime.mcp import serve_stdio
+    from evidencekit.server.runtime._mcp import serve_stdio
     from tests.support import AllowAll
 
     server = create_stdio_server(HandlerBugs(), replace(evidence_hooks(), auth=AllowAll()), credential="any")

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from evidencekit.contracts.validation import compile_schema
+from evidencekit.contracts._validation import compile_schema
 from evidencekit.testing.conformance import inputs, mutations
 
 TREE: dict[str, Any] = {

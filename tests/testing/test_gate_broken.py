@@ -16,7 +16,7 @@ import pytest
 from lxml import etree
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.testing.contracts import load_contracts
+from evidencekit.testing._contracts import load_contracts
 from tests.support import (
     CONTRACTS_DIR,
     ExampleHandlers,

@@ -7,10 +7,10 @@ import shlex
 
 import pytest
 
-from evidencekit.testing.answers import curl, jsonrpc_call
-from evidencekit.testing.contracts import load_contracts
-from evidencekit.testing.gate.checks import Answer, applied, first_difference, judge
-from evidencekit.testing.gate.inputs import Pin, PinError
+from evidencekit.testing._answers import curl, jsonrpc_call
+from evidencekit.testing._contracts import load_contracts
+from evidencekit.testing._gate.checks import Answer, applied, first_difference, judge
+from evidencekit.testing._gate.inputs import Pin, PinError
 from tests.support import CONTRACTS_DIR
 
 CONTRACT = load_contracts(CONTRACTS_DIR)["sosoapi_research_evidence_status"]

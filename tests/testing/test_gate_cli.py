@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.contracts.loader import LOCK_NAME, load_operation
+from evidencekit.contracts._loader import LOCK_NAME, load_operation
 from tests.support import CONTRACTS_DIR
 
 CLOSED = "http://127.0.0.1:9"  # nothing listens on the discard port

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.contracts.validation import compile_schema
-from evidencekit.testing.contracts import load_contracts
-from evidencekit.testing.coverage import _MALFORMED
-from evidencekit.testing.gate.coverage import names_place
-from evidencekit.testing.serve import serve_app
+from evidencekit.contracts._validation import compile_schema
+from evidencekit.testing._contracts import load_contracts
+from evidencekit.testing._coverage import _MALFORMED
+from evidencekit.testing._gate.coverage import names_place
+from evidencekit.testing._serve import serve_app
 from tests.testing.coverage_servers import planted_app, publish
 
 PLANTED = {"enum": ("enum broken at $.colour", "colour"),

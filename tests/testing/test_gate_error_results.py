@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evidencekit.testing.gate.error_results import server_failure
+from evidencekit.testing._gate.error_results import server_failure
 
 
 def toolkit(error: str, code: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from evidencekit.cli import main as evidencekit
 from evidencekit.server.evidence.auth import evidence_hooks
 from evidencekit.server.generated.app import create_app
 from evidencekit.testing import conformance
-from evidencekit.testing.target import Target
+from evidencekit.testing._target import Target
 from tests.conformance.test_plugin_catches import identity, plugin_failures
 from tests.support import CONTRACTS_DIR, REPO, AllowAll, live_server
 from tests.testing.handler_bugs import HandlerBugs
@@ -110,14 +110,14 @@ def sdk_server() -> Any:
 def test_a_crash_on_a_server_built_elsewhere_is_reported(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """The SDK answers a tool that raised with an isError result saying only `Error executing tool
     shorten`: reported as REST would report its 500, not taken for a refusal."""
-    from evidencekit.testing.serve import serve_app
+    from evidencekit.testing._serve import serve_app
     from tests.testing.test_gate_peers import publish
 
     server = sdk_server()
     with serve_app(server.streamable_http_app()) as url:
         from anyio.from_thread import start_blocking_portal
 
-        from evidencekit.testing.mcp_client import http_session
+        from evidencekit.testing._mcp_client import http_session
 
         with start_blocking_portal() as portal, portal.wrap_async_context_manager(
                 http_session(f"{url}/mcp", {}, 10)) as session:

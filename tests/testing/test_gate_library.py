@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.codegen.cli import main as codegen
-from evidencekit.testing.serve import serve_app
+from evidencekit.codegen._cli import main as codegen
+from evidencekit.testing._serve import serve_app
 from tests.support import REPO
 
 EXAMPLE = REPO / "examples" / "library"

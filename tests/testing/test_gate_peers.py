@@ -17,9 +17,9 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from evidencekit.cli import main as evidencekit
-from evidencekit.codegen.cli import main as codegen
-from evidencekit.testing.mcp_client import stdio_session
-from evidencekit.testing.serve import serve_app
+from evidencekit.codegen._cli import main as codegen
+from evidencekit.testing._mcp_client import stdio_session
+from evidencekit.testing._serve import serve_app
 from tests.support import REPO
 from tests.testing.peer_servers import independent_library, peer_mcp
 

@@ -32,9 +32,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evidencekit.client.evidence import SETTLED, EvidenceClient, WaitTimeout
-from evidencekit.client.runtime import errors
-from evidencekit.client.runtime.retry import RetryPolicy
-from evidencekit.client.runtime.transport import valid_token
+from evidencekit.client.runtime import _errors as errors
+from evidencekit.client.runtime._retry import RetryPolicy
+from evidencekit.client.runtime._transport import valid_token
 from evidencekit.server.evidence.document_names import as_document_name, document_name
 
 OK, UNSUCCESSFUL, USAGE, REFUSED, UNREACHABLE, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130

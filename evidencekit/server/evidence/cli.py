@@ -61,7 +61,7 @@ def _client(name: str) -> Callable[[list[str]], int]:
 
 def _client_parser(name: str) -> Callable[[], argparse.ArgumentParser]:
     def parser() -> argparse.ArgumentParser:
-        from evidencekit.argparse_adapter import subcommands
+        from evidencekit._argparse_adapter import subcommands
         from evidencekit.client.evidence.cli import build_parser
 
         return subcommands(build_parser())[name]
@@ -104,13 +104,13 @@ worker = _command("a worker process (several may share PostgreSQL)", "", module=
 admin = _command("workspaces, users, members, tokens", "...", module="admin")
 import_pages = _command("take the vendor's published pages into contracts/", "PAGE...", module="page_import")
 
-SHELLS = ("bash", "zsh", "tcsh", "fish")  # as `evidencekit completion` (evidencekit.completion.SHELLS)
+SHELLS = ("bash", "zsh", "tcsh", "fish")  # as `evidencekit completion` (evidencekit._completion.SHELLS)
 
 
 def command_tree() -> argparse.ArgumentParser:
     """`research-evidence`'s commands as completion sees them (and `completion` itself)."""
-    from evidencekit.completion import build_parser as completion_parser
-    from evidencekit.completion import tree_of
+    from evidencekit._completion import build_parser as completion_parser
+    from evidencekit._completion import tree_of
 
     parsers = {name: [command.parser()] for name, command in COMMANDS.items() if command.parser is not None}
     helps = {name: command.help for name, command in COMMANDS.items()}
@@ -120,7 +120,7 @@ def command_tree() -> argparse.ArgumentParser:
 
 def completion(argv: list[str]) -> int:
     """`research-evidence completion bash|zsh|tcsh|fish`: written as `evidencekit completion` is."""
-    from evidencekit.completion import main as completion_main
+    from evidencekit._completion import main as completion_main
 
     return completion_main(argv, PROG, command_tree)
 

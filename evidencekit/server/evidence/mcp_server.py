@@ -1,6 +1,6 @@
 """The service's MCP settings and its stdio command (`research-evidence mcp`).
 
-The surface itself is the toolkit's (evidencekit.server.runtime.mcp, bound in the generated app):
+The surface itself is the toolkit's (evidencekit.server.runtime._mcp, bound in the generated app):
 what this module adds is the service's own: its tool profile and output-schema settings, the
 instructions and result notes (poll status next; retrieved text is untrusted), and a stdio process
 that also runs the worker. Over HTTP the bearer token authenticates; over stdio SOSOAPI_ACCESS_TOKEN does.
@@ -19,16 +19,16 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server
 
-from evidencekit.contracts.spec import OperationSpec
+from evidencekit.contracts._spec import OperationSpec
 from evidencekit.server.evidence.auth import evidence_hooks
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.handlers import EvidenceHandlers
 from evidencekit.server.evidence.search_share import credential_share
 from evidencekit.server.generated.app import create_stdio_server, tool_bindings
-from evidencekit.server.runtime.log_queue import flush_logs
-from evidencekit.server.runtime.mcp import McpSettings, serve_stdio
-from evidencekit.server.runtime.mcp import listed_tools as runtime_listed_tools
-from evidencekit.server.runtime.mcp_streams import StreamLimits
+from evidencekit.server.runtime._log_queue import flush_logs
+from evidencekit.server.runtime._mcp import McpSettings, serve_stdio
+from evidencekit.server.runtime._mcp import listed_tools as runtime_listed_tools
+from evidencekit.server.runtime._mcp_streams import StreamLimits
 
 log = logging.getLogger("evidencekit.mcp")
 UNAUTHENTICATED = ("not authenticated: a valid bearer token (HTTP) or SOSOAPI_ACCESS_TOKEN (stdio) "

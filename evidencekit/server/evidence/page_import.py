@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidencekit.contracts.loader import MANIFEST_NAME, ContractError, check_rest_path, read_json
+from evidencekit.contracts._loader import MANIFEST_NAME, ContractError, check_rest_path, read_json
 
 CREDENTIAL_KINDS = ("user_session", "delegated_oauth", "personal_access_token")
 ROLES = ("viewer", "editor", "admin", "owner")
@@ -383,9 +383,9 @@ def import_page(page: Path, root: Path) -> ImportReport:
 
 def import_pages(pages: list[Path], contracts: Path) -> int:
     """Import every page (each is read before any is written) and print what changed."""
-    from evidencekit.codegen.lock import lock_problems
-    from evidencekit.codegen.schema_diff import diff_schemas, format_changes
-    from evidencekit.contracts.loader import load_operations
+    from evidencekit.codegen._lock import lock_problems
+    from evidencekit.codegen._schema_diff import diff_schemas, format_changes
+    from evidencekit.contracts._loader import load_operations
 
     read = [(page, *read_page_file(page, contracts)) for page in pages]  # every page reads, or none is written
     for page, facts, operation in read:
@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     """`research-evidence import-pages PAGE...` (scripts/import_contract): the service's page importer."""
     import sys
 
-    from evidencekit.codegen.config import ConfigError, load_config
+    from evidencekit.codegen._config import ConfigError, load_config
 
     args = build_parser().parse_args(argv)
     try:

@@ -22,7 +22,7 @@ from evidencekit.server.evidence.store.db import (
     sqlite_path,
 )
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.runtime import serving
+from evidencekit.server.runtime import _serving as serving
 
 READ_SECONDS_ENV = "EVIDENCEKIT_REQUEST_READ_SECONDS"
 PER_CLIENT_ENV = "EVIDENCEKIT_MAX_CONNECTIONS_PER_CLIENT"

@@ -29,8 +29,8 @@ from evidencekit.server.generated.models import (
     StatusOutput,
     StatusOutputData,
 )
-from evidencekit.server.runtime.checked_answer import CheckedAnswer
-from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime._checked_answer import CheckedAnswer
+from evidencekit.server.runtime._context import RequestContext
 
 
 class Handlers(Protocol):

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evidencekit.server.runtime.context import RequestContext
+from evidencekit.server.runtime._context import RequestContext
 from pydantic import MISSING
 
 from library_api.generated.models import (

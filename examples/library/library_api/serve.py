@@ -12,10 +12,10 @@ import os
 import secrets
 import sys
 
-from evidencekit.server.runtime import serving
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.server.runtime.log_queue import log_off_the_loop
-from evidencekit.server.runtime.mcp import serve_stdio
+from evidencekit.server.runtime import _serving as serving
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._log_queue import log_off_the_loop
+from evidencekit.server.runtime._mcp import serve_stdio
 from starlette.applications import Starlette
 
 from library_api.auth import WRITE, Caller, TokenAuth
@@ -45,7 +45,7 @@ def app(token: str) -> Starlette:
 
 def main() -> None:
     # What `evidencekit serve` does: uvicorn with the toolkit's hardened protocol and connection
-    # budget, logs written off the event loop (evidencekit.server.runtime.serving)
+    # budget, logs written off the event loop (evidencekit.server.runtime._serving)
     log_off_the_loop("INFO")
     serving.run(app(librarian_token()), serving.listen(HOST, PORT))
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from evidencekit.client.runtime import errors
-from evidencekit.server.runtime.hooks import ServiceHooks
-from evidencekit.testing.serve import serve_app
+from evidencekit.client.runtime import _errors as errors
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.testing._serve import serve_app
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from evidencekit.contracts.loader import load_operation
+from evidencekit.contracts._loader import load_operation
 from evidencekit.server.evidence.retrieval.outcomes import OUTCOMES, markdown_table
 from tests.support import CONTRACTS_DIR
 from tests.support import REPO as PROJECT_ROOT

@@ -9,7 +9,7 @@ from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.models import Token, User, Workspace
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.runtime.errors import Forbidden, Unauthorized
+from evidencekit.server.runtime._errors import Forbidden, Unauthorized
 from tests.support import admitted
 
 pytestmark = pytest.mark.anyio

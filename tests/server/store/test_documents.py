@@ -86,9 +86,9 @@ async def test_a_token_without_the_research_capability_reads_no_documents(store:
     from evidencekit.server.evidence.store import access
     from evidencekit.server.evidence.store.models import User
     from evidencekit.server.generated.operations import GET_DOCUMENTS
-    from evidencekit.server.runtime.context import RequestContext
-    from evidencekit.server.runtime.errors import Forbidden
-    from evidencekit.server.runtime.pipeline import OperationPipeline
+    from evidencekit.server.runtime._context import RequestContext
+    from evidencekit.server.runtime._errors import Forbidden
+    from evidencekit.server.runtime._pipeline import OperationPipeline
 
     lab = await Workspace.create(name="lab")
     await settle_page(lab, "https://example.com/notes", "https://example.com/notes", "Notes.")

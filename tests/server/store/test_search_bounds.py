@@ -26,8 +26,8 @@ from evidencekit.server.evidence.store import access, search_index
 from evidencekit.server.evidence.store.models import User, Workspace
 from evidencekit.server.evidence.store.sql import dialect_params, is_postgres_connection
 from evidencekit.server.generated.models import SearchDocumentsInput
-from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import RateLimited
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._errors import RateLimited
 from tests.server.store.test_search_documents import parents, settle_page
 from tests.server.store.test_service import principal_in
 from tests.support import alternating_cpu_seconds

@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from evidencekit.contracts.spec import OperationSpec
+from evidencekit.contracts._spec import OperationSpec
 from evidencekit.server.evidence.auth import EvidenceAuth
 from evidencekit.server.evidence.service import EvidenceService, RateLimited, ServiceSettings
 from evidencekit.server.evidence.store import access
 from evidencekit.server.evidence.store.models import Receipt, User, Workspace
 from evidencekit.server.evidence.store.receipts import MutationConflict
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
-from evidencekit.server.runtime.checked_answer import CheckedAnswer, answer_data
-from evidencekit.server.runtime.errors import Forbidden
+from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
+from evidencekit.server.runtime._errors import Forbidden
 from tests.support import admitted
 
 pytestmark = pytest.mark.anyio
@@ -131,7 +131,7 @@ async def test_status_given_a_receipt_id_points_to_its_mutation_id_only_in_its_o
     MCP a note naming the mutation_id to use; another workspace's receipt is never named."""
     from evidencekit.server.evidence.handlers import EvidenceHandlers
     from evidencekit.server.generated.models import StatusInput
-    from evidencekit.server.runtime.context import RequestContext
+    from evidencekit.server.runtime._context import RequestContext
 
     lab, other = await Workspace.create(name="lab"), await Workspace.create(name="other")
     handlers = EvidenceHandlers(EvidenceService(ServiceSettings(retrieve_per_minute=100)))

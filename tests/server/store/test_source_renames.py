@@ -22,7 +22,7 @@ from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.models import Workspace
 from evidencekit.server.evidence.store.receipts import RetrieveRequest
-from evidencekit.server.runtime.checked_answer import CheckedAnswer, answer_data
+from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
 from tests.server.store.test_receipts import RESULT
 from tests.server.store.test_service import principal_in
 

@@ -18,10 +18,10 @@ from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.store.status_answer import ANSWER_VERSION
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime.checked_answer import CheckedAnswer
-from evidencekit.server.runtime.context import RequestContext
-from evidencekit.server.runtime.errors import ContractViolation
-from evidencekit.server.runtime.pipeline import OperationPipeline
+from evidencekit.server.runtime._checked_answer import CheckedAnswer
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._errors import ContractViolation
+from evidencekit.server.runtime._pipeline import OperationPipeline
 from tests.server.store.test_receipts import RESULT, WORKSPACE, contract_errors, request
 from tests.support import AllowAll
 

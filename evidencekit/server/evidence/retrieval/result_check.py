@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidencekit.contracts.validation import FieldError, validator_for
+from evidencekit.contracts._validation import FieldError, validator_for
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
 
 ENVELOPE: dict[str, Any] = {

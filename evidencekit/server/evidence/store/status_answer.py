@@ -24,7 +24,7 @@ from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.receipts import as_retrieval
 from evidencekit.server.evidence.store.timestamps import as_datetime
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime.checked_answer import (
+from evidencekit.server.runtime._checked_answer import (
     CheckedAnswer,
     Frame,
     checked_answer,

@@ -1,0 +1,209 @@
+"""One Starlette app from an adopting service's bound operations: REST routes, `/mcp` (Streamable
+HTTP, stateless), `/openapi.json`, `/docs`, `/healthz`, the bearer check, the access log and errors
+in one JSON shape.
+
+The generated `create_app(handlers, hooks)` of each project calls `build_app`, and returns its app:
+the service adds its own routes (a health check that asks its database, say), mounts, middleware
+and exception handlers to it as to any Starlette app, and its lifespan (its database, its workers).
+An operation cannot take the runtime's own paths (contracts._loader.RESERVED_PATHS).
+
+Every request takes one path through the app's one middleware stack:
+
+    ServerErrors (exceptions: Starlette's ServerErrorMiddleware, lighter; the 500 handler is
+    http_errors.ErrorHandler, or the team's)
+      the team's middleware (`middleware`, `add_middleware`), outermost first
+        AccessLog (access_log: one line per request)
+          BearerAuth (bearer: the protected paths' bearer check)
+            Exceptions (exceptions: Starlette's ExceptionMiddleware, lighter; the handlers of
+            http_errors and the team's)
+              ExactRouter (routing: Starlette's router, fixed paths found by lookup)
+                the operations' endpoints (rest_runtime), /mcp, /openapi.json, /docs, the
+                team's routes and mounts, /healthz
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
+
+from evidencekit.contracts._spec import OperationSpec
+from evidencekit.server.runtime._access_log import AccessLog
+from evidencekit.server.runtime._api_docs import docs_routes
+from evidencekit.server.runtime._bearer import BearerAuth, BearerCheck, Protected
+from evidencekit.server.runtime._body_limit import BodyLimit
+from evidencekit.server.runtime._caller_instructions import CallerInstructions
+from evidencekit.server.runtime._exceptions import Exceptions, ServerErrors
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._http_errors import contract_headers, exception_handlers
+from evidencekit.server.runtime._mcp import (
+    SettingsSource,
+    ToolBinding,
+    ToolCaller,
+    build_server,
+    current,
+)
+from evidencekit.server.runtime._mcp_direct import McpDirect
+from evidencekit.server.runtime._mcp_hosts import McpHosts
+from evidencekit.server.runtime._mcp_streams import McpStreams
+from evidencekit.server.runtime._pipeline import Handler
+from evidencekit.server.runtime._rest_runtime import MAX_BODY_BYTES, operation_endpoint
+from evidencekit.server.runtime._routing import ExactRouter
+
+MCP_PATH = "/mcp"
+HEALTHZ_PATH = "/healthz"
+Lifespan = Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """An operation and the handler that serves it (bound in generated code)."""
+
+    spec: OperationSpec
+    handler: Handler
+
+
+def loopback_security(*extra_hosts: str) -> TransportSecuritySettings:
+    """Host and Origin checks for /mcp (DNS rebinding): loopback, plus the given public hostnames."""
+    hosts = [host for loopback in ("127.0.0.1", "localhost", "[::1]") for host in (loopback, f"{loopback}:*")]
+    for public in extra_hosts:
+        hosts += [public, f"{public}:*"]  # with no port: the scheme's default (80, 443)
+    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+# The JSON-RPC envelope around a tool's arguments (method, id, names): room for it on /mcp
+MCP_ENVELOPE_BYTES = 4096
+
+
+def mcp_body_limit(tools: Sequence[ToolBinding]) -> int:
+    """The largest /mcp message taken: the largest tool's arguments and the envelope around them
+    (each tool's own limit is checked on its arguments: mcp.ToolCaller)."""
+    return max((binding.spec.max_request_bytes for binding in tools), default=MAX_BODY_BYTES) + MCP_ENVELOPE_BYTES
+
+
+class ServiceApp(Starlette):
+    """The app `build_app` makes: a Starlette app, extended as any (`add_route`, `mount`,
+    `add_middleware`, `add_exception_handler`, `routes`, `state`), whose router is an ExactRouter
+    and whose error middlewares are Starlette's, lighter (_exceptions.py)."""
+
+    def __init__(self, *, routes: Sequence[BaseRoute], lifespan: Lifespan, **options: Any) -> None:
+        super().__init__(routes=routes, lifespan=lifespan, **options)
+        self.router = ExactRouter(routes, lifespan=lifespan)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        """Starlette's stack (Starlette.build_middleware_stack), with its two error middlewares
+        lighter (_exceptions.py)."""
+        error_handler = None
+        handlers: dict[Any, Any] = {}
+        for key, value in self.exception_handlers.items():
+            if key in (500, Exception):
+                error_handler = value
+            else:
+                handlers[key] = value
+        middleware = [Middleware(ServerErrors, handler=error_handler, debug=self.debug),
+                      *([Middleware(RequestBodyLimitMiddleware, max_body_size=self.max_body_size)]
+                        if self.max_body_size is not None else []),
+                      *self.user_middleware, Middleware(Exceptions, handlers=handlers, debug=self.debug)]
+        app: ASGIApp = self.router
+        for cls, args, kwargs in reversed(middleware):
+            app = cls(app, *args, **kwargs)
+        return app
+
+
+def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
+              mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
+              lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
+              protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = (),
+              docs_title: str | None = "API", healthz: bool = True) -> ServiceApp:
+    """The service's Starlette app. `protected_prefixes`: more paths (beneath each) that need a
+    bearer token besides the operations that declare `auth` and /mcp. `middleware` (outermost
+    first) wraps every route, the operations' included, as does a middleware added later
+    (`add_middleware`, before the app serves). `docs_title`: the title of the interactive
+    documentation at /docs (api_docs); None serves none. `healthz`: a `GET /healthz` answering 200
+    `{"status": "ok"}` while the app serves (for a load balancer; no token needed, whatever the
+    protected prefixes), unless `routes` has its own at that path, which is served instead (and
+    protected as the project says)."""
+    specs = [binding.spec for binding in operations]
+    hashes = contract_headers(specs)
+    check = BearerCheck(hooks, hashes)
+    endpoints: dict[tuple[str, str], ASGIApp] = {
+        (binding.spec.rest_method or "POST", binding.spec.rest_path): operation_endpoint(binding.spec, binding.handler, hooks)
+        for binding in operations if binding.spec.rest_path}
+    # the default /healthz: public, unless the project serves its own there (or none)
+    default_health = healthz and not any(getattr(route, "path", None) == HEALTHZ_PATH for route in routes)
+    # /mcp needs a token only when every tool does (a 401 with its challenge, as OAuth clients
+    # expect); with public tools beside protected ones, a call without one goes on anonymously and
+    # a protected tool answers an isError result that says what is missing (the pipeline's check)
+    needs = [binding.spec.requirement.authenticated for binding in tools]
+    every_tool_authenticated = bool(needs) and all(needs)
+    protects = Protected(
+        paths=[binding.spec.rest_path for binding in operations
+               if binding.spec.rest_path and binding.spec.requirement.authenticated],
+        prefixes=(*protected_prefixes, *([MCP_PATH] if every_tool_authenticated else [])),
+        optional=[] if every_tool_authenticated else [MCP_PATH], public=[HEALTHZ_PATH] if default_health else [])
+    # The Host/Origin checks are McpHosts' (JSON errors); the SDK's own are left off, and its body
+    # limit is the tools' (BodyLimit's), not its 4 MiB
+    caller = ToolCaller(tools, hooks, mcp)
+    server = build_server(caller)
+    # JSON answers (json_response): mcp_direct's, and the SDK's for what it leaves (a
+    # 2026-07-28 call is then answered in the request's own task, ~25% cheaper than its event
+    # stream); the tools send no notifications while they run, which only a stream could carry
+    sessions = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True,
+                                            security_settings=TransportSecuritySettings(
+                                                enable_dns_rebinding_protection=False),
+                                            max_request_body_size=mcp_body_limit(tools))
+    # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended;
+    # plain requests answered as JSON (mcp_direct), the rest by the SDK
+    mcp_endpoint = McpStreams(McpHosts(BodyLimit(CallerInstructions(
+        McpDirect(StreamableHTTPASGIApp(sessions), caller, server), lambda: current(mcp).caller_instructions),
+        mcp_body_limit(tools)), mcp_security or loopback_security()), lambda: current(mcp).streams)
+    document = openapi.read_bytes()
+
+    async def openapi_json(_: Request) -> Response:
+        return Response(document, media_type="application/json")
+
+    @contextlib.asynccontextmanager
+    async def run(app: Starlette) -> AsyncIterator[None]:
+        async with sessions.run():  # the MCP session manager runs inside the host app's lifespan
+            if lifespan is None:
+                yield
+            else:
+                async with lifespan(app):
+                    yield
+
+    all_routes: list[BaseRoute] = [
+        *(Route(path, endpoint, methods=[method]) for (method, path), endpoint in endpoints.items()),
+        Route("/openapi.json", openapi_json),
+        *(docs_routes(docs_title) if docs_title is not None else []),
+        Route(MCP_PATH, mcp_endpoint),
+        *routes,
+        *([Route(HEALTHZ_PATH, healthy, methods=["GET"])] if default_health else []),
+    ]
+    return ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
+                      middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
+
+
+async def healthy(_: Request) -> Response:
+    """The default health check: the app is up and answering."""
+    return JSONResponse({"status": "ok"})
+
+
+def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,
+                 credential: str | None) -> Server[Any]:
+    """The MCP server for `evidencekit.server.runtime._mcp.serve_stdio`, acting with `credential`."""
+    return build_server(ToolCaller(tools, hooks, mcp, stdio_credential=credential))

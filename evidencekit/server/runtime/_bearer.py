@@ -1,0 +1,103 @@
+"""Bearer authentication for the REST and MCP HTTP surfaces: the caller's principal, or a JSON 401.
+
+The service's `Auth` says who a credential belongs to; this asks it once per request on the paths
+that need a caller (the operations that declare `auth`, and /mcp) and keeps the answer in
+`scope["state"]["principal"]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evidencekit.server.runtime._access_log import logged_path
+from evidencekit.server.runtime._auth import UNAUTHENTICATED, bearer_secret
+from evidencekit.server.runtime._errors import Unauthorized
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._http_errors import RawHeaders, error_answer
+from evidencekit.server.runtime._request_head import header_values
+
+
+class BearerCheck:
+    """`await check(scope, receive, send)`: True with the principal in the scope's state when the
+    request's bearer token is good; else the request is answered here (401; 503 when the service
+    says the lookup met an outage) and False."""
+
+    def __init__(self, hooks: ServiceHooks, hashes: Mapping[str, RawHeaders]) -> None:
+        self.auth = hooks.auth
+        self.hooks = hooks
+        self.hashes = hashes  # each operation's contract hash header, by its path (http_errors.contract_headers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        headers = header_values(scope)
+        try:
+            principal = await self.auth.authenticate(bearer_secret(headers.get(b"authorization", "")))
+        except Exception as exc:  # the token lookup met an outage (503), or a bug (500)
+            where = f"the bearer check of {scope['method']} {logged_path(scope)}"
+            answer = error_answer(exc, scope, hooks=self.hooks, where=where, headers=self.hashes.get(scope["path"], ()))
+            await answer(scope, receive, send)
+            return False
+        if principal is None:
+            challenge = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
+            answer = error_answer(Unauthorized(UNAUTHENTICATED, challenge=challenge), scope,
+                                  headers=self.hashes.get(scope["path"], ()))
+            await answer(scope, receive, send)
+            return False
+        scope.setdefault("state", {})["principal"] = principal
+        return True
+
+
+class Protected:
+    """Which paths need a caller: exact paths, and everything beneath a prefix (the prefix itself too).
+    `optional`: paths where a credential is checked when one is sent, and a request without one goes
+    on anonymously (/mcp with public tools beside protected ones: each tool call then says what it
+    needs). `public`: paths never protected, whatever the prefixes (the default /healthz, for a load
+    balancer)."""
+
+    def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = (), optional: Iterable[str] = (),
+                 public: Iterable[str] = ()) -> None:
+        self._paths = frozenset(paths)
+        self._public = frozenset(public)
+        self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
+        self._beneath = tuple(root + "/" for root in self._roots)
+        self.optional = frozenset(optional)
+
+    def __call__(self, path: str) -> bool:
+        return (path in self._paths or path in self._roots or path.startswith(self._beneath)) and (
+            path not in self._public)
+
+
+_NEVER, _ALWAYS, _SENT = 0, 1, 2  # whether a path needs a caller: no, yes, when a credential is sent
+_KEPT_PATHS = 1024  # paths whose answer is kept (the operations' few, mostly; any path can be asked)
+
+
+class BearerAuth:
+    """Middleware: `check` on the protected paths (what `protects` says of a path kept, for the
+    operations' paths asked on every request)."""
+
+    def __init__(self, app: ASGIApp, check: BearerCheck, protects: Protected) -> None:
+        self.app = app
+        self.check = check
+        self.protects = protects
+        self._needs: dict[str, int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        needs = self._needs.get(path)
+        if needs is None:
+            needs = self._decide(path)
+        if needs == _NEVER or (needs == _SENT and b"authorization" not in header_values(scope)) or \
+                await self.check(scope, receive, send):
+            await self.app(scope, receive, send)
+
+    def _decide(self, path: str) -> int:
+        needs = _ALWAYS if self.protects(path) else _SENT if path in self.protects.optional else _NEVER
+        if len(self._needs) >= _KEPT_PATHS:
+            self._needs.clear()
+        self._needs[path] = needs
+        return needs

@@ -1,0 +1,101 @@
+"""One operation call, whichever surface it came in on: validate the input against the contract,
+enforce the declared requirement, parse, call the handler, check the answer against every published
+output variant (or take an answer checked when its data was written: checked_answer). REST
+(rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP (mcp) `run` for its data.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evidencekit.contracts._spec import OperationSpec
+from evidencekit.contracts._validation import FieldError, validator_for
+from evidencekit.contracts._wire import parse, wire_data
+from evidencekit.server.runtime._auth import UNAUTHENTICATED, Auth, check_caller
+from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._errors import BadRequest, ContractViolation
+from evidencekit.server.runtime._json_answer import answer_bytes
+
+Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any] | CheckedAnswer]]
+
+
+def model_errors(exc: ValidationError) -> list[FieldError]:
+    return [
+        FieldError("$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]),
+                   e["msg"], e["type"])
+        for e in exc.errors()
+    ]
+
+
+_LOGS = {"rest": logging.getLogger("evidencekit.rest"), "mcp": logging.getLogger("evidencekit.mcp")}
+_ANSWER = {"rest": "response", "mcp": "result"}
+
+
+class OperationPipeline:
+    """An operation's spec, its handler and the service's auth, bound once. `unauthenticated`: the
+    401 message of this surface (over stdio there is no header to send)."""
+
+    def __init__(self, spec: OperationSpec, handler: Handler, auth: Auth,
+                 unauthenticated: str = UNAUTHENTICATED) -> None:
+        self.spec = spec
+        self.handler = handler
+        self.auth = auth
+        self.unauthenticated = unauthenticated
+        self.validators = validator_for(spec)
+        self._checked = spec.requirement.authenticated
+        self._role = spec.requirement.minimum_role
+
+    async def run(self, body: Any, raw: bytes | str, context: RequestContext,
+                  caller: Callable[[], Awaitable[Any]] | None = None) -> Any:
+        """The answer's JSON data; ApiError for anything the caller should be told. `raw` is the
+        body's JSON text, which the typed model parses (pydantic-core, faster than from `body`);
+        `caller` finds the principal when the context has none, once the input is known valid."""
+        answer = await self.checked(body, raw, context, caller)
+        return answer_data(answer) if isinstance(answer, CheckedAnswer) else answer
+
+    async def answer(self, body: Any, raw: bytes | str, context: RequestContext,
+                     caller: Callable[[], Awaitable[Any]] | None = None) -> bytes:
+        """`run`'s answer as the JSON text it is sent as (json_answer.answer_bytes)."""
+        answer = await self.checked(body, raw, context, caller)
+        return answer.body if isinstance(answer, CheckedAnswer) else answer_bytes(answer)
+
+    async def checked(self, body: Any, raw: bytes | str, context: RequestContext,
+                      caller: Callable[[], Awaitable[Any]] | None = None) -> Any:
+        """The answer's JSON data, or the handler's CheckedAnswer when it was checked against
+        this contract."""
+        spec = self.spec
+        errors = self.validators.input_errors(body)  # every variant: see OperationValidator.input_errors
+        if errors:
+            names = ", ".join(dict.fromkeys(error.path for error in errors))
+            raise BadRequest(f"request does not match the contract: {names}",
+                             code="validation_failed", fields=errors)
+        try:
+            payload = parse(spec.input_model, raw)
+        except ValidationError as exc:  # the contract accepted it; the model must too
+            raise BadRequest("request does not match the contract", code="validation_failed",
+                             fields=model_errors(exc)) from None
+        if self._checked:
+            if context.principal is None and caller is not None:
+                context.principal = await caller()
+            check_caller(spec, context.principal, self.unauthenticated)
+            if self._role:
+                await self.auth.check_role(context.principal, self._role, payload)
+        answer = await self.handler(payload, context)
+        if isinstance(answer, CheckedAnswer):
+            if answer.contract_hash == spec.contract_hash:
+                return answer
+            answer = answer_data(answer)  # checked against another contract: checked again here
+        data = wire_data(answer)
+        violations = self.validators.output_errors(data)
+        if violations:
+            surface = context.surface if context.surface in _LOGS else "rest"
+            _LOGS[surface].error("contract violation in %s %s (request %s): %s", spec.name, _ANSWER[surface],
+                                 context.request_id,
+                                 "; ".join(f"[{v.variant}] {v.path} {v.message}" for v in violations))
+            raise ContractViolation(f"the server produced a {_ANSWER[surface]} that violates its contract")
+        return data

@@ -1,0 +1,159 @@
+"""The REST surface of one operation: read the JSON body, run the operation's pipeline, answer.
+
+The app factory (_app.py) routes one `OperationEndpoint` per operation the generated `rest.py`
+binds. The endpoint is a plain ASGI app rather than a Starlette request/response function: a
+polled operation pays for Starlette's Request, Response and exception wrappers more than for the
+work they wrap (measured on the evidence service's status read). It answers its own errors, through
+http_errors.error_answer as every other error is answered, except an exception the app has a
+handler of the team's for (`app.add_exception_handler`): that one goes up to the handler, as it
+would from any Starlette endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from pydantic_core import from_json
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
+
+from evidencekit.contracts._loader import CONTRACT_HASH_PATTERN
+from evidencekit.contracts._notes import NOTE_HEADER, header_value
+from evidencekit.contracts._query import from_query
+from evidencekit.contracts._spec import OperationSpec
+from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime._errors import BadRequest, PayloadTooLarge, PreconditionFailed
+from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._http_errors import error_answer, handled_by_app
+from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
+from evidencekit.server.runtime._request_head import (
+    CONTRACT_HASH_KEY,
+    CONTRACT_NEWER_HEADER,
+    REQUEST_ID_KEY,
+    header_values,
+    request_id_for,
+)
+
+log = logging.getLogger("evidencekit.rest")
+
+MAX_BODY_BYTES = 64 * 1024
+NOTE_KEY = NOTE_HEADER.lower().encode()
+_HASH_FORM = re.compile(CONTRACT_HASH_PATTERN.strip("^$"))
+
+
+async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: int = MAX_BODY_BYTES) -> bytes:
+    """The whole request body, refused (PayloadTooLarge) as soon as it is known to pass `limit`."""
+    declared = headers.get(b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        raise ClientDisconnect()
+    body: bytes = message.get("body", b"")
+    if message.get("more_body", False):  # rare: most bodies arrive in one message, used as is
+        pieces = bytearray(body)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            pieces += message.get("body", b"")
+            if len(pieces) > limit:
+                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            if not message.get("more_body", False):
+                break
+        body = bytes(pieces)
+    if len(body) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    return body
+
+
+async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
+                         limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
+    """The raw body and its parsed JSON, refused early when too large or not JSON."""
+    body = await read_body(receive, headers, limit)
+    content_type = headers.get(b"content-type", "")
+    if content_type != "application/json" and content_type.split(";")[0].strip().lower() not in ("application/json", ""):
+        raise BadRequest("request body must be application/json", code="unsupported_media_type")
+    try:  # pydantic-core's parser: the one the typed model reads the body with, ~10x json.loads
+        return body, from_json(body, cache_strings=False)
+    except ValueError as exc:  # not UTF-8 JSON, too deep, a lone surrogate, an integer past 4300 digits
+        raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
+
+
+async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """One JSON response, `body` written by json_answer.answer_bytes."""
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class OperationEndpoint:
+    """An ASGI app that serves one operation exactly as its contract says."""
+
+    def __init__(self, spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> None:
+        assert spec.rest_variant is not None
+        self.spec = spec
+        self.hooks = hooks
+        self.pipeline = OperationPipeline(spec, handler, hooks.auth)
+        self._hash_header = [(CONTRACT_HASH_KEY, spec.contract_hash.encode())]
+        variant = spec.schemas.get(spec.rest_variant or "")
+        self._query_schema = variant.input_schema if spec.rest_method == "GET" and variant is not None else None
+        # a client of an earlier compatible contract is told its own hash (the answer is valid under
+        # it, so clients that predate the newer header keep working) and the newer one beside it
+        newer = (CONTRACT_NEWER_HEADER.lower().encode(), spec.contract_hash.encode())
+        self._compatible = {known: [(CONTRACT_HASH_KEY, known.encode()), newer] for known in spec.compatible_hashes}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = header_values(scope)
+        request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+        hash_headers = self._compatible.get(headers.get(CONTRACT_HASH_KEY, "").strip(), self._hash_header)
+        notes: list[str] = []  # the handler's (RequestContext.notes): X-Note headers beside the body
+        try:
+            body = await self._answer(scope, receive, headers, request_id, notes)
+        except ClientDisconnect:
+            log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
+            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        except Exception as exc:  # contract and handler errors, answered here unless the team handles them
+            if handled_by_app(scope, exc):
+                raise  # an exception handler the team added answers it (Starlette's rules)
+            answer = error_answer(exc, scope, request_id=request_id, hooks=self.hooks,
+                                  where=f"{self.spec.name} (request {request_id})", headers=hash_headers)
+            await answer(scope, receive, send)
+            return
+        await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers,
+                                                               *((NOTE_KEY, header_value(n).encode()) for n in notes)])
+
+    async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str,
+                      notes: list[str]) -> bytes:
+        spec = self.spec
+        sent = headers.get(CONTRACT_HASH_KEY)
+        expected = "" if sent is None else sent.strip()
+        if sent is not None and not _HASH_FORM.fullmatch(expected):  # sent empty too: no contract hash
+            raise BadRequest(f"X-Contract-Hash must be a contract hash (sha256: and 16 hex digits), not {expected[:80]!r}",
+                             code="invalid_contract_hash")
+        if expected and expected != spec.contract_hash and expected not in self._compatible:  # refused before anything is done
+            raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
+                                     f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
+        if self._query_schema is not None:  # a GET: the input is the query string
+            body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
+                              self._query_schema)
+            raw = json.dumps(body).encode()
+            if len(raw) > spec.max_request_bytes:
+                raise PayloadTooLarge(f"the query is larger than {spec.max_request_bytes} bytes")
+        else:
+            raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
+        state = scope.setdefault("state", {})
+        context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
+        return await self.pipeline.answer(body, raw, context)
+
+
+def operation_endpoint(spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> OperationEndpoint:
+    return OperationEndpoint(spec, handler, hooks)
