@@ -14,6 +14,8 @@ from importlib import metadata
 from evidencekit.commands import NotInstalled, available, help_line, installed
 from evidencekit.commands import run as run_installed
 
+__all__ = ["main", "version"]  # what the installed `evidencekit` script and the service's --version call
+
 HEAD = """usage: evidencekit COMMAND [ARGS]   (evidencekit COMMAND --help for each; --version)
 
 toolkit (run from a project whose pyproject.toml has [tool.evidencekit.codegen]):

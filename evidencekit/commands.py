@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 
+__all__ = ["Command"]  # the rest serves the `evidencekit` command itself
+
 GROUP = "evidencekit.commands"
 
 

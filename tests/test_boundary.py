@@ -23,7 +23,7 @@ PACKAGE = ROOT / "evidencekit"
 TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
            "evidencekit.client.runtime", "evidencekit.testing", "evidencekit.cli", "evidencekit.commands",
            "evidencekit._completion", "evidencekit._fish_completion", "evidencekit._argparse_adapter",
-           "evidencekit.__main__")
+           "evidencekit._exports", "evidencekit.__main__")
 # The research-evidence service, its generated code and its command (server.evidence.cli), which it
 # offers to `evidencekit` through entry points.
 SERVICE = ("evidencekit.server.evidence", "evidencekit.server.generated", "evidencekit.client.evidence",

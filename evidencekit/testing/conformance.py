@@ -2,13 +2,13 @@
 
 Turn it on in the project's `tests/conftest.py`:
 
-    pytest_plugins = ["evidencekit.testing.conformance"]
+    from evidencekit.testing import Target, serve_app   # not from the plugin module: see _target.py
 
-    from evidencekit.testing._target import Target   # not from the plugin module: see _target.py
+    pytest_plugins = ["evidencekit.testing.conformance"]
 
     @pytest.fixture(scope="session")
     def conformance_target():
-        with serve_app(create_app(MyHandlers())) as base_url:   # evidencekit.testing._serve
+        with serve_app(create_app(MyHandlers())) as base_url:
             yield Target(base_url, headers={"Authorization": "Bearer ..."})
 
 and collect the tests in one module: `from evidencekit.testing.conformance import
@@ -42,10 +42,11 @@ from evidencekit.testing._gate.results import CHECKS, OperationReport
 from evidencekit.testing._gate.runner import Options, run_surface
 from evidencekit.testing._gate.targets import Target as SurfaceTarget
 from evidencekit.testing._gate.targets import Unreachable
-from evidencekit.testing._strategies import inputs, mutations
 from evidencekit.testing._target import Target
 
-__all__ = ["Prepare", "Target", "inputs", "mutations", "test_mcp_conformance", "test_rest_conformance"]
+# The plugin's public names: the two tests a project collects (Target, Prepare and the strategies are
+# evidencekit.testing's)
+__all__ = ["test_mcp_conformance", "test_rest_conformance"]
 
 NO_SUCCESS = ("no generated valid input got a successful answer, so no answer was checked against the "
               "contract; give the target a credential that may call it, or adapt the inputs with a "

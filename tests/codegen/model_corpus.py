@@ -31,7 +31,7 @@ from evidencekit.codegen._config import load_config
 from evidencekit.codegen._models import ModelNote, render_model
 from evidencekit.codegen._openapi import openapi_document
 from evidencekit.contracts._loader import ContractError, Operation, load_operation
-from evidencekit.testing.conformance import inputs, mutations
+from evidencekit.testing import inputs, mutations
 from evidencekit.testing._model_agreement import Agreement, agreement, constructs, examples
 
 CORPUS = Path(__file__).resolve().parent / "corpus"

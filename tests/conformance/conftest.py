@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from evidencekit.testing._target import Target
-from evidencekit.testing.conformance import Prepare
+from evidencekit.testing import Prepare, Target
 from tests.support import running_service
 
 # Every generated URL points at a closed loopback port: nothing leaves the machine.

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from evidencekit.contracts._validation import compile_schema
-from evidencekit.testing.conformance import inputs, mutations
+from evidencekit.testing import inputs, mutations
 
 TREE: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
