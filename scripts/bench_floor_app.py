@@ -23,7 +23,7 @@ from evidencekit.server.evidence.store.access import RESEARCH
 from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.generated.models import StatusInput
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
+from evidencekit.server.runtime import CheckedAnswer, answer_data
 from evidencekit.server.runtime._json_answer import answer_bytes
 
 VALIDATORS = validator_for(STATUS)

@@ -94,7 +94,7 @@ async def cpu_per_request(app: App, token: str, bodies: list[bytes], batches: in
 
     for number in range(50):  # warm: caches filled, statements prepared
         await batch(number)
-    from evidencekit.server.runtime._log_queue import flush_logs
+    from evidencekit.server.runtime import flush_logs
 
     flush_logs()
     before = time.process_time()
@@ -130,7 +130,7 @@ async def one_side(side: str, token: str, workspace: str, bodies_file: Path, bat
     from evidencekit.server.runtime import _heap as heap
 
     if side == "logged":
-        from evidencekit.server.runtime._log_queue import log_off_the_loop
+        from evidencekit.server.runtime import log_off_the_loop
 
         log_off_the_loop("INFO", (bodies_file.parent / "access.log").open("a"))
     if side in ("service", "logged"):

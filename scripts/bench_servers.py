@@ -162,10 +162,8 @@ def serve(side: str, port: int, project: Path) -> None:
         from library_api.handlers import Catalogue  # type: ignore[import-not-found]
         from library_api.serve import hooks_for  # type: ignore[import-not-found]
 
+        from evidencekit.server.runtime import McpSettings, StreamLimits, log_off_the_loop
         from evidencekit.server.runtime import _serving as serving
-        from evidencekit.server.runtime._log_queue import log_off_the_loop
-        from evidencekit.server.runtime._mcp import McpSettings
-        from evidencekit.server.runtime._mcp_streams import StreamLimits
 
         catalogue = Catalogue()
         loaded = json.loads(Path(os.environ["BENCH_LIBRARY_BOOKS"]).read_text())

@@ -185,7 +185,7 @@ def stub_code(operations: list[Operation], package: str) -> str:
     """The stubs and their imports, to paste by hand where they could not be appended."""
     names = sorted({f"{op.class_prefix}{kind}" for op in operations for kind in ("Input", "OutputData")})
     return "\n".join([f"from {package}.models import {', '.join(names)}",
-                      "from evidencekit.server.runtime._context import RequestContext", "",
+                      "from evidencekit.server.runtime import RequestContext", "",
                       *(line for op in operations for line in ("", *stub_method(op)))])
 
 
@@ -217,7 +217,7 @@ def append_stubs(handlers: HandlersModule, operations: list[Operation], package:
     if set(names) - bound:
         imports.append(f"from {package}.models import {', '.join(name for name in names if name not in bound)}")
     if "RequestContext" not in bound:
-        imports.append("from evidencekit.server.runtime._context import RequestContext")
+        imports.append("from evidencekit.server.runtime import RequestContext")
     class_start = min([cls.lineno, *(node.lineno for node in cls.decorator_list)])
     before = [node for node in tree.body if (node.end_lineno or 0) < class_start]
     at = max((node.end_lineno or 0 for node in before if isinstance(node, ast.Import | ast.ImportFrom)),
@@ -271,8 +271,10 @@ def stubs(handlers: HandlersModule, config: CodegenConfig) -> list[str]:
 _ERROR = re.compile(r"^(?P<file>.+?):(?P<line>\d+): error: (?P<message>.*?)(?:  \[[a-z-]+\])?$")
 
 # The toolkit's runtime modules the generated protocol's types come from: read (silently), so that
-# CheckedAnswer and RequestContext are what they are, not Any.
-RUNTIME_MODULES = ("evidencekit.server.runtime._checked_answer", "evidencekit.server.runtime._context")
+# CheckedAnswer and RequestContext are what they are, not Any: the public package the protocol and the
+# handlers import them from, and the private modules that hold them.
+RUNTIME_MODULES = ("evidencekit.server.runtime", "evidencekit.server.runtime._checked_answer",
+                   "evidencekit.server.runtime._context")
 
 
 def _method_at(cls: ast.ClassDef | None, line: int) -> str | None:

@@ -85,7 +85,7 @@ def _handlers(package: str, folder: Path) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from evidencekit.server.runtime._context import RequestContext",
+        "from evidencekit.server.runtime import RequestContext",
         "",
         f"from {package}.generated.models import (",
         *(f"    {op.class_prefix}{kind}," for op in operations for kind in ("Input", "OutputData")),
@@ -105,7 +105,7 @@ def _handlers(package: str, folder: Path) -> str:
 def _app(package: str) -> str:
     return f'''"""The app: `evidencekit serve {package}.app:create` (REST, /mcp, /openapi.json) and
 `evidencekit mcp {package}.app:create_stdio` (the tools over stdio). Pass `hooks=ServiceHooks(auth=...)`
-to create_app once an operation declares `auth` (evidencekit.server.runtime._auth.Auth).
+to create_app once an operation declares `auth` (evidencekit.server.runtime.Auth).
 
 create_app returns a Starlette app whose routes are the operations: add your own routes, mounts,
 middleware and exception handlers to it in `create` (`app.add_route(...)`, `app.mount(...)`,
@@ -139,8 +139,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from evidencekit.testing._serve import serve_app
-from evidencekit.testing._target import Target
+from evidencekit.testing import Target, serve_app
 
 from {package}.app import create
 

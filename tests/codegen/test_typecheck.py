@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from evidencekit.server.generated.models import GetDocumentsInput, GetDocumentsOutput, RetrieveInput, RetrieveOutput, SearchDocumentsInput, SearchDocumentsOutputData, StatusInput, StatusOutput
 from evidencekit.client.generated.client import AsyncClient, Client
-from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime import RequestContext
 from evidencekit.server.generated.handlers import Handlers
 from evidencekit.server.generated.app import create_app
 
@@ -53,7 +53,7 @@ async def use_async(client: AsyncClient) -> int:
 
 WRONG = '''
 from evidencekit.server.generated.models import StatusInput, StatusOutput
-from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime import RequestContext
 from evidencekit.server.generated.handlers import Handlers
 
 

@@ -19,8 +19,8 @@ from evidencekit.client.generated.models import (
     SearchDocumentsOutput,
     StatusOutput,
 )
-from evidencekit.client.runtime._errors import ClientError
-from evidencekit.client.runtime._retry import (
+from evidencekit.client.runtime import (
+    ClientError,
     RetryPolicy,
     call_with_retries,
     call_with_retries_async,

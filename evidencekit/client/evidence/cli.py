@@ -32,8 +32,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evidencekit.client.evidence import SETTLED, EvidenceClient, WaitTimeout
+from evidencekit.client.runtime import RetryPolicy
 from evidencekit.client.runtime import _errors as errors
-from evidencekit.client.runtime._retry import RetryPolicy
 from evidencekit.client.runtime._transport import valid_token
 from evidencekit.server.evidence.document_names import as_document_name, document_name
 

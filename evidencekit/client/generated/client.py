@@ -20,7 +20,7 @@ from evidencekit.client.generated.models import (
     StatusInput,
     StatusOutput,
 )
-from evidencekit.client.runtime._transport import AsyncTransport, OperationRef, SyncTransport, answer
+from evidencekit.client.runtime import AsyncTransport, OperationRef, SyncTransport, answer
 
 GET_DOCUMENTS = OperationRef(
     "get_documents", "POST", "/research-api/documents", "sha256:cebc3cbd84cfb0fa"

@@ -23,8 +23,7 @@ from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.evidence.store.models import Workspace
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
 from evidencekit.server.generated.app import create_app as create_generated_app
-from evidencekit.server.runtime._app import loopback_security
-from evidencekit.server.runtime._errors import NotFound
+from evidencekit.server.runtime import NotFound, loopback_security
 
 
 async def resource_metadata(request: Request) -> Response:

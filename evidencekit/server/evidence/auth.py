@@ -23,8 +23,7 @@ from evidencekit.server.evidence.store.access import (
 )
 from evidencekit.server.evidence.store.outage import is_store_outage
 from evidencekit.server.generated.models import GetDocumentsInput, SearchDocumentsInput
-from evidencekit.server.runtime._errors import Forbidden
-from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime import Forbidden, ServiceHooks
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 STORE_OUTAGE = "the database is unavailable; retry later (every operation is safe to repeat)"

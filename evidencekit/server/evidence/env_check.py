@@ -118,7 +118,7 @@ def configure_logging(default: str) -> None:
     thread of its own, off the event loop. DEBUG is DEBUG for DEBUG_LOGGERS only."""
     import logging
 
-    from evidencekit.server.runtime._log_queue import log_off_the_loop
+    from evidencekit.server.runtime import log_off_the_loop
 
     level = (os.environ.get(LOG_LEVEL_ENV, "").strip() or default).upper()
     log_off_the_loop("INFO" if level == "DEBUG" else level)

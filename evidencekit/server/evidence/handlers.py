@@ -13,7 +13,7 @@ import uuid
 from typing import cast
 from urllib.parse import urlsplit
 
-from evidencekit.contracts._validation import FieldError
+from evidencekit.contracts import FieldError
 from evidencekit.server.evidence.documents import NOT_FOUND, UnknownDocument, get_documents
 from evidencekit.server.evidence.fetch.policy import EgressPolicy, egress_cause, unsafe_cause
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
@@ -32,14 +32,15 @@ from evidencekit.server.generated.models import (
     StatusInput,
     StatusOutputData,
 )
-from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
-from evidencekit.server.runtime._context import RequestContext
-from evidencekit.server.runtime._errors import (
+from evidencekit.server.runtime import (
     BadRequest,
+    CheckedAnswer,
     Conflict,
     NotFound,
     RateLimited,
+    RequestContext,
     Unauthorized,
+    answer_data,
 )
 
 

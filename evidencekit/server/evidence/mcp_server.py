@@ -19,16 +19,14 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server
 
-from evidencekit.contracts._spec import OperationSpec
+from evidencekit.contracts import OperationSpec
 from evidencekit.server.evidence.auth import evidence_hooks
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.handlers import EvidenceHandlers
 from evidencekit.server.evidence.search_share import credential_share
 from evidencekit.server.generated.app import create_stdio_server, tool_bindings
-from evidencekit.server.runtime._log_queue import flush_logs
-from evidencekit.server.runtime._mcp import McpSettings, serve_stdio
+from evidencekit.server.runtime import McpSettings, StreamLimits, flush_logs, serve_stdio
 from evidencekit.server.runtime._mcp import listed_tools as runtime_listed_tools
-from evidencekit.server.runtime._mcp_streams import StreamLimits
 
 log = logging.getLogger("evidencekit.mcp")
 UNAUTHENTICATED = ("not authenticated: a valid bearer token (HTTP) or SOSOAPI_ACCESS_TOKEN (stdio) "

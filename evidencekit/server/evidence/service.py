@@ -20,7 +20,7 @@ from evidencekit.server.evidence.store.models import Receipt, Workspace
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.status_answer import status_of
 from evidencekit.server.evidence.store.ttl_cache import TTLCache
-from evidencekit.server.runtime._checked_answer import CheckedAnswer
+from evidencekit.server.runtime import CheckedAnswer
 
 RATE_ENV = "EVIDENCEKIT_RETRIEVE_PER_MINUTE"
 

@@ -18,9 +18,16 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
-from evidencekit.server.runtime._app import Lifespan, build_app, loopback_security, stdio_server
-from evidencekit.server.runtime._hooks import ServiceHooks
-from evidencekit.server.runtime._mcp import McpSettings, SettingsSource, ToolBinding
+from evidencekit.server.runtime import (
+    Lifespan,
+    McpSettings,
+    ServiceHooks,
+    SettingsSource,
+    ToolBinding,
+    build_app,
+    loopback_security,
+    stdio_server,
+)
 from evidencekit.server.generated.handlers import Handlers
 from evidencekit.server.generated.mcp_tools import TOOLS_BY_NAME
 from evidencekit.server.generated.operations import (
@@ -93,7 +100,7 @@ def create_stdio_server(
     mcp: SettingsSource | None = None,
     credential: str | None = None,
 ) -> Server[Any]:
-    """The MCP server to run with `evidencekit.server.runtime._mcp.serve_stdio`; every call acts with
+    """The MCP server to run with `evidencekit.server.runtime.serve_stdio`; every call acts with
     `credential` (authenticated by `hooks.auth`)."""
     return stdio_server(
         tool_bindings(handlers), hooks or ServiceHooks(), mcp or McpSettings(name=TITLE), credential

@@ -29,8 +29,7 @@ from evidencekit.server.generated.models import (
     StatusOutput,
     StatusOutputData,
 )
-from evidencekit.server.runtime._checked_answer import CheckedAnswer
-from evidencekit.server.runtime._context import RequestContext
+from evidencekit.server.runtime import CheckedAnswer, RequestContext
 
 
 class Handlers(Protocol):

@@ -7,7 +7,7 @@
 
 """What the generated server and client know about each operation."""
 
-from evidencekit.contracts._spec import OperationSpec, Requirement, VariantSchemas
+from evidencekit.contracts import OperationSpec, Requirement, VariantSchemas
 from evidencekit.server.generated.models import (
     GetDocumentsInput,
     GetDocumentsOutput,

@@ -8,7 +8,7 @@
 """The REST surface's operations bound to their handlers; serving, validation and error mapping
 live in evidencekit.server.runtime."""
 
-from evidencekit.server.runtime._app import Binding
+from evidencekit.server.runtime import Binding
 from evidencekit.server.generated.handlers import Handlers
 from evidencekit.server.generated.operations import (
     GET_DOCUMENTS,

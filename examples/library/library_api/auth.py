@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evidencekit.server.runtime._errors import Forbidden
+from evidencekit.server.runtime import Forbidden
 
 WRITE = "catalog:write"
 
@@ -24,7 +24,7 @@ class Caller:
 
 
 class TokenAuth:
-    """The `Auth` the runtime plugs in (evidencekit.server.runtime._auth): a fixed table of tokens."""
+    """The `Auth` the runtime plugs in (evidencekit.server.runtime.Auth): a fixed table of tokens."""
 
     def __init__(self, tokens: Mapping[str, Caller]) -> None:
         self.tokens = dict(tokens)

@@ -12,8 +12,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evidencekit.server.runtime._context import RequestContext
-from pydantic import MISSING
+from evidencekit.server.runtime import MISSING, RequestContext
 
 from library_api.generated.models import (
     AddBookInput,

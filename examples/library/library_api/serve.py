@@ -12,10 +12,7 @@ import os
 import secrets
 import sys
 
-from evidencekit.server.runtime import _serving as serving
-from evidencekit.server.runtime._hooks import ServiceHooks
-from evidencekit.server.runtime._log_queue import log_off_the_loop
-from evidencekit.server.runtime._mcp import serve_stdio
+from evidencekit.server.runtime import ServiceHooks, listen, log_off_the_loop, serve, serve_stdio
 from starlette.applications import Starlette
 
 from library_api.auth import WRITE, Caller, TokenAuth
@@ -45,9 +42,9 @@ def app(token: str) -> Starlette:
 
 def main() -> None:
     # What `evidencekit serve` does: uvicorn with the toolkit's hardened protocol and connection
-    # budget, logs written off the event loop (evidencekit.server.runtime._serving)
+    # budget, logs written off the event loop
     log_off_the_loop("INFO")
-    serving.run(app(librarian_token()), serving.listen(HOST, PORT))
+    serve(app(librarian_token()), listen(HOST, PORT))
 
 
 def stdio() -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from evidencekit.testing._serve import serve_app
-from evidencekit.testing._target import Target
+from evidencekit.testing import Target, serve_app
 
 from library_api.generated.app import create_app
 from library_api.handlers import SAMPLE_BOOKS, Catalogue

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from evidencekit.client.runtime import _errors as errors
-from evidencekit.server.runtime._hooks import ServiceHooks
-from evidencekit.testing._serve import serve_app
+from evidencekit.client.runtime import BadRequest, Forbidden, Unauthorized
+from evidencekit.server.runtime import ServiceHooks
+from evidencekit.testing import serve_app
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -77,26 +77,26 @@ def test_optional_fields_not_sent_are_null_in_the_answer(base_url: str) -> None:
 
 
 def test_an_invalid_input_is_a_400_naming_every_field(base_url: str) -> None:
-    with Client(base_url, token=LIBRARIAN) as client, pytest.raises(errors.BadRequest) as refused:
+    with Client(base_url, token=LIBRARIAN) as client, pytest.raises(BadRequest) as refused:
         client.add_book({"title": "", "authors": [], "format": "scroll", "published_on": "1974-02-30",
                          "cover_url": "not a uri", "shelf": 3})
     assert refused.value.code == "validation_failed"
     fields = {field["field"] for field in refused.value.fields}
     assert {"$.title", "$.authors", "$.format", "$.published_on", "$.cover_url"} <= fields, fields
-    with Client(base_url) as client, pytest.raises(errors.BadRequest) as refused:
+    with Client(base_url) as client, pytest.raises(BadRequest) as refused:
         client.search_books({"query": "x", "limit": 51})
     assert [field["field"] for field in refused.value.fields] == ["$.limit"]
 
 
 def test_writing_needs_a_token_granted_catalog_write(base_url: str) -> None:
     with Client(base_url) as anonymous:
-        with pytest.raises(errors.Unauthorized) as refused:
+        with pytest.raises(Unauthorized) as refused:
             anonymous.add_book(DISPOSSESSED)
         assert refused.value.headers["www-authenticate"] == "Bearer"
         assert anonymous.search_books({"query": ""}).total == 2  # reading is public
-    with Client(base_url, token="wrong-token") as stranger, pytest.raises(errors.Unauthorized):
+    with Client(base_url, token="wrong-token") as stranger, pytest.raises(Unauthorized):
         stranger.add_book(DISPOSSESSED)
-    with Client(base_url, token=READER) as reader, pytest.raises(errors.Forbidden) as refused:
+    with Client(base_url, token=READER) as reader, pytest.raises(Forbidden) as refused:
         reader.add_book(DISPOSSESSED)
     assert refused.value.code == "missing_capability"
 

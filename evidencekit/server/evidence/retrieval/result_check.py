@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidencekit.contracts._validation import FieldError, validator_for
+from evidencekit.contracts import FieldError
+from evidencekit.contracts._validation import validator_for
 from evidencekit.server.generated.operations import RETRIEVE, STATUS
 
 ENVELOPE: dict[str, Any] = {

@@ -24,12 +24,7 @@ from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.receipts import as_retrieval
 from evidencekit.server.evidence.store.timestamps import as_datetime
 from evidencekit.server.generated.operations import STATUS
-from evidencekit.server.runtime._checked_answer import (
-    CheckedAnswer,
-    Frame,
-    checked_answer,
-    checked_frame,
-)
+from evidencekit.server.runtime import CheckedAnswer, Frame, checked_answer, checked_frame
 
 _RESULT = ("retrieval", "result")
 # What a stored answer was made by: the status contract (its hash) and this code. Bump the version
