@@ -80,6 +80,33 @@ def test_an_operation_added_after_init_gets_a_stub_that_check_flags(
     assert (project / "demo" / "handlers.py").read_text().count("async def farewell") == 1  # appended once
 
 
+def test_a_handler_reading_an_optional_field_without_narrowing_it_is_refused(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An optional field the caller left out is MISSING, not None: `is not None` lets it through to
+    code that fails when it runs (a 500), `is MISSING` narrows it (docs/toolkit.md, "Public API")."""
+    greet = project / "contracts" / "greet"
+    schema = json.loads((greet / "mcp.input.schema.json").read_text())
+    rewrite(greet / "mcp.input.schema.json",
+            properties={**schema["properties"], "mark": {"type": "string", "maxLength": 3}})
+    rewrite(greet / "manifest.json", version="2")  # outside git, the lock cannot tell what changed
+    assert run(project, capsys, "lock", "--accept-breaking", "--reason", "an optional mark")[0] == 0
+    handlers = project / "demo" / "handlers.py"
+    made = handlers.read_text()
+    body = 'return {"greeting": f"Hello, {payload.name}!"}'
+    assert body in made
+    handlers.write_text(made.replace(body, 'mark = payload.mark if payload.mark is not None else "!"\n'
+                                           '        return {"greeting": "Hello, " + payload.name + mark}'))
+    code, _, err = run(project, capsys, "generate")
+    assert code == 1, err
+    line = next(line for line in err.splitlines() if "Handlers.greet" in line)
+    assert line.startswith("demo/handlers.py:") and '"MISSING"' in line, line
+    handlers.write_text(made.replace(body, 'mark = "!" if payload.mark is MISSING else payload.mark\n'
+                                           '        return {"greeting": "Hello, " + payload.name + mark}').replace(
+        "from evidencekit.server.runtime import RequestContext", "from evidencekit.server.runtime import MISSING, RequestContext"))
+    code, _, err = run(project, capsys, "generate")
+    assert code == 0, err
+
+
 def test_without_mypy_the_type_check_is_skipped_in_one_line(
         project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(handler_check, "mypy_installed", lambda: False)

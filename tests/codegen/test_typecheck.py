@@ -90,7 +90,8 @@ def test_a_handler_that_breaks_the_interface_does_not(tmp_path: Path) -> None:
 
 
 def test_the_library_examples_handlers_answer_typed_json_data(tmp_path: Path) -> None:
-    """The example answers with its contracts' JSON data (`<Op>OutputData`): typed all the same."""
+    """The example answers with its contracts' JSON data (`<Op>OutputData`): typed all the same; it
+    reads an optional field the caller may leave out as docs/toolkit.md says (`is MISSING`)."""
     project = tmp_path / "library"
     shutil.copytree(PROJECT_ROOT / "examples" / "library", project, ignore=shutil.ignore_patterns(
         "generated", "contracts.lock.json", ".venv", "__pycache__", ".pytest_cache", ".hypothesis"))
@@ -105,3 +106,10 @@ def test_the_library_examples_handlers_answer_typed_json_data(tmp_path: Path) ->
                                                      'return {"books": found[:limit], "count": len(found)}'))
     wrong = mypy(str(handlers), path=project)
     assert wrong.returncode == 1 and "SearchBooksOutputData" in wrong.stdout, wrong.stdout
+    # `is not None` holds for MISSING too (a 500 when the caller leaves `limit` out): refused until narrowed
+    documented = "limit = DEFAULT_LIMIT if payload.limit is MISSING else payload.limit"
+    assert documented in handlers.read_text()
+    handlers.write_text(handlers.read_text().replace('"count": len(found)', '"total": len(found)').replace(
+        documented, "limit = payload.limit if payload.limit is not None else DEFAULT_LIMIT"))
+    unnarrowed = mypy(str(handlers), path=project)
+    assert unnarrowed.returncode == 1 and "MISSING" in unnarrowed.stdout, unnarrowed.stdout
