@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.public_api import private_uses
 from tests.support import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,5 +68,8 @@ def test_init_from_contracts_already_written_gives_a_stub_per_operation(tmp_path
     for operation in ("add_book", "get_book", "search_books"):
         assert f"async def {operation}(self, payload:" in handlers
     assert handlers.count("raise NotImplementedError") == 3
+    written = sorted((tmp_path / "library").rglob("*.py"))  # what init wrote, its generated code included
+    assert len(written) > 10
+    assert [use for path in written for use in private_uses(path.read_text(), str(path.relative_to(tmp_path)))] == []
     again = evidencekit("init", "library", cwd=tmp_path)
     assert again.returncode == 2 and "init starts a new project" in again.stderr  # nothing is overwritten
