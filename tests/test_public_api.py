@@ -130,3 +130,13 @@ def test_an_import_past_the_public_api_is_found() -> None:
         "x.py: from evidencekit.commands import help_line",
         "x.py: pytest_plugins: evidencekit.testing._gate.cli",
     ]
+
+
+def test_the_docs_public_api_section_names_every_public_module_and_name() -> None:
+    page = (ROOT / "docs" / "toolkit.md").read_text(encoding="utf-8")
+    section = page[page.index("\n## Public API\n"):page.index("\n## ", page.index("\n## Public API\n") + 1)]
+    rows = {row.split("|")[1].strip().strip("`"): row for row in section.splitlines() if row.startswith("| `evidencekit.")}
+    assert sorted(rows) == sorted(PUBLIC_MODULES)
+    missing = [f"{name}.{exported}" for name in PUBLIC_MODULES
+               for exported in importlib.import_module(name).__all__ if f"`{exported}`" not in rows[name]]
+    assert missing == []
