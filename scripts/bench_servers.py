@@ -6,7 +6,7 @@ Builds the library example (examples/library: lock and generate its contracts in
 as a team would), loads the same 50 books into it and into its peers, and measures them in
 interleaved rounds with wrk (2 threads, 32 connections, loopback), each serving one process:
 
-ours           the example's app served the documented way (`serving.run`, logs off the event
+ours           the example's app served the documented way (`serve`, logs off the event
                loop: what `python -m library_api.serve` and `evidencekit serve` do), log level
                WARNING (no access log)
 ours_logged    the same at INFO: one access line per request, written to a file
@@ -162,8 +162,13 @@ def serve(side: str, port: int, project: Path) -> None:
         from library_api.handlers import Catalogue  # type: ignore[import-not-found]
         from library_api.serve import hooks_for  # type: ignore[import-not-found]
 
-        from evidencekit.server.runtime import McpSettings, StreamLimits, log_off_the_loop
-        from evidencekit.server.runtime import _serving as serving
+        from evidencekit.server.runtime import (
+            McpSettings,
+            StreamLimits,
+            listen,
+            log_off_the_loop,
+            serve,
+        )
 
         catalogue = Catalogue()
         loaded = json.loads(Path(os.environ["BENCH_LIBRARY_BOOKS"]).read_text())
@@ -173,8 +178,8 @@ def serve(side: str, port: int, project: Path) -> None:
         # wrk's 32 connections are one client: /mcp's limit of calls in progress per credential
         # (McpSettings.streams, 8 by default) is set above them, as a team serving one busy client would
         settings = McpSettings(name="Library catalogue API", streams=StreamLimits(per_credential=64))
-        serving.run(create_app(catalogue, hooks_for(os.environ["LIBRARY_API_TOKEN"]), mcp=settings),
-                    serving.listen("127.0.0.1", port))
+        serve(create_app(catalogue, hooks_for(os.environ["LIBRARY_API_TOKEN"]), mcp=settings),
+              listen("127.0.0.1", port))
         return
     import uvicorn
 
