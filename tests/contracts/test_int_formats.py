@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 from evidencekit.codegen._model_schema import model_schema
-from evidencekit.contracts._validation import INT_RANGES, compile_fast, compile_quick, compile_schema
+from evidencekit.contracts._validation import (
+    INT_RANGES,
+    compile_fast,
+    compile_quick,
+    compile_schema,
+)
 
 
 def verdicts(schema: dict[str, Any], value: object) -> tuple[bool, bool, bool]:

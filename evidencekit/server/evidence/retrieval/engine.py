@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import httpx
@@ -36,8 +36,8 @@ from evidencekit.server.evidence.parse import (
 from evidencekit.server.evidence.parse.pool import HtmlParser, ParseTimeout
 from evidencekit.server.evidence.parse.text import first_language, looks_binary
 from evidencekit.server.evidence.retrieval import limits
-from evidencekit.server.evidence.retrieval.page_words import read_page, words_key
 from evidencekit.server.evidence.retrieval.outcomes import PARTIAL_PRIORITY, failure_status, outcome
+from evidencekit.server.evidence.retrieval.page_words import read_page, words_key
 from evidencekit.server.evidence.retrieval.result_check import result_violations
 from evidencekit.server.evidence.source_urls import shown_url
 
