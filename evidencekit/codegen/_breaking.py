@@ -14,14 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evidencekit.codegen._manifest_diff import manifest_changes
-from evidencekit.codegen._policy_diff import (
-    DEFAULT_MAX_REQUEST_BYTES,
-    PolicyChange,
-    policy_changes,
-    request_limit,
-)
+from evidencekit.codegen._policy_diff import PolicyChange, policy_changes
 from evidencekit.codegen._schema_diff import POLICIES, Direction, Policy, diff_schemas
 from evidencekit.contracts._loader import Operation
+from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES, request_limit
 
 
 @dataclass(frozen=True)

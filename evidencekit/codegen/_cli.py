@@ -20,7 +20,6 @@ from evidencekit.codegen._gate import ACCEPT_HINT, LockDecision, against, decide
 from evidencekit.codegen._handler_check import DriftReport, handlers_drift
 from evidencekit.codegen._lock import lock_problems, write_lock
 from evidencekit.codegen._locked import merge_base
-from evidencekit.codegen._policy_diff import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.codegen._schema_diff import POLICIES
 from evidencekit.codegen._ways_out import flag_mismatch, lenient_alternative, lenient_hint
 from evidencekit.contracts._examples import example_problems
@@ -31,6 +30,7 @@ from evidencekit.contracts._loader import (
     load_operations,
     read_json,
 )
+from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.contracts._validation import engine_problems
 
 

@@ -12,8 +12,9 @@
     version = "1.0.0"                   # optional: the OpenAPI version (default: the contract hashes)
     max_request_bytes = 65536           # optional: the largest request body (an operation's manifest
                                         # may set its own `max_request_bytes`); 413 past it
-    allowed_hosts = ["api.example.com"] # optional: hostnames /mcp answers to besides loopback
-                                        # (DNS rebinding protection; any port, http and https origins)
+    allowed_hosts = ["api.example.com"] # optional: hostnames the app answers to besides loopback, on
+                                        # every route but /healthz (DNS rebinding protection; any
+                                        # port; /mcp takes their http and https origins)
     healthz = false                     # optional: serve no GET /healthz (default true: 200
                                         # {"status": "ok"}, no token; a route of the project's own
                                         # at /healthz, given to create_app, is served instead)
@@ -46,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from evidencekit.codegen._breaking import Compatibility
-from evidencekit.codegen._policy_diff import DEFAULT_MAX_REQUEST_BYTES
 from evidencekit.contracts._loader import ContractError
+from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES
 
 TABLE = "[tool.evidencekit.codegen]"
 _KEYS = {"contracts", "package", "client_package", "source_root", "docs", "title", "version", "errors",

@@ -25,8 +25,8 @@ from evidencekit.codegen._breaking import (
 )
 from evidencekit.codegen._lock import History, history_of, read_lock
 from evidencekit.codegen._locked import contracts_at, earlier_versions, locked_operation
-from evidencekit.codegen._policy_diff import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.contracts._loader import Operation
+from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES, request_limit
 
 ACCEPT_HINT = ("to accept it: raise the major `version` in the operation's manifest.json, then run "
                "`evidencekit codegen lock --accept-breaking --reason \"why clients must move\"`")

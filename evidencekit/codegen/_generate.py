@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import pprint
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from evidencekit.codegen._views import (
 )
 from evidencekit.contracts._examples import example_payloads
 from evidencekit.contracts._loader import load_operations
+from evidencekit.contracts._spec import OperationSpec
 
 
 def _pyrepr(value: Any) -> str:
@@ -45,6 +46,11 @@ _env = jinja2.Environment(
     autoescape=False,
 )
 _env.filters["pyrepr"] = _pyrepr
+
+
+# What a generated OperationSpec leaves out where the value is the spec's own default (contracts._policy's)
+SPEC_DEFAULTS = {spec_field.name: spec_field.default for spec_field in fields(OperationSpec)
+                 if spec_field.name in ("success_status", "max_request_bytes", "mcp_text_content")}
 
 
 def render(template: str, **context: Any) -> str:
@@ -96,7 +102,7 @@ def plan(config: CodegenConfig) -> Plan:
         docstring="Generated from the contracts: models, operation specs, the handler interface, REST routes, "
                   "MCP tools, the app factory and the OpenAPI document.")
     python[f"{server}/operations.py"] = render(
-        "operations.py.jinja", header=everything, operations=views, package=package)
+        "operations.py.jinja", header=everything, operations=views, package=package, defaults=SPEC_DEFAULTS)
     python[f"{server}/schemas.py"] = render(
         "schemas.py.jinja", header=everything, schemas={op.name: variant_schemas(op) for op in operations})
     python[f"{server}/handlers.py"] = render(

@@ -21,8 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evidencekit.codegen._policy_diff import DEFAULT_MAX_REQUEST_BYTES, request_limit
 from evidencekit.contracts._loader import LOCK_NAME, Operation, canonical_json
+from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES, request_limit
 
 LOCK_COMMENT = "Pinned contract hashes. Update with `evidencekit codegen lock` after reviewing `evidencekit codegen diff`."
 

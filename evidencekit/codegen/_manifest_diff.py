@@ -47,9 +47,9 @@ def manifest_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[boo
 
 def _without_names(manifest: dict[str, Any], key: str) -> Any:
     """manifest[key] less what is compared elsewhere (the MCP tool name and annotations, the REST
-    method, path and success statuses, the variant each surface serves)."""
+    method, path and success statuses, the variant each surface serves, the MCP text content)."""
     value = manifest.get(key)
     if key not in ("mcp", "rest") or not isinstance(value, dict):
         return value
-    compared = ("tool_name", "method", "path", "success_statuses", "annotations", "variant")
+    compared = ("tool_name", "method", "path", "success_statuses", "annotations", "variant", "text_content")
     return {name: part for name, part in value.items() if name not in compared}

@@ -1,7 +1,8 @@
 """What a client relies on besides the schemas and the names: who may call (the manifest's `auth`),
 how large a request may be (`max_request_bytes`, the manifest's or the project's), which status a
-REST answer comes with (the first of `rest.success_statuses`) and what an MCP tool promises (its
-annotations' hints).
+REST answer comes with (the first of `rest.success_statuses`), what an MCP tool promises (its
+annotations' hints) and what its result's text content is (`mcp.text_content`). Each is read from
+the manifest as the runtime reads it (evidencekit.contracts._policy).
 
 Each change says whom it breaks: old clients of the new server (a tightening: auth added, a limit
 lowered, a promise dropped) or new clients of old servers (a loosening: auth removed, a limit
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_MAX_REQUEST_BYTES = 64 * 1024  # a project's `max_request_bytes` when it sets none
+from evidencekit.contracts._policy import mcp_text_content, success_status
 
 
 @dataclass(frozen=True)
@@ -21,12 +22,6 @@ class PolicyChange:
     what: str
     old_clients: str | None = None  # why old clients of the new server break (None: they do not)
     new_clients: str | None = None  # why new clients of old servers break (None: they do not)
-
-
-def request_limit(manifest: dict[str, Any], default: int) -> int:
-    """The largest request the operation takes: its manifest's `max_request_bytes`, else the project's."""
-    value = manifest.get("max_request_bytes", default)
-    return value if isinstance(value, int) else default
 
 
 def limit_changes(old: int, new: int) -> list[PolicyChange]:
@@ -103,16 +98,6 @@ def _kind_changes(old: tuple[str, ...], new: tuple[str, ...]) -> list[PolicyChan
     return changes
 
 
-def success_status(manifest: dict[str, Any]) -> int | None:
-    """The status a REST answer is sent with (the first of `rest.success_statuses`, default 200);
-    None when the operation is not served over REST."""
-    rest = manifest.get("rest")
-    if not isinstance(rest, dict):
-        return None
-    statuses = rest.get("success_statuses") or [200]
-    return int(statuses[0])
-
-
 def status_changes(old_manifest: dict[str, Any], new_manifest: dict[str, Any]) -> list[PolicyChange]:
     """Only the status sent counts: the OpenAPI document publishes it alone, and a client generated
     from it may accept no other 2xx (the toolkit's own client accepts any); statuses listed after
@@ -166,8 +151,28 @@ def hint_changes(old_manifest: dict[str, Any], new_manifest: dict[str, Any]) -> 
     return changes
 
 
+def text_content_changes(old_manifest: dict[str, Any], new_manifest: dict[str, Any]) -> list[PolicyChange]:
+    """An MCP result's text content (`mcp.text_content`): the result's JSON, compact or indented, is the
+    same value for a client that parses it; the handler's own text is not JSON a client can parse."""
+    if not (isinstance(old_manifest.get("mcp"), dict) and isinstance(new_manifest.get("mcp"), dict)):
+        return []
+    old, new = mcp_text_content(old_manifest), mcp_text_content(new_manifest)
+    if old == new:
+        return []
+    what = f"MCP text content {old} -> {new}"
+    if "handler" not in (old, new):
+        return [PolicyChange(what + " (the same JSON, laid out otherwise)")]
+    if new == "handler":
+        return [PolicyChange(what, old_clients="a client that reads the result's JSON from its text content now "
+                                               "gets the handler's text", new_clients="an old server's text content "
+                                                                                     "is the result's JSON")]
+    return [PolicyChange(what, old_clients="a client that reads the handler's text now gets the result's JSON",
+                         new_clients="an old server's text content is the handler's text")]
+
+
 # manifest keys (top level, or (surface, key)) whose changes are judged here
-COMPARED = ("auth", "max_request_bytes", ("rest", "success_statuses"), ("mcp", "annotations"))
+COMPARED = ("auth", "max_request_bytes", ("rest", "success_statuses"), ("mcp", "annotations"),
+            ("mcp", "text_content"))
 
 
 def policy_changes(old_manifest: dict[str, Any], new_manifest: dict[str, Any],
@@ -175,4 +180,5 @@ def policy_changes(old_manifest: dict[str, Any], new_manifest: dict[str, Any],
     """Every change of what clients rely on besides schemas and names (`old_limit`, `new_limit`:
     the effective request limits, from request_limit)."""
     return [*auth_changes(old_manifest, new_manifest), *limit_changes(old_limit, new_limit),
-            *status_changes(old_manifest, new_manifest), *hint_changes(old_manifest, new_manifest)]
+            *status_changes(old_manifest, new_manifest), *hint_changes(old_manifest, new_manifest),
+            *text_content_changes(old_manifest, new_manifest)]

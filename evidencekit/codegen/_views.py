@@ -8,6 +8,13 @@ from typing import Any
 
 from evidencekit.codegen._fields import markdown_table
 from evidencekit.contracts._loader import ContractError, Operation, read_json
+from evidencekit.contracts._policy import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_SUCCESS_STATUS,
+    mcp_text_content,
+    request_limit,
+    success_statuses,
+)
 from evidencekit.contracts._query import query_problems
 
 
@@ -53,6 +60,7 @@ class OperationView:
     rest_method: str | None
     success_status: int  # the first of rest.success_statuses (200 when none is declared)
     max_request_bytes: int  # the manifest's max_request_bytes, else the project's
+    mcp_text_content: str  # mcp.text_content: "json" (the default), "pretty" or "handler"
     rest_path: str | None
     rest_variant: str | None
     mcp_tool: str | None
@@ -103,8 +111,9 @@ def query_input_problems(op: Operation) -> None:
 
 
 def success_status(op: Operation) -> int:
-    """The status a REST answer is sent with: the first the manifest declares, else 200."""
-    declared = (op.rest or {}).get("success_statuses") or [200]
+    """The status a REST answer is sent with: the first the manifest declares, else 200
+    (contracts._policy.success_statuses), refused when an answer with a body cannot have it."""
+    declared = success_statuses(op.manifest) or (DEFAULT_SUCCESS_STATUS,)  # (an operation not served over REST)
     refused = [status for status in declared if status not in _BODY_SUCCESS]
     if refused:
         raise ContractError(op.folder / "manifest.json", f"rest.success_statuses {refused}: an answer carries the "
@@ -113,7 +122,7 @@ def success_status(op: Operation) -> int:
 
 
 def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...] = (),
-                   max_request_bytes: int = 64 * 1024) -> OperationView:
+                   max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> OperationView:
     query_input_problems(op)
     mcp = op.mcp or {}
     rest = op.rest or {}
@@ -132,7 +141,8 @@ def operation_view(op: Operation, compatible_hashes: list[str] | tuple[str, ...]
         variants=tuple(op.variants),
         rest_method=rest.get("method"),
         success_status=success_status(op),
-        max_request_bytes=int(op.manifest.get("max_request_bytes", max_request_bytes)),
+        max_request_bytes=request_limit(op.manifest, max_request_bytes),
+        mcp_text_content=mcp_text_content(op.manifest),
         rest_path=rest.get("path"),
         rest_variant=rest.get("variant"),
         mcp_tool=mcp.get("tool_name"),

@@ -8,6 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evidencekit.contracts._policy import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_MCP_TEXT_CONTENT,
+    DEFAULT_SUCCESS_STATUS,
+)
+
 
 @dataclass(frozen=True)
 class VariantSchemas:
@@ -52,7 +58,10 @@ class OperationSpec:
     # a request made for one of them is answered, with a header naming this newer contract
     compatible_hashes: tuple[str, ...] = ()
     # the status a REST answer is sent with: the first of the manifest's `rest.success_statuses`
-    success_status: int = 200
+    success_status: int = DEFAULT_SUCCESS_STATUS
     # the largest request body taken (REST: the body; MCP: the arguments as JSON), 413 past it: the
     # manifest's `max_request_bytes`, else the project's
-    max_request_bytes: int = 64 * 1024
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    # an MCP result's text content: "json" (the result's JSON, compact), "pretty" (indented) or
+    # "handler" (RequestContext.text): the manifest's `mcp.text_content`
+    mcp_text_content: str = DEFAULT_MCP_TEXT_CONTENT

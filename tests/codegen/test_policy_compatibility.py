@@ -1,6 +1,6 @@
 """The contract is more than its schemas: `diff`, `lock` and `check --against` judge what an old
 client relies on in the manifest and the project's policy (auth, the request limit, the REST
-success status, the MCP tool's promises, the variant a surface serves), each way round."""
+success status, the MCP tool's promises and text content, the variant a surface serves), each way round."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ def _statuses(*values: int) -> Edit:
 
 def _hint(name: str, value: bool) -> Edit:
     return lambda manifest: manifest["mcp"]["annotations"].__setitem__(name, value)
+
+
+def _text(value: str) -> Edit:
+    return lambda manifest: manifest["mcp"].__setitem__("text_content", value)
 
 
 def _public(manifest: dict[str, Any]) -> None:
@@ -82,6 +86,13 @@ CASES = [
      False),
     ("add_book", _nothing, _hint("openWorldHint", True), "BREAKING  MCP tool no longer closed world (openWorldHint)",
      True),
+    ("get_book", _nothing, _text("handler"),
+     "BREAKING  MCP text content json -> handler; breaks old clients: a client that reads the result's JSON from "
+     "its text content now gets the handler's text", True),
+    ("get_book", _text("handler"), _nothing, "BREAKING  MCP text content handler -> json; breaks old clients: a client "
+                                             "that reads the handler's text now gets the result's JSON", True),
+    ("get_book", _nothing, _text("pretty"), "ok        MCP text content json -> pretty (the same JSON, laid out "
+                                            "otherwise)", False),
 ]
 
 

@@ -285,35 +285,15 @@ async def test_a_client_that_stops_waiting_gets_the_receipts_released(stdio_para
     assert (receipt.state, receipt.lease_owner, receipt.result) == ("pending", None, None)
 
 
-@pytest.mark.parametrize(("profile", "output_schemas"), [("core", "1"), ("full", "1"), ("core", "0")])
-async def test_tools_list_over_the_wire_follows_the_settings(http_service: dict[str, Any], profile: str,
-                                                             output_schemas: str,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EVIDENCEKIT_MCP_PROFILE", profile)
-    monkeypatch.setenv("SOSOAPI_OUTPUT_SCHEMAS", output_schemas)
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_service['token']}"}) as http, \
-            streamable_http_client(http_service["mcp"], http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
-        await session.initialize()
-        tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                 for t in (await session.list_tools()).tools}
-        if profile == "core":  # a tool outside the profile is not callable either
-            with pytest.raises(MCPError, match="Unknown tool"):
-                await session.call_tool("sosoapi_research_evidence_status", {
-                    "workspace_id": http_service["workspace_id"], "mutation_id": str(uuid.uuid4())})
-    expected = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                for t in listed_tools(profile, output_schemas == "1")}
-    assert tools == expected
-    assert all(("outputSchema" in t) is (output_schemas == "1") for t in tools.values())
+def test_public_hostname_is_allowed() -> None:
+    from evidencekit.server.evidence.app import host_policy
+    from evidencekit.server.evidence.settings import EvidenceSettings
 
-
-def test_public_hostname_is_allowed_for_mcp() -> None:
-    from evidencekit.server.evidence.app import mcp_security
-
-    settings = mcp_security({"EVIDENCEKIT_PUBLIC_HOSTNAME": "evidence.example.org"})
-    assert "evidence.example.org" in settings.allowed_hosts
-    assert "https://evidence.example.org" in settings.allowed_origins
-    assert "evidence.example.org" not in mcp_security({}).allowed_hosts
+    hosts = host_policy(EvidenceSettings.from_env({"EVIDENCEKIT_PUBLIC_HOSTNAME": "evidence.example.org"}))
+    assert hosts.allows_host("evidence.example.org") and hosts.allows_host("evidence.example.org:8443")
+    assert hosts.allows_origin("https://evidence.example.org")
+    assert not host_policy(EvidenceSettings()).allows_host("evidence.example.org")
+    assert "EVIDENCEKIT_PUBLIC_HOSTNAME" in str(host_policy(EvidenceSettings()).host_refusal("evidence.example.org"))
 
 
 @pytest.mark.parametrize(("host", "sent_origin"), [("127.0.0.1", None), ("localhost", "http://localhost"),
@@ -329,11 +309,11 @@ def test_loopback_without_a_port_reaches_mcp(http_service: dict[str, Any], host:
 
 
 @pytest.mark.parametrize("value", ["", "  ", "full ", " core"])
-def test_a_profile_setting_with_spaces_or_empty_reads_as_env_check_reads_it(
-        monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    monkeypatch.setenv("EVIDENCEKIT_MCP_PROFILE", value)
-    expected = value.strip() or "full"
-    assert {tool.name for tool in listed_tools()} == {tool.name for tool in listed_tools(expected)} != set()
+def test_a_profile_setting_with_spaces_or_empty_reads_as_env_check_reads_it(value: str) -> None:
+    from evidencekit.server.evidence.settings import EvidenceSettings
+
+    read = EvidenceSettings.from_env({"EVIDENCEKIT_MCP_PROFILE": value}).mcp.profile
+    assert read == (value.strip() or "full") and {tool.name for tool in listed_tools(read)} != set()
 
 
 class FailingHandlers(EvidenceHandlers):

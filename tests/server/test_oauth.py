@@ -87,7 +87,7 @@ def test_protected_resource_metadata_names_the_issuer(service: dict[str, Any], i
     assert metadata["resource"] == AUDIENCE and metadata["authorization_servers"] == [issuer["url"]]
     assert "agent:research" in metadata["scopes_supported"]
     expected = 'Bearer resource_metadata="https://evidence.test/.well-known/oauth-protected-resource/mcp"'
-    for host in ({}, {"Host": "attacker.example"}):  # from the configured audience, never the request's Host
+    for host in ({}, {"Host": "localhost"}):  # from the configured audience, never the request's Host
         challenge = httpx.post(service["base"] + "/mcp", json=PING, headers={**ACCEPT, **host})
         assert challenge.status_code == 401 and challenge.headers["www-authenticate"] == expected
     assert httpx.get(service["base"] + "/.well-known/oauth-protected-resource/mcp").json()["resource"] == AUDIENCE

@@ -106,6 +106,28 @@ def test_oversized_body_is_413(base_url: str) -> None:
     assert response.json()["code"] == "payload_too_large"
 
 
+def test_a_request_too_large_is_refused_in_the_same_words_over_rest_and_mcp(base_url: str) -> None:
+    """REST said 'request body is larger than 65536 bytes', MCP 'the arguments of ... are larger':
+    one limit per operation (its max_request_bytes), checked by one function (request_size), the
+    same refusal on both surfaces, naming the operation and what sets the limit."""
+    status = {"workspace_id": WORKSPACE, "mutation_id": MUTATION, "padding": "p" * 66_000}  # past 64 KiB, not 68
+    over_rest = post(base_url, STATUS.rest_path, json=status)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": STATUS.mcp_tool, "arguments": status}}
+    over_mcp = httpx.post(base_url + "/mcp", json=call, headers={"Accept": "application/json, text/event-stream"},
+                          timeout=30)
+    assert over_rest.status_code == 413 and over_mcp.status_code == 200, (over_rest.text, over_mcp.text)
+    result = over_mcp.json()["result"]
+    assert result["isError"] is True
+    said = json.loads(result["content"][0]["text"])
+    assert (said["code"], said["message"]) == (over_rest.json()["code"], over_rest.json()["message"])
+    assert said["message"] == (f"the request to {STATUS.name} is larger than 65536 bytes, the most this operation "
+                               "takes (its max_request_bytes)")
+    envelope = httpx.post(base_url + "/mcp", headers={"Accept": "application/json, text/event-stream"}, timeout=30,
+                          json={**call, "params": {"name": STATUS.mcp_tool, "arguments": {"padding": "p" * 70_000}}})
+    assert envelope.status_code == 413 and "the largest tool's max_request_bytes, 65536" in envelope.json()["message"]
+
+
 def test_a_body_sent_in_pieces_is_read_whole(base_url: str) -> None:
     raw = json.dumps(REQUEST).encode()
     pieces = iter([raw[:10], raw[10:40], raw[40:]])  # chunked transfer encoding, no Content-Length
@@ -118,6 +140,7 @@ def test_the_body_reader_joins_messages_and_stops_at_the_cap() -> None:
     import asyncio
 
     from evidencekit.server.runtime._errors import PayloadTooLarge
+    from evidencekit.server.runtime._request_size import SizeLimit
     from evidencekit.server.runtime._rest_runtime import read_json_body
 
     def receiver(*pieces: bytes) -> Any:
@@ -131,9 +154,9 @@ def test_the_body_reader_joins_messages_and_stops_at_the_cap() -> None:
     raw, parsed = asyncio.run(read_json_body(receiver(b'{"a": ', b'[1, 2', b"]}"), {}))
     assert (raw, parsed) == (b'{"a": [1, 2]}', {"a": [1, 2]})
     with pytest.raises(PayloadTooLarge):
-        asyncio.run(read_json_body(receiver(b"[" + b"1," * 10, b"1" * 100 + b"]"), {}, limit=50))
+        asyncio.run(read_json_body(receiver(b"[" + b"1," * 10, b"1" * 100 + b"]"), {}, limit=SizeLimit(50, "it")))
     with pytest.raises(PayloadTooLarge):
-        asyncio.run(read_json_body(receiver(b"1" * 51), {}, limit=50))
+        asyncio.run(read_json_body(receiver(b"1" * 51), {}, limit=SizeLimit(50, "it")))
 
 
 def test_an_oversized_body_without_a_length_is_413(base_url: str) -> None:

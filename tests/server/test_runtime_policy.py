@@ -41,8 +41,14 @@ def test_a_declared_success_status_is_the_status_answers_are_sent_with(tmp_path:
     def created(project: Path) -> None:
         edit_json(project / "contracts" / "add_book" / "manifest.json",
                   lambda manifest: manifest["rest"].update(success_statuses=[201]))
+        text = (project / "pyproject.toml").read_text()
+        (project / "pyproject.toml").write_text(text.replace('version = "0.1.0"\n\n[tool.pytest',
+                                                             'version = "0.1.0"\ndocs = "docs/reference"\n\n[tool.pytest'))
 
     with library_project(tmp_path, created) as project:
+        # the reference page says the status too (it said 200 whatever the manifest declared)
+        assert "with a JSON body; success status 201." in (project / "docs" / "reference" / "add_book.md").read_text()
+        assert "success status 200." in (project / "docs" / "reference" / "get_book.md").read_text()
         from library_api.serve import app  # type: ignore[import-not-found]
 
         with live_server(app(TOKEN), lifespan="on") as base:
@@ -348,3 +354,80 @@ def test_an_operation_at_a_path_the_runtime_serves_itself_is_refused(tmp_path: P
         assert f"get_book/manifest.json: rest.path '{path}' is reserved" in err, err
         assert "pick another path" in err
     assert not (project / "library_api" / "generated").exists()
+
+
+GET_BOOK_WITH_TEXT = '''    async def get_book(self, payload: GetBookInput, context: RequestContext) -> GetBookOutputData:
+        book = self.books.get(payload.id)
+        context.text = f"{book['title']}, published {book['published_on']}." if book else "No book has that id."
+        return {"book": book}
+'''
+
+
+def test_an_operation_chooses_its_mcp_text_content(tmp_path: Path) -> None:
+    """An MCP result's text content was always the result's compact JSON, and a handler could not
+    set it: a team replacing an MCP server whose clients read indented JSON (JSON.stringify(x, null,
+    2)) or a sentence could not keep what they read. The manifest's `mcp.text_content` chooses, per
+    operation: "json" (the default, unchanged), "pretty", or "handler" (RequestContext.text);
+    structuredContent and REST are the same whichever."""
+    import asyncio
+
+    def texts(project: Path) -> None:
+        edit_json(project / "contracts" / "search_books" / "manifest.json",
+                  lambda manifest: manifest["mcp"].update(text_content="pretty"))
+        edit_json(project / "contracts" / "get_book" / "manifest.json",
+                  lambda manifest: manifest["mcp"].update(text_content="handler"))
+        handlers = project / "library_api" / "handlers.py"
+        source = handlers.read_text()
+        old = source[source.index("    async def get_book"):source.index("    async def search_books")]
+        handlers.write_text(source.replace(old, GET_BOOK_WITH_TEXT + "\n"))
+
+    async def seen(session: Any) -> dict[str, tuple[str, Any]]:
+        added = await session.call_tool("add_book", {**BOOK, "title": "Plain JSON, naïvely"})
+        book_id = added.structured_content["book"]["id"]
+        calls = {"add_book": added, "search_books": await session.call_tool("search_books", {"query": "darkness"}),
+                 "get_book": await session.call_tool("get_book", {"id": book_id}),
+                 "no book": await session.call_tool("get_book", {"id": "00000000-0000-4000-8000-000000000000"})}
+        assert not any(result.is_error for result in calls.values()), calls
+        return {name: (result.content[0].text, result.structured_content) for name, result in calls.items()}
+
+    def check(answers: dict[str, tuple[str, Any]]) -> None:
+        text, data = answers["add_book"]
+        assert text == json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # the default: compact JSON
+        text, data = answers["search_books"]
+        assert text == json.dumps(data, indent=2, ensure_ascii=False) and data["books"], text
+        text, data = answers["get_book"]
+        assert text == f"{data['book']['title']}, published 2020-02-02."
+        assert answers["no book"] == ("No book has that id.", {"book": None})
+
+    with library_project(tmp_path, texts) as project:
+        from library_api.serve import app
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def over_http(base: str) -> dict[str, tuple[str, Any]]:
+            import httpx2
+
+            async with httpx2.AsyncClient(headers=AUTH) as http, \
+                    streamable_http_client(base + "/mcp", http_client=http) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return await seen(session)
+
+        async def over_stdio() -> dict[str, tuple[str, Any]]:
+            import os
+
+            root = Path(__file__).resolve().parents[2]
+            params = StdioServerParameters(
+                command=sys.executable, args=["-m", "library_api.serve", "stdio"], cwd=str(project),
+                env={**os.environ, "LIBRARY_API_TOKEN": TOKEN, "PYTHONPATH": os.pathsep.join([str(project), str(root)])})
+            with open(os.devnull, "w") as errlog:
+                async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await seen(session)
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            check(asyncio.run(over_http(base)))
+            found = httpx.post(base + "/books/search", json={"query": "darkness"}, headers=AUTH)
+            assert found.status_code == 200 and "\n" not in found.text  # REST: the JSON, as ever
+        check(asyncio.run(over_stdio()))

@@ -1,4 +1,5 @@
-"""`evidencekit serve`'s in-process worker takes the same EVIDENCEKIT_* settings as `evidencekit worker`.
+"""`evidencekit serve`'s in-process worker takes the same EVIDENCEKIT_* settings as `evidencekit worker`,
+and the app the settings it started with.
 
 Its own module: the app opens the store as the process's one shared tortoise context."""
 
@@ -9,17 +10,23 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from evidencekit.client.generated.client import Client
 from evidencekit.server.evidence.admin import bootstrap
 from evidencekit.server.evidence.app import create_app
+from evidencekit.server.evidence.mcp_server import listed_tools
 from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.models import Receipt
 from evidencekit.server.evidence.worker import WorkerSettings
 from tests.origin import Origin, Reply, serve_origin
-from tests.support import Hold, eventually, live_server
+from tests.support import Hold, eventually, live_server, running_service
 
 PAGE = b"<html lang='en'><head><title>Slow</title></head><body><p>Slow to come.</p></body></html>"
 
@@ -71,7 +78,7 @@ def test_the_in_process_worker_reads_its_settings_and_grace_from_the_environment
 def test_empty_settings_read_as_unset_like_the_settings_check() -> None:
     """env_check lets an empty value through as unset; every reader must then take the default."""
     from evidencekit.server.evidence.env_check import problems
-    from evidencekit.server.evidence.service import ServiceSettings
+    from evidencekit.server.evidence.settings import EvidenceSettings
     from evidencekit.server.evidence.store.receipts import DEFAULT_RETENTION, retention_from_env
 
     names = ["EVIDENCEKIT_LEASE_SECONDS", "EVIDENCEKIT_POLL_SECONDS", "EVIDENCEKIT_MAX_ATTEMPTS",
@@ -82,5 +89,34 @@ def test_empty_settings_read_as_unset_like_the_settings_check() -> None:
             patch.setenv(name, " ")
         assert problems() == []
         assert WorkerSettings.from_env() == WorkerSettings()
-        assert ServiceSettings.from_env().retrieve_per_minute == 60
+        assert EvidenceSettings.from_env().service.retrieve_per_minute == 60
         assert retention_from_env() == DEFAULT_RETENTION
+
+
+@pytest.mark.parametrize(("profile", "output_schemas"), [("core", "1"), ("full", "1"), ("core", "0")])
+def test_the_mcp_listing_follows_the_settings_the_app_started_with(tmp_path: Path, profile: str,
+                                                                 output_schemas: str) -> None:
+    """The settings the app started with decide; the environment changed while it runs changes
+    nothing (it was read on every request: a process's listing could change under its clients)."""
+    async def listing(service: dict[str, Any]) -> dict[str, Any]:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {service['token']}"}) as http, \
+                streamable_http_client(service["mcp"], http_client=http) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                     for t in (await session.list_tools()).tools}
+            if profile == "core":  # a tool outside the profile is not callable either
+                with pytest.raises(MCPError, match="Unknown tool"):
+                    await session.call_tool("sosoapi_research_evidence_status", {
+                        "workspace_id": service["workspace_id"], "mutation_id": str(uuid.uuid4())})
+        return tools
+
+    env = {"EVIDENCEKIT_MCP_PROFILE": profile, "SOSOAPI_OUTPUT_SCHEMAS": output_schemas}
+    with running_service(tmp_path, worker=False, env=env) as service, pytest.MonkeyPatch.context() as changed:
+        changed.setenv("EVIDENCEKIT_MCP_PROFILE", "core" if profile == "full" else "full")  # undone first
+        changed.setenv("SOSOAPI_OUTPUT_SCHEMAS", "0" if output_schemas == "1" else "1")
+        tools = asyncio.run(listing(service))
+    expected = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for t in listed_tools(profile, output_schemas == "1")}
+    assert tools == expected
+    assert all(("outputSchema" in t) is (output_schemas == "1") for t in tools.values())

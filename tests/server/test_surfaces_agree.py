@@ -35,7 +35,8 @@ def origin() -> Iterator[Origin]:
 
 @pytest.fixture(scope="module")
 def service(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    with running_service(tmp_path_factory.mktemp("surfaces"), allow=allow_origin(origin.url)) as running:
+    with running_service(tmp_path_factory.mktemp("surfaces"), allow=allow_origin(origin.url),
+                         env={"SOSOAPI_OUTPUT_SCHEMAS": "1"}) as running:  # tools/list carries outputSchema
         yield running
 
 
@@ -235,13 +236,12 @@ async def test_every_input_field_is_explained_and_no_description_asks_for_what_n
 
 
 async def test_an_absent_title_or_description_is_said_the_same_way_by_both_tools(
-        service: dict[str, Any], origin: Origin, monkeypatch: pytest.MonkeyPatch) -> None:
+        service: dict[str, Any], origin: Origin) -> None:
     """The contracts decide the values (status: a string of 1+ characters or null; get_documents: a
     string, required), so a page without a description reads null in status and "" in get_documents:
     the get_documents output schema an agent is given says so, naming the status tool's null."""
     from tests.origin import Reply
 
-    monkeypatch.setenv("SOSOAPI_OUTPUT_SCHEMAS", "1")  # read per request: the listing carries outputSchema
     url = origin.reply("/no-description", Reply(b"<html><body><main><p>Only a paragraph here.</p></main></body></html>"))
     async with http_session(service) as session:
         result = (await settled(session, service["workspace_id"], url))["result"]
@@ -285,3 +285,108 @@ async def test_https_to_a_plain_http_host_says_so_and_what_to_do(service: dict[s
     mutation = shown.stdout.split()[1]
     raw = rest(service, "/research-api/evidence/status", {"workspace_id": service["workspace_id"], "mutation_id": mutation})
     assert said in " ".join(raw.headers.get_list("x-note"))
+
+
+# -- one verdict on a credential, whichever surface carries it (issue 55) ---------------------------
+
+SURFACES_APP = '''"""The example catalogue with two callers: the librarian (catalog:write) and a reader (no capability)."""
+import asyncio
+import os
+
+from evidencekit.server.runtime import ServiceHooks, serve_stdio
+from library_api.auth import WRITE, Caller, TokenAuth
+from library_api.generated.app import create_app, create_stdio_server
+from library_api.handlers import SAMPLE_BOOKS, Catalogue
+
+HOOKS = ServiceHooks(auth=TokenAuth({"librarian-token": Caller("librarian", frozenset({WRITE})),
+                                     "reader-token": Caller("reader")}))
+
+
+def app():
+    return create_app(Catalogue(SAMPLE_BOOKS), HOOKS)
+
+
+if __name__ == "__main__":
+    credential = os.environ.get("SURFACE_TOKEN") or None
+    asyncio.run(serve_stdio(create_stdio_server(Catalogue(SAMPLE_BOOKS), HOOKS, credential=credential)))
+'''
+ADDED = {"title": "Surfaces", "authors": [{"name": "A. Writer"}], "format": "ebook", "published_on": "2020-02-02"}
+CALLS = {"public": ("search_books", "/books/search", {"query": "the"}), "protected": ("add_book", "/books/add", ADDED)}
+# credential -> (Authorization header, stdio token: None when the case has no stdio form)
+CREDENTIALS = {"none": (None, ""), "malformed": ("Basic bGlicmFyaWFuOnRva2Vu", None),
+               "unknown": ("Bearer wrong-token", "wrong-token"), "no capability": ("Bearer reader-token", "reader-token"),
+               "granted": ("Bearer librarian-token", "librarian-token")}
+VERDICTS = {("none", "public"): "ok", ("none", "protected"): "unauthenticated",
+            ("malformed", "public"): "unauthenticated", ("malformed", "protected"): "unauthenticated",
+            ("unknown", "public"): "unauthenticated", ("unknown", "protected"): "unauthenticated",
+            ("no capability", "public"): "ok", ("no capability", "protected"): "missing_capability",
+            ("granted", "public"): "ok", ("granted", "protected"): "ok"}
+
+
+def rest_verdict(answer: httpx.Response) -> str:
+    return "ok" if answer.is_success else str(answer.json()["code"])
+
+
+def tool_verdict(result: Any) -> str:
+    return str(json.loads(result.content[0].text)["code"]) if result.is_error else "ok"
+
+
+async def mcp_http_verdicts(url: str, authorization: str | None) -> dict[str, str]:
+    """Each call's verdict over /mcp with the official SDK's client; a session the server refuses
+    outright (HTTP 401 on every message) is unauthenticated for every call."""
+    from mcp.shared.exceptions import MCPError
+
+    statuses: list[int] = []
+
+    async def seen(response: Any) -> None:
+        statuses.append(response.status_code)
+
+    headers = {"Authorization": authorization} if authorization else {}
+    try:
+        async with httpx2.AsyncClient(headers=headers, event_hooks={"response": [seen]}) as http, \
+                streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return {kind: tool_verdict(await session.call_tool(tool, arguments))
+                    for kind, (tool, _, arguments) in CALLS.items()}
+    except (MCPError, BaseExceptionGroup) as failed:  # the SDK's task group wraps it
+        while isinstance(failed, BaseExceptionGroup) and len(failed.exceptions) == 1:
+            failed = failed.exceptions[0]
+        assert isinstance(failed, MCPError) and statuses and statuses[-1] == 401, (failed, statuses)
+        return dict.fromkeys(CALLS, "unauthenticated")
+
+
+async def mcp_stdio_verdicts(project: Path, token: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), str(ROOT)]), "SURFACE_TOKEN": token}
+    params = StdioServerParameters(command=sys.executable, args=[str(project / "surfaces_app.py")], cwd=str(project),
+                                   env=env)
+    async with stdio_session(params) as session:
+        return {kind: tool_verdict(await session.call_tool(tool, arguments)) for kind, (tool, _, arguments) in CALLS.items()}
+
+
+async def test_a_credential_gets_the_same_verdict_on_rest_mcp_http_and_mcp_stdio(tmp_path: Path) -> None:
+    """A bad token on a public tool was answered over REST (200) and over stdio, and refused over
+    /mcp (401): the verdict depended on the surface. Now a credential that is sent is checked
+    wherever it is sent, and a valid one without the capability is refused the same way: one
+    decision (auth.identify, then the requirement), on REST, MCP over HTTP and MCP over stdio."""
+    from tests.support import library_project, live_server
+
+    with library_project(tmp_path) as project:
+        (project / "surfaces_app.py").write_text(SURFACES_APP)
+        from surfaces_app import app  # type: ignore[import-not-found]
+
+        seen: dict[tuple[str, str, str], str] = {}
+        with live_server(app(), lifespan="on") as base:
+            for credential, (authorization, token) in CREDENTIALS.items():
+                headers = {"Authorization": authorization} if authorization else {}
+                for kind, (_, path, arguments) in CALLS.items():
+                    seen[credential, kind, "rest"] = rest_verdict(httpx.post(base + path, json=arguments,
+                                                                             headers=headers, timeout=30))
+                for kind, verdict in (await mcp_http_verdicts(base + "/mcp", authorization)).items():
+                    seen[credential, kind, "mcp http"] = verdict
+                if token is not None:
+                    for kind, verdict in (await mcp_stdio_verdicts(project, token)).items():
+                        seen[credential, kind, "mcp stdio"] = verdict
+        sys.modules.pop("surfaces_app", None)
+    wrong = {key: verdict for key, verdict in seen.items() if verdict != VERDICTS[key[0], key[1]]}
+    assert not wrong, wrong
+    assert len(seen) == len(CALLS) * (2 * len(CREDENTIALS) + len(CREDENTIALS) - 1)  # stdio: no header to malform

@@ -132,6 +132,19 @@ def test_its_bug_is_found_with_a_minimal_input(library_contracts: Path, capsys: 
     assert len(json.loads(shrunk.split(": ", 1)[1])["query"]) == 9, shrunk  # the shortest query that crashes it
 
 
+def test_a_success_status_the_contract_does_not_publish_is_found(library_contracts: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """search_books declares no success status: its answers come with 200, the status OpenAPI
+    publishes and the toolkit's server sends (contracts._policy, the one reading of the manifest). The
+    gate took any 2xx of a contract that declared none, so a server answering 201 conformed though a
+    client generated from the OpenAPI document refuses its answers."""
+    with serve_app(independent_library(found_status=201)) as base:
+        code, out = gate(capsys, "--contracts", str(library_contracts), "--url", base, "--operation", "search_books",
+                         "--max-examples", "5")
+    assert code == 1, out
+    assert "rest search_books: valid_answers" in out and "the contract publishes success statuses [200]" in out, out
+
+
 @pytest.mark.parametrize(("lax", "forbidden"), [("enum", "format"), ("maximum", "limit"), ("maxLength", "query")])
 def test_a_server_accepting_a_forbidden_value_is_found(library_contracts: Path, capsys: pytest.CaptureFixture[str],
                                                        lax: str, forbidden: str) -> None:

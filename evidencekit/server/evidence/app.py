@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,18 +18,22 @@ from evidencekit.server.evidence.handlers import EvidenceHandlers
 from evidencekit.server.evidence.mcp_server import mcp_settings
 from evidencekit.server.evidence.oauth import OAuthSettings
 from evidencekit.server.evidence.retrieval.lifecycle import open_engine
+from evidencekit.server.evidence.settings import PUBLIC_HOSTNAME_ENV, EvidenceSettings
+from evidencekit.server.evidence.store.access import keep_for
 from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.evidence.store.models import Workspace
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
 from evidencekit.server.generated.app import create_app as create_generated_app
-from evidencekit.server.runtime import NotFound, loopback_security
+from evidencekit.server.runtime import HostPolicy, NotFound
 
 
-async def resource_metadata(request: Request) -> Response:
-    settings = OAuthSettings.from_env()
-    if settings is None:
-        raise NotFound("OAuth is not configured on this server")  # answered by the app's error handler
-    return JSONResponse(settings.resource_metadata())
+def metadata_route(oauth: OAuthSettings | None) -> Any:
+    """RFC 9728 protected resource metadata, as configured where the app starts (404 without OAuth)."""
+    async def resource_metadata(_: Request) -> Response:
+        if oauth is None:
+            raise NotFound("OAuth is not configured on this server")  # answered by the app's error handler
+        return JSONResponse(oauth.resource_metadata())
+    return resource_metadata
 
 
 async def healthz(_: Request) -> Response:
@@ -41,23 +44,23 @@ async def healthz(_: Request) -> Response:
     return JSONResponse({"status": "ok", "database": "ok"})
 
 
-PUBLIC_HOSTNAME_ENV = "EVIDENCEKIT_PUBLIC_HOSTNAME"
+def host_policy(settings: EvidenceSettings) -> HostPolicy:
+    """The hosts the service answers to (every route but /healthz; /mcp takes their pages as
+    Origin): loopback, plus the configured public hostname."""
+    public = settings.public_hostname
+    return HostPolicy([public] if public else [], how_to_allow=f"set {PUBLIC_HOSTNAME_ENV} to the hostname clients "
+                                                              "use where the server runs (docs/settings.md)")
 
 
-def mcp_security(environ: dict[str, str] | None = None) -> Any:
-    """Host and Origin checks for /mcp: loopback, plus the configured public hostname."""
-    env = os.environ if environ is None else environ
-    public = env.get(PUBLIC_HOSTNAME_ENV, "").strip()
-    return loopback_security(*([public] if public else []))
-
-
-def create_app(url: str | None = None, *, in_process_worker: bool = True,
+def create_app(url: str | None = None, *, settings: EvidenceSettings | None = None, in_process_worker: bool = True,
                worker_settings: WorkerSettings | None = None,
                fetch_limits: FetchLimits | None = None) -> Starlette:
-    """The service over the store at `url` (DATABASE_URL's, else the data folder's); its in-process
-    worker with `worker_settings` (else the environment's) and its fetcher with `fetch_limits`
-    (else FetchLimits())."""
+    """The service over the store at `url` (DATABASE_URL's, else the data folder's), as `settings`
+    say (else the environment's, read here, once: docs/settings.md); its in-process worker with
+    `worker_settings` (else the settings') and its fetcher with `fetch_limits` (else FetchLimits())."""
     store_url = url or database_url()
+    settings = settings or EvidenceSettings.from_env()
+    keep_for(settings.auth_cache_seconds)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -66,8 +69,8 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                 yield
                 return
             stop = asyncio.Event()
-            async with open_engine(fetch_limits=fetch_limits) as engine:
-                app.state.worker = worker = Worker(engine, worker_settings or WorkerSettings.from_env())
+            async with open_engine(fetch_limits=fetch_limits, settings=settings) as engine:
+                app.state.worker = worker = Worker(engine, worker_settings or settings.worker)
                 task = asyncio.create_task(worker.run(stop))
                 try:
                     yield
@@ -75,8 +78,8 @@ def create_app(url: str | None = None, *, in_process_worker: bool = True,
                     stop.set()
                     await worker.finish(task)
 
-    routes = [Route("/healthz", healthz), Route(METADATA_PATH, resource_metadata),
-              Route(METADATA_PATH + "/mcp", resource_metadata)]
-    return create_generated_app(EvidenceHandlers(), evidence_hooks(), mcp=mcp_settings, routes=routes,
-                                lifespan=lifespan, mcp_security=mcp_security(),
-                                protected_prefixes=("/research-api/",))
+    metadata = metadata_route(settings.oauth)
+    routes = [Route("/healthz", healthz), Route(METADATA_PATH, metadata), Route(METADATA_PATH + "/mcp", metadata)]
+    return create_generated_app(EvidenceHandlers(settings=settings), evidence_hooks(settings),
+                                mcp=mcp_settings(settings.mcp), routes=routes, lifespan=lifespan,
+                                hosts=host_policy(settings), protected_prefixes=("/research-api/",))

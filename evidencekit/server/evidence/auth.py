@@ -10,10 +10,11 @@ query.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evidencekit.server.evidence.oauth import OAuthSettings
+from evidencekit.server.evidence.oauth import OAuthSettings, OAuthVerifier
 from evidencekit.server.evidence.store.access import (
+    Principal,
     authenticate_bearer,
     cached_role,
     role_in,
@@ -25,12 +26,22 @@ from evidencekit.server.evidence.store.outage import is_store_outage
 from evidencekit.server.generated.models import GetDocumentsInput, SearchDocumentsInput
 from evidencekit.server.runtime import Forbidden, ServiceHooks
 
+if TYPE_CHECKING:
+    from evidencekit.server.evidence.settings import EvidenceSettings
+
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 STORE_OUTAGE = "the database is unavailable; retry later (every operation is safe to repeat)"
 
 
 class EvidenceAuth:
-    authenticate = staticmethod(authenticate_bearer)  # no wrapper: every request asks
+    """`oauth`: the OAuth settings (settings.EvidenceSettings.oauth), None when OAuth is off."""
+
+    def __init__(self, oauth: OAuthSettings | None = None) -> None:
+        self.oauth = oauth
+        self.verifier = OAuthVerifier(oauth) if oauth is not None else None
+
+    async def authenticate(self, credential: str) -> Principal | None:
+        return await authenticate_bearer(credential, self.verifier)
 
     async def check_role(self, principal: Any, minimum_role: str, payload: Any) -> None:
         workspace_id = getattr(payload, "workspace_id", None)
@@ -52,10 +63,10 @@ class EvidenceAuth:
         """With OAuth configured, the 401 names the protected resource metadata (RFC 9728): how a
         remote MCP client finds the authorization server. Its URL comes from the configured audience:
         built from the request's Host, a forged Host would send clients elsewhere."""
-        settings = OAuthSettings.from_env()
-        return "Bearer" if settings is None else f'Bearer resource_metadata="{settings.metadata_url}"'
+        return "Bearer" if self.oauth is None else f'Bearer resource_metadata="{self.oauth.metadata_url}"'
 
 
-def evidence_hooks() -> ServiceHooks:
-    return ServiceHooks(auth=EvidenceAuth(), is_outage=is_store_outage, outage_message=STORE_OUTAGE,
-                        outage_log="database unavailable")
+def evidence_hooks(settings: EvidenceSettings | None = None) -> ServiceHooks:
+    """The service's hooks; `settings` (the OAuth configuration) from where the app starts."""
+    return ServiceHooks(auth=EvidenceAuth(settings.oauth if settings is not None else None), is_outage=is_store_outage,
+                        outage_message=STORE_OUTAGE, outage_log="database unavailable")

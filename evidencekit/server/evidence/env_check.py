@@ -89,7 +89,7 @@ def _fetch_problems(env: Mapping[str, str]) -> list[str]:
     except ValueError as exc:
         found.append(str(exc))
     try:
-        default_ssl_context(env)  # what the fetcher will build from the same setting
+        default_ssl_context(setting(CA_BUNDLE_ENV, "", env))  # what the fetcher will build from the same setting
     except (OSError, ssl.SSLError) as exc:
         found.append(f"{CA_BUNDLE_ENV} must be a readable PEM file of CA certificates: {setting(CA_BUNDLE_ENV, '', env)}: "
                      f"{getattr(exc, 'strerror', None) or exc}")

@@ -15,11 +15,12 @@ from urllib.parse import urlsplit
 
 from evidencekit.contracts import FieldError
 from evidencekit.server.evidence.documents import NOT_FOUND, UnknownDocument, get_documents
-from evidencekit.server.evidence.fetch.policy import EgressPolicy, egress_cause, unsafe_cause
+from evidencekit.server.evidence.fetch.policy import egress_cause, unsafe_cause
 from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
 from evidencekit.server.evidence.search_share import SearchShare, TooManySearches
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
+from evidencekit.server.evidence.settings import EvidenceSettings
 from evidencekit.server.evidence.store.access import Principal
 from evidencekit.server.evidence.store.receipts import MutationConflict
 from evidencekit.server.generated.models import (
@@ -82,9 +83,12 @@ def principal_of(context: RequestContext) -> Principal:
 
 
 class EvidenceHandlers:
-    def __init__(self, service: EvidenceService | None = None) -> None:
-        self.service = service or EvidenceService()
-        self.searches = SearchShare()
+    def __init__(self, service: EvidenceService | None = None, settings: EvidenceSettings | None = None) -> None:
+        """`settings`: where the app starts (create_app, `research-evidence mcp`); the defaults else."""
+        settings = settings or EvidenceSettings()
+        self.service = service or EvidenceService(settings.service)
+        self.searches = SearchShare(settings.searches_per_credential)
+        self.egress = settings.egress  # what the notes on an unsafe or unreachable URL say of it
 
     async def retrieve(self, payload: RetrieveInput, context: RequestContext) -> RetrieveOutputData:
         if not fetchable(payload.url):  # refused before a receipt exists: it would only ever settle blocked
@@ -112,7 +116,7 @@ class EvidenceHandlers:
         if found is None:
             return
         url, failure = found
-        policy = EgressPolicy.from_env()
+        policy = self.egress
         note = unsafe_cause(url, policy) if reason == "unsafe_url" else egress_cause(url, failure, policy)
         if note is not None:
             context.notes.append(note)

@@ -3,7 +3,8 @@
 Access tokens are JWTs from an external authorization server: the signature is checked against the
 issuer's JWKS, and `exp`, `iss`, `aud` (bound to this server) and the `agent:research` scope must
 hold. The token's `sub` maps to a user (`research-evidence admin user NAME --oauth-subject SUB`). Off
-unless EVIDENCEKIT_OAUTH_ISSUER and EVIDENCEKIT_OAUTH_AUDIENCE are set.
+unless EVIDENCEKIT_OAUTH_ISSUER and EVIDENCEKIT_OAUTH_AUDIENCE are set (read with the settings where
+the process or the app starts: settings.EvidenceSettings; the service's Auth holds one verifier).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import hashlib
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,7 +36,7 @@ class OAuthSettings:
     jwks_url: str
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> OAuthSettings | None:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OAuthSettings | None:
         env = os.environ if environ is None else environ
         issuer, audience = env.get(ISSUER_ENV, "").strip(), env.get(AUDIENCE_ENV, "").strip()
         if not issuer or not audience:
@@ -81,16 +83,3 @@ class OAuthVerifier:
         return Principal(user.id, token_id, "delegated_oauth", frozenset(granted & {RESEARCH}),
                          float(claims["exp"]))
 
-
-_verifier: tuple[OAuthSettings | None, OAuthVerifier | None] = (None, None)
-
-
-def verifier() -> OAuthVerifier | None:
-    """The verifier for the current settings (rebuilt when they change), None when OAuth is off."""
-    global _verifier
-    settings = OAuthSettings.from_env()
-    if settings is None:
-        return None
-    if _verifier[0] != settings:
-        _verifier = (settings, OAuthVerifier(settings))
-    return _verifier[1]

@@ -2,7 +2,7 @@
 stdio (the handler holds it, not a transport).
 
 - One credential has at most `per_credential` searches in progress (the MCP stream share,
-  EVIDENCEKIT_MCP_STREAMS_PER_TOKEN, 8 by default); past it a search is refused, 429
+  EVIDENCEKIT_MCP_STREAMS_PER_TOKEN, 8 by default: settings.EvidenceSettings); past it a search is refused, 429
   `too_many_searches` with `Retry-After: 1`. REST had no such bound: eight searches at once of
   one viewer held SQLite's one connection while other tenants' reads waited.
 - At most `running` searches of all callers query the database at once; the others wait their
@@ -16,14 +16,8 @@ import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator, Hashable
 
-from evidencekit.server.evidence.env_check import setting
-
-# One credential's share of the server, over /mcp (mcp_server.stream_limits) and for searches alike.
+# One credential's share of the server, over /mcp (settings.McpOptions.streams) and for searches alike.
 STREAMS_PER_TOKEN_ENV = "EVIDENCEKIT_MCP_STREAMS_PER_TOKEN"
-
-
-def credential_share() -> int:
-    return int(setting(STREAMS_PER_TOKEN_ENV, "8"))
 
 
 class TooManySearches(Exception):
@@ -33,8 +27,8 @@ class TooManySearches(Exception):
 
 
 class SearchShare:
-    def __init__(self, per_credential: int | None = None, running: int = 2) -> None:
-        self.per_credential = per_credential if per_credential is not None else credential_share()
+    def __init__(self, per_credential: int = 8, running: int = 2) -> None:
+        self.per_credential = per_credential
         self.running = running
         self.open: Counter[Hashable] = Counter()
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None

@@ -8,18 +8,17 @@ whether a receipt exists. Callers outside the runtime must check it themselves.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.store import ratelimit, receipt_reads, receipts
 from evidencekit.server.evidence.store.models import Receipt, Workspace
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
 from evidencekit.server.evidence.store.status_answer import status_of
-from evidencekit.server.evidence.store.ttl_cache import TTLCache
+from evidencekit.server.evidence.store.ttl_cache import DEFAULT_TTL, TTLCache
 from evidencekit.server.runtime import CheckedAnswer
 
 RATE_ENV = "EVIDENCEKIT_RETRIEVE_PER_MINUTE"
@@ -33,16 +32,11 @@ class RateLimited(Exception):
 
 @dataclass(frozen=True)
 class ServiceSettings:
-    retrieve_per_minute: int = 60
-    retention: timedelta = field(default_factory=receipts.retention_from_env)
+    """settings.EvidenceSettings reads them where the process starts."""
 
-    @classmethod
-    def from_env(cls) -> ServiceSettings:
-        return cls(retrieve_per_minute=int(setting(RATE_ENV, "60")))
-
-
-# The workspace's own retrieve rate, 0 for the server default; cached like roles (ttl_cache).
-_workspace_rates: TTLCache[int] = TTLCache()
+    retrieve_per_minute: int = 60  # EVIDENCEKIT_RETRIEVE_PER_MINUTE
+    retention: timedelta = receipts.DEFAULT_RETENTION  # EVIDENCEKIT_RETENTION_HOURS
+    cache_seconds: float = DEFAULT_TTL  # EVIDENCEKIT_AUTH_CACHE_SECONDS: a workspace's own rate is kept so long
 
 
 async def _workspace_rate(workspace_id: uuid.UUID) -> int:
@@ -52,14 +46,16 @@ async def _workspace_rate(workspace_id: uuid.UUID) -> int:
 
 class EvidenceService:
     def __init__(self, settings: ServiceSettings | None = None) -> None:
-        self.settings = settings or ServiceSettings.from_env()
+        self.settings = settings or ServiceSettings()
+        # The workspace's own retrieve rate, 0 for the server default; cached like roles (ttl_cache).
+        self._workspace_rates: TTLCache[int] = TTLCache(self.settings.cache_seconds)
 
     async def retrieve(self, workspace_id: uuid.UUID, mutation_id: uuid.UUID,
                        url: str, kind: str, language: str | None) -> dict[str, Any]:
         request = receipts.RetrieveRequest(workspace_id, mutation_id, url, kind, language)
         receipt: Receipt | ReceiptView | None = await receipts.existing(request)
         if receipt is None:  # only a new receipt counts against the rate: repeats and conflicts are free
-            limit = await _workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
+            limit = await self._workspace_rates.get(workspace_id, lambda: _workspace_rate(workspace_id))
 
             async def charge(connection: BaseDBAsyncClient) -> None:
                 retry_after = await ratelimit.admit(workspace_id, limit or self.settings.retrieve_per_minute,

@@ -9,19 +9,24 @@ import signal
 
 from evidencekit.server.evidence.env_check import check_or_exit, configure_logging
 from evidencekit.server.evidence.retrieval.lifecycle import open_engine
+from evidencekit.server.evidence.settings import EvidenceSettings
 from evidencekit.server.evidence.store.db import database_url, open_store
 from evidencekit.server.evidence.worker import Worker, WorkerSettings
 
 log = logging.getLogger("evidencekit.worker")
 
 
-async def run_worker(url: str | None = None, settings: WorkerSettings | None = None) -> None:
+async def run_worker(url: str | None = None, settings: WorkerSettings | None = None,
+                     evidence: EvidenceSettings | None = None) -> None:
+    """`evidence`: the service's settings (else the environment's, read here, where the process starts);
+    `settings`: the worker's own, when given apart."""
+    evidence = evidence or EvidenceSettings.from_env()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with open_store(url or database_url()), open_engine() as engine:
-        worker = Worker(engine, settings or WorkerSettings.from_env())
+    async with open_store(url or database_url()), open_engine(settings=evidence) as engine:
+        worker = Worker(engine, settings or evidence.worker)
         log.info("worker %s started", worker.worker_id)
         print(f"worker {worker.worker_id} ready", flush=True)
         task = asyncio.create_task(worker.run(stop))

@@ -13,19 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server import Server
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from evidencekit.server.runtime import (
+    HostPolicy,
     Lifespan,
     McpSettings,
     ServiceHooks,
     SettingsSource,
     ToolBinding,
     build_app,
-    loopback_security,
     stdio_server,
 )
 from evidencekit.server.generated.handlers import Handlers
@@ -40,7 +39,8 @@ from evidencekit.server.generated.rest import rest_bindings
 
 OPENAPI = Path(__file__).resolve().parent / "openapi.json"
 TITLE = "evidencekit research evidence API"
-# Hostnames /mcp answers to besides loopback: `allowed_hosts` in [tool.evidencekit.codegen]
+# Hostnames the app answers to besides loopback (every route but /healthz): `allowed_hosts` in
+# [tool.evidencekit.codegen]
 ALLOWED_HOSTS: tuple[str, ...] = ()
 # Whether GET /healthz is served by default: `healthz` in [tool.evidencekit.codegen]
 HEALTHZ = True
@@ -64,7 +64,7 @@ def create_app(
     mcp: SettingsSource | None = None,
     routes: Sequence[BaseRoute] = (),
     lifespan: Lifespan | None = None,
-    mcp_security: TransportSecuritySettings | None = None,
+    hosts: HostPolicy | None = None,
     protected_prefixes: Sequence[str] = (),
     middleware: Sequence[Middleware] = (),
     docs: bool = True,
@@ -74,7 +74,9 @@ def create_app(
     `{"status": "ok"}` without a token, for a load balancer; `healthz=False` serves none, and a route
     of your own at /healthz in `routes` is served instead); `hooks` plug in authentication (default:
     none); `middleware` (outermost first) wraps every route, the operations' included;
-    `mcp_security` replaces the hosts /mcp answers to (default: loopback and ALLOWED_HOSTS).
+    `hosts` replaces the hosts the app answers to (default: loopback and ALLOWED_HOSTS; any other
+    Host is answered 421 on every route but /healthz, and /mcp takes pages of these hosts alone
+    as Origin)
     The app is a Starlette app: add routes, mounts, middleware and exception handlers to it
     (`add_route`, `mount`, `add_middleware`, `add_exception_handler`); the operations are its routes."""
     return build_app(
@@ -85,7 +87,7 @@ def create_app(
         openapi=OPENAPI,
         routes=routes,
         lifespan=lifespan,
-        mcp_security=mcp_security or loopback_security(*ALLOWED_HOSTS),
+        hosts=hosts or HostPolicy(ALLOWED_HOSTS),
         protected_prefixes=protected_prefixes,
         middleware=middleware,
         docs_title=TITLE if docs else None,

@@ -6,8 +6,9 @@
                answers checked once (CheckedAnswer, checked_answer, checked_frame, Frame, answer_data)
     auth       Auth (what a project implements), Principal (what the runtime reads of a caller),
                NoAuth, ServiceHooks (what a project plugs in besides its handlers)
-    the app    build_app, Binding, ToolBinding, Handler, ServiceApp, Lifespan, loopback_security,
-               stdio_server: what the generated app module calls
+    the app    build_app, Binding, ToolBinding, Handler, ServiceApp, Lifespan, stdio_server: what the
+               generated app module calls; HostPolicy (the hosts the app answers to: create_app's
+               `hosts`)
     MCP        McpSettings, SettingsSource, StreamLimits, serve_stdio
     serving    serve, listen, ServingLimits, log_off_the_loop, flush_logs: what `evidencekit serve` runs
 
@@ -34,6 +35,7 @@ __all__ = [
     "Forbidden",
     "Frame",
     "Handler",
+    "HostPolicy",
     "Lifespan",
     "McpSettings",
     "NoAuth",
@@ -57,7 +59,6 @@ __all__ = [
     "flush_logs",
     "listen",
     "log_off_the_loop",
-    "loopback_security",
     "serve",
     "serve_stdio",
     "stdio_server",
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
         Lifespan,
         ServiceApp,
         build_app,
-        loopback_security,
         stdio_server,
     )
     from evidencekit.server.runtime._auth import Auth, NoAuth, Principal
@@ -93,6 +93,7 @@ if TYPE_CHECKING:
         Unauthorized,
     )
     from evidencekit.server.runtime._hooks import ServiceHooks
+    from evidencekit.server.runtime._hosts import HostPolicy
     from evidencekit.server.runtime._log_queue import flush_logs, log_off_the_loop
     from evidencekit.server.runtime._mcp import (
         McpSettings,
@@ -107,8 +108,7 @@ if TYPE_CHECKING:
     from evidencekit.server.runtime._serving import run as serve
 else:
     __getattr__, __dir__ = lazy_exports(__name__, {
-        **dict.fromkeys(["Binding", "Lifespan", "ServiceApp", "build_app", "loopback_security", "stdio_server"],
-                        "_app"),
+        **dict.fromkeys(["Binding", "Lifespan", "ServiceApp", "build_app", "stdio_server"], "_app"),
         **dict.fromkeys(["Auth", "NoAuth", "Principal"], "_auth"),
         **dict.fromkeys(["CheckedAnswer", "Frame", "answer_data", "checked_answer", "checked_frame"],
                         "_checked_answer"),
@@ -116,6 +116,7 @@ else:
         **dict.fromkeys(["ApiError", "BadRequest", "Conflict", "Forbidden", "NotFound", "PayloadTooLarge",
                          "RateLimited", "ServiceUnavailable", "Unauthorized"], "_errors"),
         "ServiceHooks": "_hooks",
+        "HostPolicy": "_hosts",
         **dict.fromkeys(["flush_logs", "log_off_the_loop"], "_log_queue"),
         **dict.fromkeys(["McpSettings", "SettingsSource", "ToolBinding", "serve_stdio"], "_mcp"),
         "StreamLimits": "_mcp_streams",

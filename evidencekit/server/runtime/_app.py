@@ -13,12 +13,18 @@ Every request takes one path through the app's one middleware stack:
     http_errors.ErrorHandler, or the team's)
       the team's middleware (`middleware`, `add_middleware`), outermost first
         AccessLog (access_log: one line per request)
-          BearerAuth (bearer: the protected paths' bearer check)
-            Exceptions (exceptions: Starlette's ExceptionMiddleware, lighter; the handlers of
-            http_errors and the team's)
-              ExactRouter (routing: Starlette's router, fixed paths found by lookup)
-                the operations' endpoints (rest_runtime), /mcp, /openapi.json, /docs, the
-                team's routes and mounts, /healthz
+          AllowedHosts (hosts: the Host check, every route but /healthz)
+            BearerAuth (bearer: the bearer check, auth.identify, on the operations, /mcp and the
+            protected prefixes)
+              Exceptions (exceptions: Starlette's ExceptionMiddleware, lighter; the handlers of
+              http_errors and the team's)
+                ExactRouter (routing: Starlette's router, fixed paths found by lookup)
+                  the operations' endpoints (rest_runtime), /mcp, /openapi.json, /docs, the
+                  team's routes and mounts, /healthz
+
+Each policy is decided in one place, the same on REST and MCP: the caller (_auth.py), request sizes
+(_request_size.py), hosts (_hosts.py), success statuses and the MCP text content (the generated
+OperationSpec, read from the manifest by contracts/_policy.py; _mcp_text.py).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from evidencekit.server.runtime._body_limit import BodyLimit
 from evidencekit.server.runtime._caller_instructions import CallerInstructions
 from evidencekit.server.runtime._exceptions import Exceptions, ServerErrors
 from evidencekit.server.runtime._hooks import ServiceHooks
+from evidencekit.server.runtime._hosts import AllowedHosts, HostPolicy
 from evidencekit.server.runtime._http_errors import contract_headers, exception_handlers
 from evidencekit.server.runtime._mcp import (
     SettingsSource,
@@ -60,7 +67,8 @@ from evidencekit.server.runtime._mcp_direct import McpDirect
 from evidencekit.server.runtime._mcp_hosts import McpHosts
 from evidencekit.server.runtime._mcp_streams import McpStreams
 from evidencekit.server.runtime._pipeline import Handler
-from evidencekit.server.runtime._rest_runtime import MAX_BODY_BYTES, operation_endpoint
+from evidencekit.server.runtime._request_size import mcp_message_limit
+from evidencekit.server.runtime._rest_runtime import operation_endpoint
 from evidencekit.server.runtime._routing import ExactRouter
 
 MCP_PATH = "/mcp"
@@ -74,26 +82,6 @@ class Binding:
 
     spec: OperationSpec
     handler: Handler
-
-
-def loopback_security(*extra_hosts: str) -> TransportSecuritySettings:
-    """Host and Origin checks for /mcp (DNS rebinding): loopback, plus the given public hostnames."""
-    hosts = [host for loopback in ("127.0.0.1", "localhost", "[::1]") for host in (loopback, f"{loopback}:*")]
-    for public in extra_hosts:
-        hosts += [public, f"{public}:*"]  # with no port: the scheme's default (80, 443)
-    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins)
-
-
-# The JSON-RPC envelope around a tool's arguments (method, id, names): room for it on /mcp
-MCP_ENVELOPE_BYTES = 4096
-
-
-def mcp_body_limit(tools: Sequence[ToolBinding]) -> int:
-    """The largest /mcp message taken: the largest tool's arguments and the envelope around them
-    (each tool's own limit is checked on its arguments: mcp.ToolCaller)."""
-    return max((binding.spec.max_request_bytes for binding in tools), default=MAX_BODY_BYTES) + MCP_ENVELOPE_BYTES
 
 
 class ServiceApp(Starlette):
@@ -127,11 +115,12 @@ class ServiceApp(Starlette):
 
 def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
               mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
-              lifespan: Lifespan | None = None, mcp_security: TransportSecuritySettings | None = None,
+              lifespan: Lifespan | None = None, hosts: HostPolicy | None = None,
               protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = (),
               docs_title: str | None = "API", healthz: bool = True) -> ServiceApp:
-    """The service's Starlette app. `protected_prefixes`: more paths (beneath each) that need a
-    bearer token besides the operations that declare `auth` and /mcp. `middleware` (outermost
+    """The service's Starlette app. `hosts`: the hosts it answers to (hosts.HostPolicy; default:
+    loopback alone), on every route but /healthz. `protected_prefixes`: more paths (beneath each)
+    that need a bearer token besides the operations that declare `auth` and /mcp. `middleware` (outermost
     first) wraps every route, the operations' included, as does a middleware added later
     (`add_middleware`, before the app serves). `docs_title`: the title of the interactive
     documentation at /docs (api_docs); None serves none. `healthz`: a `GET /healthz` answering 200
@@ -146,32 +135,37 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         for binding in operations if binding.spec.rest_path}
     # the default /healthz: public, unless the project serves its own there (or none)
     default_health = healthz and not any(getattr(route, "path", None) == HEALTHZ_PATH for route in routes)
-    # /mcp needs a token only when every tool does (a 401 with its challenge, as OAuth clients
-    # expect); with public tools beside protected ones, a call without one goes on anonymously and
-    # a protected tool answers an isError result that says what is missing (the pipeline's check)
+    # A credential sent is checked on every operation and on /mcp (auth.identify), a public
+    # operation's too. /mcp needs one only when every tool does (a 401 with its challenge, as OAuth
+    # clients expect); with public tools beside protected ones, a call without one goes on
+    # anonymously and a protected tool answers an isError result that says what is missing
     needs = [binding.spec.requirement.authenticated for binding in tools]
     every_tool_authenticated = bool(needs) and all(needs)
+    rest_paths = [binding.spec for binding in operations if binding.spec.rest_path]
     protects = Protected(
-        paths=[binding.spec.rest_path for binding in operations
-               if binding.spec.rest_path and binding.spec.requirement.authenticated],
+        paths=[spec.rest_path for spec in rest_paths if spec.requirement.authenticated and spec.rest_path],
         prefixes=(*protected_prefixes, *([MCP_PATH] if every_tool_authenticated else [])),
-        optional=[] if every_tool_authenticated else [MCP_PATH], public=[HEALTHZ_PATH] if default_health else [])
-    # The Host/Origin checks are McpHosts' (JSON errors); the SDK's own are left off, and its body
-    # limit is the tools' (BodyLimit's), not its 4 MiB
+        optional=[*(spec.rest_path for spec in rest_paths if not spec.requirement.authenticated and spec.rest_path),
+                  *([] if every_tool_authenticated else [MCP_PATH])],
+        public=[HEALTHZ_PATH] if default_health else [])
+    hosts = hosts or HostPolicy()
+    # The Host check is the app's (AllowedHosts), the Origin check McpHosts' (JSON errors); the
+    # SDK's own are left off, and its body limit is the tools' (BodyLimit's), not its 4 MiB
     caller = ToolCaller(tools, hooks, mcp)
     server = build_server(caller)
+    message_limit = mcp_message_limit(binding.spec for binding in tools)
     # JSON answers (json_response): mcp_direct's, and the SDK's for what it leaves (a
     # 2026-07-28 call is then answered in the request's own task, ~25% cheaper than its event
     # stream); the tools send no notifications while they run, which only a stream could carry
     sessions = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True,
                                             security_settings=TransportSecuritySettings(
                                                 enable_dns_rebinding_protection=False),
-                                            max_request_body_size=mcp_body_limit(tools))
+                                            max_request_body_size=message_limit.limit)
     # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended;
     # plain requests answered as JSON (mcp_direct), the rest by the SDK
     mcp_endpoint = McpStreams(McpHosts(BodyLimit(CallerInstructions(
         McpDirect(StreamableHTTPASGIApp(sessions), caller, server), lambda: current(mcp).caller_instructions),
-        mcp_body_limit(tools)), mcp_security or loopback_security()), lambda: current(mcp).streams)
+        message_limit), hosts), lambda: current(mcp).streams)
     document = openapi.read_bytes()
 
     async def openapi_json(_: Request) -> Response:
@@ -195,7 +189,9 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *([Route(HEALTHZ_PATH, healthy, methods=["GET"])] if default_health else []),
     ]
     return ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
-                      middleware=[*middleware, Middleware(AccessLog), Middleware(BearerAuth, check=check, protects=protects)])
+                      middleware=[*middleware, Middleware(AccessLog),
+                                  Middleware(AllowedHosts, policy=hosts, exempt=[HEALTHZ_PATH]),
+                                  Middleware(BearerAuth, check=check, protects=protects)])
 
 
 async def healthy(_: Request) -> Response:

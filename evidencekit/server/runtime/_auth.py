@@ -4,9 +4,23 @@ is the manifests'.
 A service plugs in an `Auth`: it turns a bearer credential into a principal (its own type, with
 the credential's `kind` and granted `capabilities`) and, when an operation declares a
 `minimum_role`, says whether the principal holds it for this payload (roles are scoped by the
-service's own data: a workspace, a project). The runtime enforces every operation's declared
-`Requirement` itself, on REST and MCP alike, after the input is valid and before the handler runs
-(OperationPipeline, in _pipeline.py: `check_caller`, then the Auth's `check_role`).
+service's own data: a workspace, a project).
+
+The verdict on a call is decided here, the same on REST, MCP over HTTP and MCP over stdio:
+
+1. `identify`: the caller behind the credential. A credential that is sent is always checked, on a
+   public operation too: one that is malformed (not `Bearer <token>`) or that the Auth does not know
+   is refused (401 unauthenticated), never taken as no credential. None sent: anonymous, which only
+   an operation without `auth` serves.
+2. `check_caller`: the operation's declared requirement that needs nothing but the caller (who,
+   which credential kind, which capability), before the input is read: an unauthenticated or
+   unprivileged caller learns nothing of the input's shape.
+3. the Auth's `check_role` (a `minimum_role`), once the input is valid: the role is held where the
+   payload acts.
+
+Over HTTP the bearer middleware (_bearer.py) runs `identify` before the request is read, on the
+operations' paths and /mcp; the operation's pipeline (_pipeline.py) runs the rest. Over stdio the
+tool caller (_mcp.py) runs `identify` with the process's credential on every call.
 """
 
 from __future__ import annotations
@@ -62,6 +76,30 @@ def bearer_secret(authorization: str) -> str:
 
 
 UNAUTHENTICATED = "a valid bearer token is required (Authorization: Bearer <token>)"
+MALFORMED = "the Authorization header is not a bearer token: send `Authorization: Bearer <token>`"
+
+
+async def identify(auth: Auth, credential: str | None, required: bool,
+                   unauthenticated: str = UNAUTHENTICATED) -> Any:
+    """The caller behind `credential`: the bearer secret sent (over HTTP the Authorization header's
+    token, '' when the header is not `Bearer <token>`; over stdio the process's token), None when
+    none was sent. Unauthorized for a credential sent that is malformed or unknown, and for none
+    where `required`; None (anonymous) for none where it is not."""
+    if credential is None:
+        if not required:
+            return None
+        credential = ""  # the Auth's "none sent"
+    elif not credential:
+        raise Unauthorized(MALFORMED)
+    principal = await auth.authenticate(credential)
+    if principal is None:
+        raise Unauthorized(unauthenticated)
+    return principal
+
+
+def sent_credential(authorization: str | None) -> str | None:
+    """What `identify` takes from an Authorization header's value (None: no header)."""
+    return None if authorization is None else bearer_secret(authorization)
 
 
 def check_caller(spec: OperationSpec, principal: Any, unauthenticated: str = UNAUTHENTICATED) -> None:

@@ -1,7 +1,9 @@
 """Bearer authentication for the REST and MCP HTTP surfaces: the caller's principal, or a JSON 401.
 
-The service's `Auth` says who a credential belongs to; this asks it once per request on the paths
-that need a caller (the operations that declare `auth`, and /mcp) and keeps the answer in
+The service's `Auth` says who a credential belongs to; this asks it once per request (auth.identify,
+the decision every surface takes) on the paths where the runtime decides access: the operations'
+and /mcp (a credential sent is checked there; none sent is refused where every operation of the
+path needs a caller), and the project's protected prefixes. The answer is kept in
 `scope["state"]["principal"]`.
 """
 
@@ -13,7 +15,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.server.runtime._access_log import logged_path
-from evidencekit.server.runtime._auth import UNAUTHENTICATED, bearer_secret
+from evidencekit.server.runtime._auth import identify, sent_credential
 from evidencekit.server.runtime._errors import Unauthorized
 from evidencekit.server.runtime._hooks import ServiceHooks
 from evidencekit.server.runtime._http_errors import RawHeaders, error_answer
@@ -21,28 +23,29 @@ from evidencekit.server.runtime._request_head import header_values
 
 
 class BearerCheck:
-    """`await check(scope, receive, send)`: True with the principal in the scope's state when the
-    request's bearer token is good; else the request is answered here (401; 503 when the service
-    says the lookup met an outage) and False."""
+    """`await check(scope, receive, send, required)`: True with the principal (None: anonymous) in
+    the scope's state when auth.identify takes the request's credential; else the request is
+    answered here (401 with the Auth's challenge; 503 when the service says the lookup met an
+    outage) and False."""
 
     def __init__(self, hooks: ServiceHooks, hashes: Mapping[str, RawHeaders]) -> None:
         self.auth = hooks.auth
         self.hooks = hooks
         self.hashes = hashes  # each operation's contract hash header, by its path (http_errors.contract_headers)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> bool:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, required: bool = True) -> bool:
         headers = header_values(scope)
         try:
-            principal = await self.auth.authenticate(bearer_secret(headers.get(b"authorization", "")))
+            principal = await identify(self.auth, sent_credential(headers.get(b"authorization")), required)
+        except Unauthorized as refused:
+            challenge = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
+            answer = error_answer(Unauthorized(refused.message, challenge=challenge), scope,
+                                  headers=self.hashes.get(scope["path"], ()))
+            await answer(scope, receive, send)
+            return False
         except Exception as exc:  # the token lookup met an outage (503), or a bug (500)
             where = f"the bearer check of {scope['method']} {logged_path(scope)}"
             answer = error_answer(exc, scope, hooks=self.hooks, where=where, headers=self.hashes.get(scope["path"], ()))
-            await answer(scope, receive, send)
-            return False
-        if principal is None:
-            challenge = self.auth.challenge(str(Request(scope).base_url).rstrip("/"))
-            answer = error_answer(Unauthorized(UNAUTHENTICATED, challenge=challenge), scope,
-                                  headers=self.hashes.get(scope["path"], ()))
             await answer(scope, receive, send)
             return False
         scope.setdefault("state", {})["principal"] = principal
@@ -52,9 +55,9 @@ class BearerCheck:
 class Protected:
     """Which paths need a caller: exact paths, and everything beneath a prefix (the prefix itself too).
     `optional`: paths where a credential is checked when one is sent, and a request without one goes
-    on anonymously (/mcp with public tools beside protected ones: each tool call then says what it
-    needs). `public`: paths never protected, whatever the prefixes (the default /healthz, for a load
-    balancer)."""
+    on anonymously (a public operation's; /mcp with public tools beside protected ones: each tool
+    call then says what it needs). `public`: paths never protected, whatever the prefixes (the
+    default /healthz, for a load balancer)."""
 
     def __init__(self, paths: Iterable[str] = (), prefixes: Iterable[str] = (), optional: Iterable[str] = (),
                  public: Iterable[str] = ()) -> None:
@@ -92,7 +95,7 @@ class BearerAuth:
         if needs is None:
             needs = self._decide(path)
         if needs == _NEVER or (needs == _SENT and b"authorization" not in header_values(scope)) or \
-                await self.check(scope, receive, send):
+                await self.check(scope, receive, send, needs == _ALWAYS):
             await self.app(scope, receive, send)
 
     def _decide(self, path: str) -> int:

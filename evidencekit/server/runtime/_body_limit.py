@@ -1,5 +1,5 @@
 """A cap on request bodies for apps that read them their own way (the MCP Streamable HTTP app):
-the body is read whole, up to the limit REST uses, before the app sees it; a larger one is a JSON 413."""
+the body is read whole, up to its limit (request_size), before the app sees it; a larger one is a JSON 413."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evidencekit.server.runtime._errors import PayloadTooLarge
 from evidencekit.server.runtime._http_errors import error_answer
 from evidencekit.server.runtime._request_head import header_values
-from evidencekit.server.runtime._rest_runtime import MAX_BODY_BYTES, read_body
+from evidencekit.server.runtime._request_size import DEFAULT_LIMIT, SizeLimit
+from evidencekit.server.runtime._rest_runtime import read_body
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, limit: SizeLimit = DEFAULT_LIMIT) -> None:
         self.app = app
         self.limit = limit
 

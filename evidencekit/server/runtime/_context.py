@@ -17,3 +17,6 @@ class RequestContext:
     # what this answer means beyond its JSON (the next step): text an MCP result carries after the
     # service's notes (McpSettings.notes), and REST an X-Note header each (contracts/_notes.py)
     notes: list[str] = field(default_factory=list)
+    # the text content of this answer's MCP result, for an operation whose manifest says
+    # `"mcp": {"text_content": "handler"}` (_mcp_text.py); read for no other operation, nor over REST
+    text: str | None = None

@@ -24,16 +24,17 @@ from starlette.types import Scope
 
 from evidencekit.contracts._spec import OperationSpec
 from evidencekit.contracts._validation import FieldError
-from evidencekit.server.runtime._auth import UNAUTHENTICATED
+from evidencekit.server.runtime._auth import UNAUTHENTICATED, identify
 from evidencekit.server.runtime._caller_instructions import with_caller
 from evidencekit.server.runtime._context import RequestContext
-from evidencekit.server.runtime._errors import ApiError, BadRequest, PayloadTooLarge
+from evidencekit.server.runtime._errors import ApiError, BadRequest
 from evidencekit.server.runtime._hooks import ServiceHooks
 from evidencekit.server.runtime._http_errors import unexpected
-from evidencekit.server.runtime._json_answer import answer_bytes
 from evidencekit.server.runtime._mcp_streams import StreamLimits
+from evidencekit.server.runtime._mcp_text import result_text
 from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime._request_head import new_request_id
+from evidencekit.server.runtime._request_size import SizeLimit, operation_limit
 
 log = logging.getLogger("evidencekit.mcp")
 
@@ -121,6 +122,7 @@ class ToolCaller:
     settings: SettingsSource
     stdio_credential: str | None = None  # over stdio: the credential every call acts with
     _pipelines: dict[str, OperationPipeline] = field(init=False)
+    _limits: dict[str, SizeLimit] = field(init=False)
     _profiles: dict[str, tuple[str, ...]] = field(init=False)
     _listed_tools: dict[tuple[str | None, bool], list[types.Tool]] = field(init=False, default_factory=dict)
     _by_name: dict[str, ToolBinding] = field(init=False)
@@ -130,6 +132,7 @@ class ToolCaller:
         self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler,
                                                                          self.hooks.auth, unauthenticated)
                            for binding in self.bindings}
+        self._limits = {binding.descriptor["name"]: operation_limit(binding.spec) for binding in self.bindings}
         self._profiles = {binding.descriptor["name"]: tuple(binding.descriptor.get("profiles", ()))
                           for binding in self.bindings}
         self._by_name = {binding.descriptor["name"]: binding for binding in self.bindings}
@@ -157,9 +160,6 @@ class ToolCaller:
             listed = self._listed_tools[key] = listed_tools(self.bindings, settings.profile, settings.output_schemas)
         return list(listed)
 
-    async def stdio_caller(self) -> Any:
-        return await self.hooks.auth.authenticate(self.stdio_credential or "")
-
     async def list_tools(self, ctx: ServerRequestContext[Any, Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.tools())
@@ -173,23 +173,28 @@ class ToolCaller:
     async def result(self, name: str, arguments: Mapping[str, Any] | None, http: Scope | None) -> dict[str, Any]:
         """tools/call's result as JSON data: the answer (content and structuredContent) or an
         isError result; MCPError for a tool the profile does not list. `http`: the request's scope,
-        where the bearer check has put the caller; None over stdio."""
+        where the bearer check has put the caller (auth.identify); None over stdio, where the
+        process's credential is identified here, on every call, as the bearer check does over HTTP."""
         pipeline = self._pipelines.get(name)
         if pipeline is None or not self._listed(name):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
         request_id = new_request_id()
         spec = pipeline.spec
         try:
+            context = RequestContext(request_id, "mcp")
+            needed = spec.requirement.authenticated
+            if http is not None:  # HTTP: the bearer check has identified the caller, if one was sent
+                context.principal = http.get("state", {}).get("principal")
+                if context.principal is None and needed:  # none sent: refused before the arguments count
+                    context.principal = await identify(self.hooks.auth, None, True, pipeline.unauthenticated)
+            else:  # stdio: the process's credential, checked whatever the tool (as a sent one is over HTTP)
+                context.principal = await identify(self.hooks.auth, self.stdio_credential or None, needed,
+                                                   pipeline.unauthenticated)
             arguments = arguments or {}
             raw, size = _arguments_json(arguments)
-            if size > spec.max_request_bytes:
-                raise PayloadTooLarge(f"the arguments of {name} are larger than {spec.max_request_bytes} bytes")
-            context = RequestContext(request_id, "mcp")
-            if http is not None:  # HTTP: the bearer check has authenticated the request
-                context.principal = http.get("state", {}).get("principal")
-            caller = None if http is not None else self.stdio_caller  # stdio: asked once the input is valid
-            data = await pipeline.run(arguments, raw, context, caller)
-            content = [{"type": "text", "text": answer_bytes(data).decode()}]  # the JSON REST sends
+            self._limits[name].check(size)
+            data = await pipeline.run(arguments, raw, context)
+            content = [{"type": "text", "text": result_text(spec, data, context)}]
             notes = [*current(self.settings).notes(spec, data), *context.notes]
             content += [{"type": "text", "text": note} for note in notes]
         except BadRequest as refused:

@@ -1,7 +1,9 @@
-"""One operation call, whichever surface it came in on: validate the input against the contract,
-enforce the declared requirement, parse, call the handler, check the answer against every published
-output variant (or take an answer checked when its data was written: checked_answer). REST
-(rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP (mcp) `run` for its data.
+"""One operation call, whichever surface it came in on: enforce the declared requirement on the
+caller (_auth.py: who, which credential, which capability), validate the input against the contract,
+parse, check the caller's role where the payload acts, call the handler, check the answer against
+every published output variant (or take an answer checked when its data was written:
+checked_answer). REST (rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP
+(mcp) `run` for its data; each has identified the caller first (auth.identify).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from evidencekit.contracts._spec import OperationSpec
 from evidencekit.contracts._validation import FieldError, validator_for
 from evidencekit.contracts._wire import parse, wire_data
-from evidencekit.server.runtime._auth import UNAUTHENTICATED, Auth, check_caller
+from evidencekit.server.runtime._auth import UNAUTHENTICATED, Auth, check_caller, identify
 from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
 from evidencekit.server.runtime._context import RequestContext
 from evidencekit.server.runtime._errors import BadRequest, ContractViolation
@@ -50,25 +52,26 @@ class OperationPipeline:
         self._checked = spec.requirement.authenticated
         self._role = spec.requirement.minimum_role
 
-    async def run(self, body: Any, raw: bytes | str, context: RequestContext,
-                  caller: Callable[[], Awaitable[Any]] | None = None) -> Any:
+    async def run(self, body: Any, raw: bytes | str, context: RequestContext) -> Any:
         """The answer's JSON data; ApiError for anything the caller should be told. `raw` is the
         body's JSON text, which the typed model parses (pydantic-core, faster than from `body`);
-        `caller` finds the principal when the context has none, once the input is known valid."""
-        answer = await self.checked(body, raw, context, caller)
+        `context.principal` is the caller auth.identify found (None: anonymous)."""
+        answer = await self.checked(body, raw, context)
         return answer_data(answer) if isinstance(answer, CheckedAnswer) else answer
 
-    async def answer(self, body: Any, raw: bytes | str, context: RequestContext,
-                     caller: Callable[[], Awaitable[Any]] | None = None) -> bytes:
+    async def answer(self, body: Any, raw: bytes | str, context: RequestContext) -> bytes:
         """`run`'s answer as the JSON text it is sent as (json_answer.answer_bytes)."""
-        answer = await self.checked(body, raw, context, caller)
+        answer = await self.checked(body, raw, context)
         return answer.body if isinstance(answer, CheckedAnswer) else answer_bytes(answer)
 
-    async def checked(self, body: Any, raw: bytes | str, context: RequestContext,
-                      caller: Callable[[], Awaitable[Any]] | None = None) -> Any:
+    async def checked(self, body: Any, raw: bytes | str, context: RequestContext) -> Any:
         """The answer's JSON data, or the handler's CheckedAnswer when it was checked against
         this contract."""
         spec = self.spec
+        if self._checked:  # the caller first: nothing of the input is told to one who may not call
+            if context.principal is None:  # none sent: the Auth's answer for no credential
+                context.principal = await identify(self.auth, None, True, self.unauthenticated)
+            check_caller(spec, context.principal, self.unauthenticated)
         errors = self.validators.input_errors(body)  # every variant: see OperationValidator.input_errors
         if errors:
             names = ", ".join(dict.fromkeys(error.path for error in errors))
@@ -79,12 +82,8 @@ class OperationPipeline:
         except ValidationError as exc:  # the contract accepted it; the model must too
             raise BadRequest("request does not match the contract", code="validation_failed",
                              fields=model_errors(exc)) from None
-        if self._checked:
-            if context.principal is None and caller is not None:
-                context.principal = await caller()
-            check_caller(spec, context.principal, self.unauthenticated)
-            if self._role:
-                await self.auth.check_role(context.principal, self._role, payload)
+        if self._role:
+            await self.auth.check_role(context.principal, self._role, payload)
         answer = await self.handler(payload, context)
         if isinstance(answer, CheckedAnswer):
             if answer.contract_hash == spec.contract_hash:

@@ -28,7 +28,7 @@ from evidencekit.contracts._notes import NOTE_HEADER, header_value
 from evidencekit.contracts._query import from_query
 from evidencekit.contracts._spec import OperationSpec
 from evidencekit.server.runtime._context import RequestContext
-from evidencekit.server.runtime._errors import BadRequest, PayloadTooLarge, PreconditionFailed
+from evidencekit.server.runtime._errors import BadRequest, PreconditionFailed
 from evidencekit.server.runtime._hooks import ServiceHooks
 from evidencekit.server.runtime._http_errors import error_answer, handled_by_app
 from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
@@ -39,19 +39,19 @@ from evidencekit.server.runtime._request_head import (
     header_values,
     request_id_for,
 )
+from evidencekit.server.runtime._request_size import DEFAULT_LIMIT, SizeLimit, operation_limit
 
 log = logging.getLogger("evidencekit.rest")
 
-MAX_BODY_BYTES = 64 * 1024
 NOTE_KEY = NOTE_HEADER.lower().encode()
 _HASH_FORM = re.compile(CONTRACT_HASH_PATTERN.strip("^$"))
 
 
-async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: int = MAX_BODY_BYTES) -> bytes:
+async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: SizeLimit = DEFAULT_LIMIT) -> bytes:
     """The whole request body, refused (PayloadTooLarge) as soon as it is known to pass `limit`."""
     declared = headers.get(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    if declared is not None and declared.isdigit():
+        limit.check(int(declared))
     message = await receive()
     if message["type"] == "http.disconnect":
         raise ClientDisconnect()
@@ -63,18 +63,16 @@ async def read_body(receive: Receive, headers: Mapping[bytes, str], limit: int =
             if message["type"] == "http.disconnect":
                 raise ClientDisconnect()
             pieces += message.get("body", b"")
-            if len(pieces) > limit:
-                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            limit.check(len(pieces))
             if not message.get("more_body", False):
                 break
         body = bytes(pieces)
-    if len(body) > limit:
-        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    limit.check(len(body))
     return body
 
 
 async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
-                         limit: int = MAX_BODY_BYTES) -> tuple[bytes, Any]:
+                         limit: SizeLimit = DEFAULT_LIMIT) -> tuple[bytes, Any]:
     """The raw body and its parsed JSON, refused early when too large or not JSON."""
     body = await read_body(receive, headers, limit)
     content_type = headers.get(b"content-type", "")
@@ -101,6 +99,7 @@ class OperationEndpoint:
         self.spec = spec
         self.hooks = hooks
         self.pipeline = OperationPipeline(spec, handler, hooks.auth)
+        self.limit = operation_limit(spec)
         self._hash_header = [(CONTRACT_HASH_KEY, spec.contract_hash.encode())]
         variant = spec.schemas.get(spec.rest_variant or "")
         self._query_schema = variant.input_schema if spec.rest_method == "GET" and variant is not None else None
@@ -146,10 +145,9 @@ class OperationEndpoint:
             body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
                               self._query_schema)
             raw = json.dumps(body).encode()
-            if len(raw) > spec.max_request_bytes:
-                raise PayloadTooLarge(f"the query is larger than {spec.max_request_bytes} bytes")
+            self.limit.check(len(raw))
         else:
-            raw, body = await read_json_body(receive, headers, spec.max_request_bytes)  # refuses lone surrogates
+            raw, body = await read_json_body(receive, headers, self.limit)  # refuses lone surrogates
         state = scope.setdefault("state", {})
         context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
         return await self.pipeline.answer(body, raw, context)

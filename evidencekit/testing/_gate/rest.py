@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from evidencekit.contracts._loader import Variant
+from evidencekit.contracts._policy import success_statuses
 from evidencekit.testing._answers import curl, request_input, shown
 from evidencekit.testing._contracts import Contract
 from evidencekit.testing._gate.checks import Answer
@@ -66,7 +67,7 @@ class RestTarget:
             return Answer("no_answer", f"no answer within {self.timeout:g} s", rest=True)
         except httpx.HTTPError as exc:
             return Answer("no_answer", f"{type(exc).__name__}: {exc}", rest=True)
-        return answer_of(response, rest.get("success_statuses"))
+        return answer_of(response, success_statuses(contract.operation.manifest))
 
     def reproduction(self, contract: Contract, payload: Any) -> str:
         method = (contract.operation.rest or {})["method"]
@@ -77,7 +78,10 @@ class RestTarget:
         self.http.close()
 
 
-def answer_of(response: httpx.Response, success_statuses: list[int] | None) -> Answer:
+def answer_of(response: httpx.Response, statuses: tuple[int, ...] | None) -> Answer:
+    """What the answer was; a success with a status the contract does not declare (`statuses`:
+    contracts._policy.success_statuses, 200 when none is declared) or a body that is not JSON has a
+    problem."""
     status = response.status_code
     try:
         data, is_json = response.json(), True
@@ -89,8 +93,8 @@ def answer_of(response: httpx.Response, success_statuses: list[int] | None) -> A
                   contract_newer=response.headers.get("x-contract-newer"))
     if 200 <= status < 300:
         problem = None
-        if success_statuses and status not in success_statuses:
-            problem = f"the contract publishes success statuses {success_statuses}"
+        if statuses and status not in statuses:
+            problem = f"the contract publishes success statuses {list(statuses)}"
         elif not is_json:
             kind = response.headers.get("content-type", "no content type")
             problem = f"the body is not JSON ({kind}): {shown(data)}"

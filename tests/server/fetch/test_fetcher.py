@@ -245,11 +245,14 @@ async def test_the_backend_connects_to_the_checked_address_and_moves_past_a_refu
 def test_a_ca_bundle_adds_to_the_system_roots(tls: LocalCA, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An intranet CA must not cost every public site its verification."""
     from evidencekit.server.evidence.fetch.fetcher import default_ssl_context
+    from evidencekit.server.evidence.settings import EvidenceSettings
 
-    system = default_ssl_context({}).cert_store_stats()["x509_ca"]
+    system = default_ssl_context().cert_store_stats()["x509_ca"]
     bundle = tmp_path / "intranet.pem"
     tls.ca.cert_pem.write_to_path(str(bundle))
-    assert default_ssl_context({"EVIDENCEKIT_CA_BUNDLE": str(bundle)}).cert_store_stats()["x509_ca"] == system + 1
+    assert default_ssl_context(str(bundle)).cert_store_stats()["x509_ca"] == system + 1
+    read = EvidenceSettings.from_env({"EVIDENCEKIT_CA_BUNDLE": str(bundle)}).ca_bundle  # the setting it comes from
+    assert default_ssl_context(read).cert_store_stats()["x509_ca"] == system + 1
 
 
 async def test_no_log_shows_a_fetched_query_string(fetcher: Fetcher, origin: Origin,

@@ -11,13 +11,12 @@ import email.utils
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import httpcore
 import httpx
 
-from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.fetch import log_redaction
 from evidencekit.server.evidence.fetch.backend import (
     BlockedAddress,
@@ -143,13 +142,12 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def default_ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
-    """The system's roots, plus those of EVIDENCEKIT_CA_BUNDLE (a PEM file, e.g. an intranet CA).
+def default_ssl_context(bundle: str = "") -> ssl.SSLContext:
+    """The system's roots, plus those of `bundle` (EVIDENCEKIT_CA_BUNDLE: a PEM file, e.g. an intranet CA).
 
     Not create_default_context(cafile=...): given a file, it loads only that file, and every public
     site would then fail to verify."""
     context = ssl.create_default_context()
-    bundle = setting(CA_BUNDLE_ENV, "", environ)
     if bundle:
         context.load_verify_locations(cafile=bundle)
     return context
@@ -159,7 +157,7 @@ class Fetcher:
     def __init__(self, policy: EgressPolicy | None = None, limits: FetchLimits | None = None, *,
                  ssl_context: ssl.SSLContext | None = None, resolver: Resolver = system_resolver) -> None:
         log_redaction.install()  # httpx logs each request's URL: never its query string
-        self.policy = policy or EgressPolicy.from_env()
+        self.policy = policy or EgressPolicy()  # public HTTPS only (settings.EvidenceSettings.egress: the operator's)
         self.limits = limits or FetchLimits()
         self.backend = GuardedBackend(self.policy, resolver)
         context = ssl_context or default_ssl_context()

@@ -11,6 +11,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
@@ -24,6 +25,9 @@ from evidencekit.server.evidence.store.models import (
     Workspace,
 )
 from evidencekit.server.evidence.store.ttl_cache import TTLCache
+
+if TYPE_CHECKING:
+    from evidencekit.server.evidence.oauth import OAuthVerifier
 
 ROLE_RANK = {role: rank for rank, role in enumerate(ROLES, start=1)}
 RESEARCH = "agent:research"
@@ -86,30 +90,33 @@ _principals: TTLCache[Principal] = TTLCache(expiry=lambda principal: principal.e
 _roles: TTLCache[str] = TTLCache()
 
 
+def keep_for(seconds: float) -> None:
+    """How long this process's caches keep a principal and a role (EVIDENCEKIT_AUTH_CACHE_SECONDS, read
+    with the settings where the process or the app starts: settings.EvidenceSettings)."""
+    _principals.ttl = _roles.ttl = seconds
+
+
 def forget_cached() -> None:
     """Drop cached principals and roles (what the cache TTL does on its own, a few seconds later)."""
     _principals.clear()
     _roles.clear()
 
 
-async def _verify_bearer(secret: str) -> Principal | None:
+async def _verify_bearer(secret: str, oauth: OAuthVerifier | None) -> Principal | None:
     if secret.startswith(TOKEN_PREFIX):
         return await authenticate(secret)
-    from evidencekit.server.evidence.oauth import verifier
-
-    oauth = verifier()
     return None if oauth is None else await oauth.verify(secret)
 
 
-async def authenticate_bearer(secret: str) -> Principal | None:
-    """A bearer credential of either kind: this service's own token, or (when configured) an OAuth
-    JWT; cached briefly (see ttl_cache) because every request asks."""
+async def authenticate_bearer(secret: str, oauth: OAuthVerifier | None = None) -> Principal | None:
+    """A bearer credential of either kind: this service's own token, or (with `oauth`, when OAuth is
+    configured) an OAuth JWT; cached briefly (see ttl_cache) because every request asks."""
     if not secret:
         return None
     # Cached under a digest, never the secret itself; blake2s is ~3x quicker here than the sha256
     # the database keeps (its OpenSSL lookup costs more than hashing a token).
     key = hashlib.blake2s(secret.encode()).digest()
-    return _principals.peek(key) or await _principals.get(key, lambda: _verify_bearer(secret))
+    return _principals.peek(key) or await _principals.get(key, lambda: _verify_bearer(secret, oauth))
 
 
 async def revoke_token(token_id: uuid.UUID) -> bool:

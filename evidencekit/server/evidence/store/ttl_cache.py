@@ -1,7 +1,8 @@
 """A small per-process cache with a time to live, for the lookups every request repeats.
 
 What it holds may be up to `ttl` seconds stale: a revoked token or a changed role takes effect
-within that time (EVIDENCEKIT_AUTH_CACHE_SECONDS, default 5; 0 turns caching off).
+within that time (EVIDENCEKIT_AUTH_CACHE_SECONDS, default 5; 0 turns caching off: read by
+settings.EvidenceSettings where the process starts, never here).
 
 Concurrent misses of one key share one load: when an entry expires under load, every request in
 flight misses at once, and without this each ran its own database lookup (32 clients: latency
@@ -15,14 +16,9 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, Protocol, TypeVar
 
-from evidencekit.server.evidence.env_check import setting
-
 V = TypeVar("V")
 TTL_ENV = "EVIDENCEKIT_AUTH_CACHE_SECONDS"
-
-
-def ttl_from_env() -> float:
-    return float(setting(TTL_ENV, "5"))
+DEFAULT_TTL = 5.0
 
 
 class Clock(Protocol):
@@ -49,9 +45,9 @@ class TTLCache(Generic[V]):
     """`expiry(value)`: when a value stops being valid by itself (Unix time; None: never), so no
     entry outlives it (a token's expiry)."""
 
-    def __init__(self, ttl: float | None = None, max_entries: int = 10_000,
+    def __init__(self, ttl: float = DEFAULT_TTL, max_entries: int = 10_000,
                  expiry: Callable[[V], float | None] | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.ttl = ttl_from_env() if ttl is None else ttl
+        self.ttl = ttl
         self.max_entries = max_entries
         self.expiry = expiry
         self.clock = clock

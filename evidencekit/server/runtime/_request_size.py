@@ -1,0 +1,56 @@
+"""How large a request may be, decided in one place for every surface.
+
+An operation takes requests up to its spec's `max_request_bytes` (the manifest's, else the
+project's `max_request_bytes` in [tool.evidencekit.codegen], else
+contracts._policy.DEFAULT_MAX_REQUEST_BYTES): over REST its body (or, for a GET, its query as JSON),
+over MCP its arguments as compact JSON. `operation_limit` is that limit, and `SizeLimit.check` the
+one refusal all of them answer with (413 over HTTP, an isError result over MCP, the same message).
+`/mcp` reads a message whole before it knows the tool: it takes up to the largest tool's limit and
+MCP_ENVELOPE_BYTES (`mcp_message_limit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES
+from evidencekit.contracts._spec import OperationSpec
+from evidencekit.server.runtime._errors import PayloadTooLarge
+
+# The JSON-RPC envelope around a tool's arguments (method, id, names): room for it on /mcp
+MCP_ENVELOPE_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class SizeLimit:
+    """At most `limit` bytes of what `what` names ("the request to add_book")."""
+
+    limit: int
+    what: str
+    why: str = ""  # what sets the limit, said after it
+
+    def check(self, size: int) -> None:
+        """PayloadTooLarge when `size` is past the limit."""
+        if size > self.limit:
+            raise self.refusal()
+
+    def refusal(self) -> PayloadTooLarge:
+        return PayloadTooLarge(f"{self.what} is larger than {self.limit} bytes{self.why}")
+
+
+DEFAULT_LIMIT = SizeLimit(DEFAULT_MAX_REQUEST_BYTES, "the request body")
+
+
+def operation_limit(spec: OperationSpec) -> SizeLimit:
+    """The operation's limit, the same on every surface."""
+    return SizeLimit(spec.max_request_bytes, f"the request to {spec.name}",
+                     ", the most this operation takes (its max_request_bytes)")
+
+
+def mcp_message_limit(specs: Iterable[OperationSpec]) -> SizeLimit:
+    """The largest /mcp message taken: the largest tool's arguments and the envelope around them
+    (each tool's own limit is then checked on its arguments)."""
+    largest = max((spec.max_request_bytes for spec in specs), default=DEFAULT_MAX_REQUEST_BYTES)
+    return SizeLimit(largest + MCP_ENVELOPE_BYTES, "an MCP message",
+                     f" (the largest tool's max_request_bytes, {largest}, and {MCP_ENVELOPE_BYTES} bytes of envelope)")
