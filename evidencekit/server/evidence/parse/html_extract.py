@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
+from evidencekit.server.evidence.parse.blocks import left_out as judged_out
 from evidencekit.server.evidence.parse.boilerplate import (
     names_content,
     names_discussion,
@@ -137,6 +138,20 @@ def _base_url(url: str | None, base_href: str | None) -> str | None:
 
 
 def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
+    found, chosen, leave_out = find_content(root)
+    leave_out |= judged_out(found, chosen, leave_out)
+    text, markdown = render(found, chosen, base_url=base_url, leave_out=leave_out)
+    if len(text) < _SHORT_CONTENT and found.text_len(found.body) > 2 * len(text):
+        # Little or nothing chosen: the page is short or all links. Show what there is, without
+        # its boxes of links (navigation) unless they are all there is.
+        text, markdown = render(found, [found.body], base_url=base_url)
+        if len(text) < _NEARLY_NOTHING:
+            text, markdown = render(found, [found.body], drop_link_boxes=False, base_url=base_url)
+    return text, markdown
+
+
+def find_content(root: Element) -> tuple[Measure, list[Element], frozenset[Element]]:
+    """The page measured, the content nodes chosen in it, and the elements inside them left out."""
     body = next(root.iter("body"), None)
     exempt: frozenset[Element] = frozenset()
     if body is None:
@@ -182,14 +197,7 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
         found = measure(body, use_classes=False, exempt=exempt)
     chosen = with_lead(found, choose(found, marked))
     leave_out = teaser_grids(found, chosen) | discussion_blocks(found, chosen) | byline_blocks(found, chosen)
-    text, markdown = render(found, chosen, base_url=base_url, leave_out=leave_out)
-    if len(text) < _SHORT_CONTENT and found.text_len(body) > 2 * len(text):
-        # Little or nothing chosen: the page is short or all links. Show what there is, without
-        # its boxes of links (navigation) unless they are all there is.
-        text, markdown = render(found, [body], base_url=base_url)
-        if len(text) < _NEARLY_NOTHING:
-            text, markdown = render(found, [body], drop_link_boxes=False, base_url=base_url)
-    return text, markdown
+    return found, chosen, leave_out
 
 
 def _gained(exempted: Measure, kept: int) -> bool:
