@@ -80,3 +80,39 @@ def test_a_short_page_whose_text_stands_beside_a_form_keeps_it_alone() -> None:
     text = parse_html(page(body)).text
     assert text.startswith("Write to the market office") and "Church Lane" not in text
 
+
+
+# Worded in a language bylines.py has no table for: only the markup says it is a date
+STAMP = "<time datetime='2024-03-12T14:05'>wczoraj o 14:05</time>"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [STAMP, f"<span class='when'>{STAMP}</span>", f"<p>{STAMP}</p>", f"<div> · {STAMP} · </div>"],
+    ids=["bare", "wrapped", "paragraph", "separators"],
+)
+def test_a_time_alone_on_its_line_is_left_out(line: str) -> None:
+    body = f"<article><div class='text'>{paragraphs(2)}{line}{paragraphs(2, 'Later')}</div></article>"
+    text = parse_html(page(body)).text
+    assert "wczoraj" not in text and text.count("paragraph") == 4
+
+
+def test_a_time_inside_a_sentence_stays() -> None:
+    sentence = f"<p>The market opens {STAMP} and closes at dusk.</p>"
+    body = f"<article>{paragraphs(2)}{sentence}{paragraphs(2, 'Later')}</article>"
+    assert "The market opens wczoraj o 14:05 and closes at dusk." in parse_html(page(body)).text
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "<table><tr><th>When</th><th>What</th></tr>"
+        "<tr><td><time>10:00</time></td><td>Stalls open</td></tr><tr><td><time>18:00</time></td><td>Stalls close</td></tr></table>",
+        "<h2><time datetime='2024-03-01'>2024-03-01</time></h2><p>Version 2: the market moved uphill.</p>",
+    ],
+    ids=["timetable", "changelog heading"],
+)
+def test_a_time_in_a_cell_or_a_heading_is_data(data: str) -> None:
+    body = f"<article>{paragraphs(2)}{data}{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert ("10:00" in text and "18:00" in text) or "2024-03-01" in text

@@ -10,6 +10,7 @@ each alone, by set; scripts/eval_extract.py has the last word.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
@@ -23,6 +24,11 @@ BOX_OVER = 300  # characters a block's parent may hold beside it and still be th
 # A text field or a choice: what a sign-up, a comment form or a search box asks for (a button
 # alone is a gallery's or a player's, beside captions that may be the text)
 FIELDS = ("input", "select", "textarea")
+# A <time> this long at most, alone on its line (nothing but separators beside it), is a date line
+_DATE_LINE = 80
+_WORD = re.compile(r"\w")
+# A time in a cell, an item or a heading is data (a timetable, a changelog's sections), not a date line
+_DATA_TAGS = frozenset({"td", "th", "li", "dd", "dt", "caption", "h1", "h2", "h3", "h4", "h5", "h6"})
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -115,3 +121,47 @@ def has_field(element: Element) -> bool:
 
 def _visible_field(field: Element) -> bool:
     return field.tag != "input" or (field.get("type") or "").strip().lower() != "hidden"  # (a page's state)
+
+
+def time_lines(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """<time> elements inside the chosen content that stand alone on their line (only separators
+    beside them, up to the blocks around), with what wraps nothing else around them: a date line by
+    its markup, however it is worded ("gestern, 14:05", "Tuesday"), where bylines.py reads a line by
+    its words. Not in a cell, an item or a heading, where a time is data."""
+    lines: set[Element] = set()
+    for node in chosen:
+        for stamp in node.iter("time"):
+            measured = found.info.get(stamp)
+            if measured is None or not measured[0] or measured[0] > _DATE_LINE:
+                continue
+            line = stamp
+            parent = line.getparent()
+            while parent is not None and parent.tag not in BLOCK_TAGS and parent is not node and _alone_in(line, parent):
+                line, parent = parent, parent.getparent()
+            if parent is None or parent.tag in _DATA_TAGS or any(a.tag in _DATA_TAGS for a in parent.iterancestors()):
+                continue
+            if _alone_on_line(line):
+                lines.add(line)
+    return frozenset(lines)
+
+
+def _alone_in(element: Element, parent: Element) -> bool:
+    """element is all parent holds: no words in parent's own text, and no other child."""
+    if _WORD.search(parent.text or "") or _WORD.search(element.tail or ""):
+        return False
+    return all(child is element for child in parent if child.tag.__class__ is str)
+
+
+def _alone_on_line(element: Element) -> bool:
+    """No words between element and the blocks (or line breaks) before and after it."""
+    if _WORD.search(element.tail or ""):
+        return False
+    following = element.getnext()
+    if following is not None and following.tag.__class__ is str and following.tag not in BLOCK_TAGS and following.tag != "br":
+        return False
+    previous = element.getprevious()
+    if previous is None:
+        return not _WORD.search(element.getparent().text or "")
+    if _WORD.search(previous.tail or ""):
+        return False
+    return previous.tag.__class__ is not str or previous.tag in BLOCK_TAGS or previous.tag == "br"
