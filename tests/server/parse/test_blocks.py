@@ -116,3 +116,36 @@ def test_a_time_in_a_cell_or_a_heading_is_data(data: str) -> None:
     body = f"<article>{paragraphs(2)}{data}{paragraphs(2, 'Later')}</article>"
     text = parse_html(page(body)).text
     assert ("10:00" in text and "18:00" in text) or "2024-03-01" in text
+
+
+@pytest.mark.parametrize(
+    "notice",
+    ["© 2024 Valley Media GmbH. Alle Rechte vorbehalten.", "Copyright 2007 PR Newswire. All rights reserved."],
+    ids=["sign", "word and year"],
+)
+def test_a_copyright_notice_apart_from_the_articles_run_is_left_out(notice: str) -> None:
+    body = f"<article><div class='text'>{paragraphs(3)}<div class='end'><p>{notice}</p></div></div></article>"
+    text = parse_html(page(body)).text
+    assert notice[:12] not in text and text.count("Body paragraph") == 3
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "The council argues that copyright law should let the market's photographers keep their pictures.",
+        "Southampton: Davis; Thomas, Davies, Bennett, Wright, Surman, Safri (c), Euell, John.",
+        "Copyright 1970, soft cover, brand new: the definitive manual for the market's old scales, with every "
+        "weight and measure the stalls used, practice problems and an index; a rare volume in perfect shape.",
+    ],
+    ids=["prose about copyright", "a captain", "a book's description"],
+)
+def test_a_block_that_only_mentions_copyright_stays(block: str) -> None:
+    body = f"<article><div class='text'>{paragraphs(3)}<div class='end'><p>{block}</p></div></div></article>"
+    assert block in parse_html(page(body)).text
+
+
+def test_a_notice_written_as_the_articles_last_paragraph_stays() -> None:
+    # (the development sets' references keep a credit line in the article's own run: "This article
+    # originally appeared at ... Copyright 2015.")
+    body = f"<article><div class='text'>{paragraphs(3)}<p>First published by the Valley Courier. Copyright 2015.</p></div></article>"
+    assert "First published by the Valley Courier" in parse_html(page(body)).text

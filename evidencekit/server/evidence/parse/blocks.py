@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from lxml import etree  # type: ignore[import-untyped]
+
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
 from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.render import link_box
@@ -29,6 +31,12 @@ _DATE_LINE = 80
 _WORD = re.compile(r"\w")
 # A time in a cell, an item or a heading is data (a timetable, a changelog's sections), not a date line
 _DATA_TAGS = frozenset({"td", "th", "li", "dd", "dt", "caption", "h1", "h2", "h3", "h4", "h5", "h6"})
+# A notice: a © standing as a word, or "copyright" before one or a year ("(c)" also marks a team's
+# captain); in a block this short
+_NOTICE = re.compile(r"(?:^|[\s(\[|])©|\bcopyright\s*(?:©|\d{4})", re.IGNORECASE)
+_NOTICE_CHARS = 200
+# The text nodes that may hold one, found by libxml2 (most pages have none inside the article)
+_MAY_NOTICE = etree.XPath(".//text()[contains(., '©') or contains(translate(., 'COPYRIGHT', 'copyright'), 'copyright')]")
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -165,3 +173,32 @@ def _alone_on_line(element: Element) -> bool:
     if _WORD.search(previous.tail or ""):
         return False
     return previous.tag.__class__ is not str or previous.tag in BLOCK_TAGS or previous.tag == "br"
+
+
+
+def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """Short blocks inside the chosen content that carry a copyright or licence notice ("© 2024
+    Example Media", "Copyright 2007 PR Newswire. All rights reserved."), known by its sign in every
+    language, and that stand apart from the article's run: their parent holds under half of the
+    content's text (a notice written as the article's last paragraph stays, as the development
+    sets' references keep it). Not a heading; prose that mentions copyright, or a longer block with
+    a notice in it (a book's description), stays."""
+    half = sum(found.info[node][0] for node in chosen) / 2
+    found_blocks: set[Element] = set()
+    for node in chosen:
+        for text in _MAY_NOTICE(node):
+            block = text.getparent()
+            if text.is_tail:
+                block = block.getparent()
+            while block is not None and block.tag not in BLOCK_TAGS and block is not node:
+                block = block.getparent()
+            measured = found.info.get(block) if block is not None else None
+            if (
+                measured is not None
+                and measured[0] < _NOTICE_CHARS
+                and block.tag not in HEADINGS
+                and found.info.get(block.getparent(), (0,))[0] < half
+                and _NOTICE.search("".join(block.itertext()))
+            ):
+                found_blocks.add(block)
+    return frozenset(found_blocks)
