@@ -75,8 +75,14 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
     return parent if measured is not None and measured[0] <= found.info[block][0] + BOX_OVER else block
 
 
-def left_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
-    """The blocks inside the chosen content judged not to be its text: a form's prompt (a short
+def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
+    """The elements inside the chosen content judged not to be its text (leave_out: what other
+    rules leave out already): forms' prompts, date lines by their markup, copyright notices."""
+    return form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
+
+
+def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
+    """A form's prompt (a short
     block, not a heading, in a small box that holds a text field or a choice: a newsletter
     sign-up, a comment form's terms, a CAPTCHA's instructions), unless its parent holds half of the
     content's text (a short page's text beside its form). The box's heading stays unless the
@@ -134,7 +140,7 @@ def _visible_field(field: Element) -> bool:
 def time_lines(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     """<time> elements inside the chosen content that stand alone on their line (only separators
     beside them, up to the blocks around), with what wraps nothing else around them: a date line by
-    its markup, however it is worded ("gestern, 14:05", "Tuesday"), where bylines.py reads a line by
+    its markup, however it is worded ("wczoraj o 14:05", "Tuesday"), where bylines.py reads a line by
     its words. Not in a cell, an item or a heading, where a time is data."""
     lines: set[Element] = set()
     for node in chosen:
@@ -173,7 +179,6 @@ def _alone_on_line(element: Element) -> bool:
     if _WORD.search(previous.tail or ""):
         return False
     return previous.tag.__class__ is not str or previous.tag in BLOCK_TAGS or previous.tag == "br"
-
 
 
 def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:

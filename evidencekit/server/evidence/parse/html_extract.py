@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse import html_meta
-from evidencekit.server.evidence.parse.blocks import left_out as judged_out
-from evidencekit.server.evidence.parse.blocks import notices, time_lines
+from evidencekit.server.evidence.parse.blocks import judged_out
 from evidencekit.server.evidence.parse.boilerplate import (
     names_content,
     names_discussion,
@@ -140,7 +139,7 @@ def _base_url(url: str | None, base_href: str | None) -> str | None:
 
 def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     found, chosen, leave_out = find_content(root)
-    leave_out |= judged_out(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
+    leave_out |= judged_out(found, chosen, leave_out)
     text, markdown = render(found, chosen, base_url=base_url, leave_out=leave_out)
     if len(text) < _SHORT_CONTENT and found.text_len(found.body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
