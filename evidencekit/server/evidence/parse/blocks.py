@@ -35,10 +35,11 @@ _DATA_TAGS = frozenset({"td", "th", "li", "dd", "dt", "caption", "h1", "h2", "h3
 # captain); in a block this short
 _NOTICE = re.compile(r"(?:^|[\s(\[|])©|\bcopyright\s*(?:©|\d{4})", re.IGNORECASE)
 _NOTICE_CHARS = 200
-# The text nodes that may hold one, found by libxml2, in content whose text holds one at all (most
-# articles hold none: their text is searched as one string, not node by node)
-_MAY_HOLD_NOTICE = etree.XPath("contains(., '©') or contains(., 'opyright') or contains(., 'OPYRIGHT')")
-_MAY_NOTICE = etree.XPath(".//text()[contains(., '©') or contains(., 'opyright') or contains(., 'OPYRIGHT')]")
+# The text nodes that hold a sign of one, found by libxml2 for each sign the content's text holds
+# (most articles hold none: their text is searched as one string first, not node by node)
+_NOTICE_SIGNS = ("©", "opyright", "OPYRIGHT")
+_TEXT_OF = etree.XPath("string(.)")
+_TEXTS_WITH = {sign: etree.XPath(f".//text()[contains(., '{sign}')]") for sign in _NOTICE_SIGNS}
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -193,9 +194,9 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     half = sum(found.info[node][0] for node in chosen) / 2
     found_blocks: set[Element] = set()
     for node in chosen:
-        if not _MAY_HOLD_NOTICE(node):
-            continue
-        for text in _MAY_NOTICE(node):
+        whole = _TEXT_OF(node)
+        texts = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
+        for text in texts:
             block = text.getparent()
             if text.is_tail:
                 block = block.getparent()

@@ -29,17 +29,6 @@ _LINK_BOXES = {
 # ...but not a box that holds this much text outside its links: a post in a layout cell among links
 _PROSE_IN_BOX = 1500
 _LIST_ITEMS = frozenset({"li", "dt", "dd"})
-
-
-def link_box(element: Element, measured: tuple[int, int]) -> bool:
-    """Whether a kept element, measured (text, link characters), is a box of links the renderer
-    leaves out (related links, tag lists, teasers)."""
-    text, links = measured
-    limit = _LINK_BOXES.get(element.tag)
-    if limit is None or text == 0 or links <= limit * text or text - links >= _PROSE_IN_BOX:
-        return False
-    # A <span> holding one link is a link inside a sentence, not a box of links.
-    return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 _CODE = frozenset({"code", "kbd", "samp", "tt"})
 _MARKED_INLINE = frozenset({"a", *_EMPHASIS, *_CODE})
@@ -54,6 +43,17 @@ _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _TABLE_ROWS = frozenset({"thead", "tbody", "tfoot"})
 
 Block = tuple[str, str]
+
+
+def link_box(element: Element, measured: tuple[int, int]) -> bool:
+    """Whether a kept element, measured (text, link characters), is a box of links the renderer
+    leaves out (related links, tag lists, teasers)."""
+    text, links = measured
+    limit = _LINK_BOXES.get(element.tag)
+    if limit is None or text == 0 or links <= limit * text or text - links >= _PROSE_IN_BOX:
+        return False
+    # A <span> holding one link is a link inside a sentence, not a box of links.
+    return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
 
 
 def render(
@@ -148,7 +148,7 @@ class _Renderer:
         self.leave_out = leave_out
         self.in_heading = False
         self.info = found.info
-        self.drop_link_boxes = drop_link_boxes
+        self.link_boxes = _LINK_BOXES if drop_link_boxes else {}
         self.flattened = found.flattened
         self.blocks: list[Block] = []
         self.levels: list[int] = []  # per block: its heading rank (1-6), or 0
@@ -200,7 +200,13 @@ class _Renderer:
         measured = self.info.get(element)
         if measured is None or element in self.leave_out:
             return True
-        return self.drop_link_boxes and link_box(element, measured)
+        # link_box's test, inline: this runs for every element written
+        text, links = measured
+        limit = self.link_boxes.get(element.tag)
+        if limit is None or text == 0 or links <= limit * text or text - links >= _PROSE_IN_BOX:
+            return False
+        # A <span> holding one link is a link inside a sentence, not a box of links.
+        return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
 
     def children(self, element: Element) -> None:
         if element.text:
