@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
     token = first["token"] if first["created_token"] else "$TOKEN"
     print(f"  CLI:  export EVIDENCEKIT_URL={base} SOSOAPI_ACCESS_TOKEN={token} EVIDENCEKIT_WORKSPACE={workspace}"
           "\n        research-evidence retrieve https://example.com/ --wait", flush=True)
-    limits = serving.Limits(read_seconds=float(setting(READ_SECONDS_ENV, "10")),
+    limits = serving.ServingLimits(read_seconds=float(setting(READ_SECONDS_ENV, "10")),
                             per_client=int(setting(PER_CLIENT_ENV, "256")),
                             max_connections=int(setting(CONNECTIONS_ENV, "2048")),
                             reserved_paths=frozenset({"/healthz"}))

@@ -103,8 +103,7 @@ if TYPE_CHECKING:
     )
     from evidencekit.server.runtime._mcp_streams import StreamLimits
     from evidencekit.server.runtime._pipeline import Handler
-    from evidencekit.server.runtime._serving import Limits as ServingLimits
-    from evidencekit.server.runtime._serving import listen
+    from evidencekit.server.runtime._serving import ServingLimits, listen
     from evidencekit.server.runtime._serving import run as serve
 else:
     __getattr__, __dir__ = lazy_exports(__name__, {
@@ -121,5 +120,5 @@ else:
         **dict.fromkeys(["McpSettings", "SettingsSource", "ToolBinding", "serve_stdio"], "_mcp"),
         "StreamLimits": "_mcp_streams",
         "Handler": "_pipeline",
-        "ServingLimits": "_serving:Limits", "listen": "_serving", "serve": "_serving:run",
+        "ServingLimits": "_serving", "listen": "_serving", "serve": "_serving:run",
     })

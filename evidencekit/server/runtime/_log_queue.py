@@ -261,8 +261,8 @@ def _flush_then_end(number: int, frame: object) -> None:
     signal.raise_signal(number)
 
 
-def log_off_the_loop(level: str, stream: TextIO | None = None) -> BatchedLog | None:
-    """Route every record through a BatchedLog, the root logger at `level`: what
+def log_off_the_loop(level: str, stream: TextIO | None = None) -> logging.Handler | None:
+    """Route every record through a BatchedLog (the handler returned), the root logger at `level`: what
     `logging.basicConfig(level=..., format=FORMAT)` does, and like it nothing when the root logger
     has handlers already (an application's own logging configuration, or pytest's). A SIGTERM
     that would end the process at once first writes what waits."""

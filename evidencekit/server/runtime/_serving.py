@@ -31,7 +31,7 @@ from evidencekit.server.runtime._log_queue import log_off_the_loop
 
 
 @dataclass(frozen=True)
-class Limits:
+class ServingLimits:
     """What `serve` holds clients to (docs/toolkit.md, "Serving")."""
 
     read_seconds: float = 10.0  # a request's head and body arrive within this, else 408
@@ -88,7 +88,7 @@ def base_url(host: str, sock: socket.socket) -> str:
     return f"http://{host if ':' not in host else f'[{host}]'}:{sock.getsockname()[1]}"
 
 
-def run(app: Any, sock: socket.socket, limits: Limits = Limits(), http: str = "auto") -> None:
+def run(app: Any, sock: socket.socket, limits: ServingLimits = ServingLimits(), http: str = "auto") -> None:
     """Serve `app` on `sock` until SIGINT or SIGTERM, hardened (`http="h11"`: uvicorn's own parser,
     which bounds heads itself but keeps none of the rest)."""
     import uvicorn
@@ -112,11 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free one)")
     parser.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto",
                         help="HTTP/1.1 parser (auto: the hardened httptools protocol)")
-    parser.add_argument("--read-seconds", type=float, default=Limits.read_seconds,
+    parser.add_argument("--read-seconds", type=float, default=ServingLimits.read_seconds,
                         help="a request must arrive whole within this (default 10)")
-    parser.add_argument("--max-connections", type=int, default=Limits.max_connections,
+    parser.add_argument("--max-connections", type=int, default=ServingLimits.max_connections,
                         help="connections in all (default 2048)")
-    parser.add_argument("--max-connections-per-client", type=int, default=Limits.per_client,
+    parser.add_argument("--max-connections-per-client", type=int, default=ServingLimits.per_client,
                         help="connections one client address holds (default 256; raise it behind a proxy)")
     parser.add_argument("--health-path", action="append", default=None,
                         help="a path answered on the connections kept past the budget (default /healthz)")
@@ -134,9 +134,9 @@ def main(argv: list[str]) -> int:
         print(f"evidencekit serve: {exc}", file=sys.stderr)
         return 2
     print(f"evidencekit: serving {args.app} at {base_url(args.host, sock)} (REST, /mcp, /openapi.json)", flush=True)
-    limits = Limits(read_seconds=args.read_seconds, per_client=args.max_connections_per_client,
+    limits = ServingLimits(read_seconds=args.read_seconds, per_client=args.max_connections_per_client,
                     max_connections=args.max_connections,
-                    reserved_paths=frozenset(args.health_path or Limits.reserved_paths))
+                    reserved_paths=frozenset(args.health_path or ServingLimits.reserved_paths))
     run(app, sock, limits, args.http)
     return 0
 
