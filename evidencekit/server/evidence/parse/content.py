@@ -402,13 +402,17 @@ def _link_text(element: Element) -> int:
 def text_outside(element: Element, code: tuple[str, ...]) -> int:
     """Characters of text in element outside the elements named in code (each code element counted
     once, not again for each one nested in it: the walks run in libxml2)."""
-    total = sum(len(piece.strip()) for piece in element.itertext())
-    return total - sum(
-        len(piece.strip())
+    return stripped_length(element) - sum(
+        stripped_length(inner)
         for inner in element.iter(*code)
         if inner is not element and next(inner.iterancestors(*code), None) in (None, element)
-        for piece in inner.itertext()
     )
+
+
+def stripped_length(element: Element) -> int:
+    """Characters of element's text pieces, each stripped (map over builtins: no Python frame a
+    piece, a tenth of parse_html's time on long pages as a generator expression)."""
+    return sum(map(len, map(str.strip, element.itertext())))
 
 
 def names_of(element: Element) -> str:

@@ -24,6 +24,7 @@ from evidencekit.server.evidence.parse.content import (
     measure,
     names_of,
     prune_furniture,
+    stripped_length,
     teaser_grids,
     text_outside,
     with_lead,
@@ -259,4 +260,4 @@ def _named_elsewhere(element: Element) -> bool:
 def _text_lengths(body: Element) -> tuple[int, int]:
     """Characters of text in the page, boilerplate or not: without scripts, styles and noscripts,
     and all of it."""
-    return text_outside(body, _NOT_TEXT), sum(len(piece.strip()) for piece in body.itertext())
+    return text_outside(body, _NOT_TEXT), stripped_length(body)
