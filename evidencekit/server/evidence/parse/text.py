@@ -10,15 +10,15 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f]")  # C0 controls except \t and \n 
 
 
 _CONTROLS_AS_SPACE = {code: " " for code in (*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20))}
-_CONTROL_AS_SPACE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 
 
 def collapse_text(value: str) -> str:
     """Text for one line of output: control characters (even from character references) count
     as whitespace, and runs of whitespace become one space."""
     # translate() looks every character up in a dict: 5x the split and join on a page of accented
-    # text, so it runs only where a control character is
-    if _CONTROL_AS_SPACE.search(value) is not None:
+    # text, so it runs only where a control character is (_CONTROLS also holds \f and \r, which
+    # split() takes for whitespace anyway)
+    if _CONTROLS.search(value) is not None:
         value = value.translate(_CONTROLS_AS_SPACE)
     return " ".join(value.split())
 

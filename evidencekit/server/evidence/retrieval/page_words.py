@@ -33,7 +33,7 @@ def read_page(body: bytes, *, http_charset: str | None, content_language: str | 
     page = parse_within(body, limits.MAX_TEXT, http_charset=http_charset, content_language=content_language,
                         markdown_limit=limits.MAX_MARKDOWN, url=url)
     text = limits.clip(page.text, limits.MAX_TEXT, at_word=True)[0]
-    if page.binary or not text.strip():
+    if page.binary or page.login_wall or not text.strip():  # settled without content: nothing to index
         return PageRead(page, None, b"")
     title = limits.clip_optional(page.title, limits.MAX_TITLE)
     return PageRead(page, entry_words(title, text), words_key(title, text))
