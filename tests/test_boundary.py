@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -19,15 +20,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evidencekit"
 
-# What another team installs and uses unchanged (the first [tool.importlinter] contract's sources).
-TOOLKIT = ("evidencekit.codegen", "evidencekit.contracts", "evidencekit.server.runtime",
-           "evidencekit.client.runtime", "evidencekit.testing", "evidencekit.cli", "evidencekit.commands",
-           "evidencekit._completion", "evidencekit._fish_completion", "evidencekit._argparse_adapter",
-           "evidencekit._exports", "evidencekit.__main__")
-# The research-evidence service, its generated code and its command (server.evidence.cli), which it
-# offers to `evidencekit` through entry points.
-SERVICE = ("evidencekit.server.evidence", "evidencekit.server.generated", "evidencekit.client.evidence",
-           "evidencekit.client.generated")
+# What another team installs and uses unchanged, and the research-evidence service (its generated
+# code and its command, offered to `evidencekit` through entry points): the sources and the
+# forbidden modules of pyproject.toml's first [tool.importlinter] contract, read from there.
+_CONTRACT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"][0]
+TOOLKIT = tuple(_CONTRACT["source_modules"])
+SERVICE = tuple(_CONTRACT["forbidden_modules"])
 # Packages that only hold the two sides (empty __init__.py files).
 CONTAINERS = ("evidencekit", "evidencekit.server", "evidencekit.client")
 
