@@ -371,7 +371,7 @@ def model(path: Path) -> None:
 
 # Hand-set rules over the same features, scored the same way (what a model must beat)
 HAND_RULES = {
-    # blocks.left_out's rule: a form's prompt
+    # blocks.form_prompts' rule: a form's prompt
     "form prompt: a field in its small box, under 300, not a heading": lambda f: (
         f["fields"] and f["length"] < math.log1p(300) and not f["half"] and not f["heading"]
     ),

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidencekit.server.runtime._errors import Forbidden, MisdirectedRequest
+from evidencekit.server.runtime._errors import ApiError, Forbidden, MisdirectedRequest
 from evidencekit.server.runtime._http_errors import error_answer
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -52,7 +52,8 @@ class HostPolicy:
         scheme, sep, rest = origin.lower().partition("://")
         return bool(sep) and scheme in ("http", "https") and "/" not in rest and self.allows_host(rest)
 
-    def host_refusal(self, host: str | None, where: str = "") -> MisdirectedRequest | None:
+    def host_refusal(self, host: str | None, where: str = "") -> ApiError | None:
+        """A 421 (MisdirectedRequest) naming the next step, or None when the host is allowed."""
         if self.allows_host(host):
             return None
         return MisdirectedRequest(f"this server does not answer to the host {host!r}{where}: {self.how_to_allow}")

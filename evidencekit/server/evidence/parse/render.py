@@ -45,11 +45,11 @@ _TABLE_ROWS = frozenset({"thead", "tbody", "tfoot"})
 Block = tuple[str, str]
 
 
-def link_box(element: Element, measured: tuple[int, int]) -> bool:
+def link_box(element: Element, measured: tuple[int, int], limits: dict[str, float] = _LINK_BOXES) -> bool:
     """Whether a kept element, measured (text, link characters), is a box of links the renderer
-    leaves out (related links, tag lists, teasers)."""
+    leaves out (related links, tag lists, teasers); limits: the share of link text per tag."""
     text, links = measured
-    limit = _LINK_BOXES.get(element.tag)
+    limit = limits.get(element.tag)
     if limit is None or text == 0 or links <= limit * text or text - links >= _PROSE_IN_BOX:
         return False
     # A <span> holding one link is a link inside a sentence, not a box of links.
@@ -200,13 +200,7 @@ class _Renderer:
         measured = self.info.get(element)
         if measured is None or element in self.leave_out:
             return True
-        # link_box's test, inline: this runs for every element written
-        text, links = measured
-        limit = self.link_boxes.get(element.tag)
-        if limit is None or text == 0 or links <= limit * text or text - links >= _PROSE_IN_BOX:
-            return False
-        # A <span> holding one link is a link inside a sentence, not a box of links.
-        return element.tag != "span" or next(islice(element.iter("a"), 1, None), None) is not None
+        return link_box(element, measured, self.link_boxes)
 
     def children(self, element: Element) -> None:
         if element.text:
