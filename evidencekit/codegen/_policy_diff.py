@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evidencekit.contracts._policy import mcp_text_content, success_status
+from evidencekit.contracts._policy import mcp_text_content, success_status, success_statuses
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,8 @@ def status_changes(old_manifest: dict[str, Any], new_manifest: dict[str, Any]) -
     if old is None or new is None:
         return []
     if old == new:
-        listed = [_table(manifest, "rest").get("success_statuses") for manifest in (old_manifest, new_manifest)]
+        # as declared, an absent list being the default's (None and [200] are the same statuses)
+        listed = [list(success_statuses(manifest) or ()) for manifest in (old_manifest, new_manifest)]
         return [] if listed[0] == listed[1] else [
             PolicyChange(f"REST success_statuses {listed[0]} -> {listed[1]} (answers still sent with {new})")]
     return [PolicyChange(f"REST success status {old} -> {new}",

@@ -206,3 +206,11 @@ def test_a_lock_written_before_the_request_limits_were_recorded_says_so(project:
            "evidencekit" in stale.stderr, stale.stderr
     assert codegen(project, "lock").returncode == 0
     assert codegen(project, "check").returncode == 0
+
+
+def test_declaring_the_default_success_status_changes_nothing(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """No `success_statuses` and `[200]` are the same statuses: the differ reports no change."""
+    old, new = _pair(tmp_path, "get_book", _nothing, _statuses(200))
+    assert main(["diff", str(old), str(new)]) == 0
+    assert "success_statuses" not in capsys.readouterr().out
