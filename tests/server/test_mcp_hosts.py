@@ -104,3 +104,23 @@ def test_the_health_check_answers_any_host(public_app: str) -> None:
     could be tricked into: /healthz answers whatever the Host."""
     probed = httpx.get(public_app + "/healthz", headers={"Host": "10.0.3.7:8000"}, timeout=30)
     assert probed.status_code == 200 and probed.json() == {"status": "ok"}
+
+
+def test_a_health_route_of_the_teams_own_is_held_to_the_hosts() -> None:
+    """Only the default /healthz answers any Host: with `healthz=False`, a route the team serves at
+    /healthz is its own, checked like its other routes."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from evidencekit.server.evidence.auth import evidence_hooks
+    from evidencekit.server.generated.app import create_app
+
+    async def own(_: Request) -> JSONResponse:
+        return JSONResponse({"status": "own"})
+
+    app = create_app(ExampleHandlers(), replace(evidence_hooks(), auth=AllowAll()), hosts=HostPolicy(["api.example.org"]),
+                     healthz=False, routes=[Route("/healthz", own)])
+    with live_server(app, lifespan="on") as base:
+        assert httpx.get(base + "/healthz", headers={"Host": "10.0.3.7:8000"}, timeout=30).status_code == 421
+        assert httpx.get(base + "/healthz", headers={"Host": "api.example.org"}, timeout=30).json() == {"status": "own"}

@@ -142,12 +142,13 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     needs = [binding.spec.requirement.authenticated for binding in tools]
     every_tool_authenticated = bool(needs) and all(needs)
     rest_paths = [binding.spec for binding in operations if binding.spec.rest_path]
+    health_exempt = [HEALTHZ_PATH] if default_health else []  # the default /healthz: no token, any Host
     protects = Protected(
         paths=[spec.rest_path for spec in rest_paths if spec.requirement.authenticated and spec.rest_path],
         prefixes=(*protected_prefixes, *([MCP_PATH] if every_tool_authenticated else [])),
         optional=[*(spec.rest_path for spec in rest_paths if not spec.requirement.authenticated and spec.rest_path),
                   *([] if every_tool_authenticated else [MCP_PATH])],
-        public=[HEALTHZ_PATH] if default_health else [])
+        public=health_exempt)
     hosts = hosts or HostPolicy()
     # The Host check is the app's (AllowedHosts), the Origin check McpHosts' (JSON errors); the
     # SDK's own are left off, and its body limit is the tools' (BodyLimit's), not its 4 MiB
@@ -190,7 +191,7 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     ]
     return ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
                       middleware=[*middleware, Middleware(AccessLog),
-                                  Middleware(AllowedHosts, policy=hosts, exempt=[HEALTHZ_PATH]),
+                                  Middleware(AllowedHosts, policy=hosts, exempt=health_exempt),
                                   Middleware(BearerAuth, check=check, protects=protects)])
 
 
