@@ -260,4 +260,5 @@ def _named_elsewhere(element: Element) -> bool:
 def _text_lengths(body: Element) -> tuple[int, int]:
     """Characters of text in the page, boilerplate or not: without scripts, styles and noscripts,
     and all of it."""
-    return text_outside(body, _NOT_TEXT), stripped_length(body)
+    whole = stripped_length(body)
+    return text_outside(body, _NOT_TEXT, whole), whole

@@ -1,0 +1,90 @@
+"""The reader's fast paths against their plain definitions: each one is a shortcut a page's every
+block or element goes through (measured in bench_parse), so each must give what the plain
+definition gives, on every input."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from evidencekit.server.evidence.parse.content import _sample, marked_main
+from evidencekit.server.evidence.parse.html_tree import load_tree
+from evidencekit.server.evidence.parse.render import escape_text
+from evidencekit.server.evidence.parse.text import looks_binary
+
+CONTROLS = [chr(code) for code in range(0x20)]
+TEXT = st.one_of(st.characters(), st.sampled_from([*CONTROLS, "a", " ", "\n", "\ufffd", "é", "中", "[", "]", "<", "\\"]))
+
+
+@settings(max_examples=300, database=None)
+@given(st.one_of(st.text(TEXT, max_size=400), st.text(st.sampled_from([*CONTROLS, "a", " "]), max_size=400)),
+       st.integers(0, 400))
+def test_binary_text_is_its_plain_definition(value: str, padding: int) -> None:
+    not_text = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\ufffd]")
+    value = "x" * padding + value  # past 64 characters, and around the 2 % line
+
+    def by_definition(text: str) -> bool:
+        sample = text[:8192]
+        return len(sample) >= 64 and sum(1 for ch in sample if not_text.match(ch)) > 0.02 * len(sample)
+
+    assert looks_binary(value) == by_definition(value)
+
+
+def test_a_long_ascii_page_with_three_percent_controls_is_binary_and_with_one_percent_is_not() -> None:
+    assert looks_binary(("\x01" + "a" * 32) * 300)
+    assert not looks_binary(("\x01" + "a" * 99) * 100)
+
+
+@settings(max_examples=300, database=None)
+@given(st.text(TEXT, max_size=80))
+def test_escaped_markdown_is_its_plain_definition(value: str) -> None:
+    escaped = "".join("\\" + ch if ch in "\\[]<" else ch for ch in value)
+    assert escape_text(value) == escaped
+
+
+@settings(max_examples=200, database=None)
+@given(st.lists(st.text(st.sampled_from("ab, "), max_size=30), max_size=500))
+@example(["a" * 3999, "b", "c"])
+def test_a_scored_sample_is_the_pieces_up_to_4000_characters(pieces: list[str]) -> None:
+    taken, size = [], 0
+    for piece in pieces[:400]:
+        taken.append(piece)
+        size += len(piece)
+        if size >= 4000:
+            break
+    assert _sample(iter(pieces)) == "".join(taken)
+
+
+ATTRIBUTES = st.fixed_dictionaries({}, optional={
+    "id": st.sampled_from(["main-content", "MAIN_CONTENT", "mainContent", "main", "maincontents", "x", "main--content_"]),
+    "role": st.sampled_from(["main", "Main", "navigation", ""]),
+    "itemprop": st.sampled_from(["articleBody", "articlebody", "name"]),
+    "class": st.sampled_from(["main", "content"]),
+})
+
+
+def _trees(children: st.SearchStrategy[list[str]]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.tuples(st.sampled_from(["div", "main", "section"]), ATTRIBUTES, children).map(_element),
+                    max_size=4)
+
+
+def _element(parts: tuple[str, dict[str, str], list[str]]) -> str:
+    tag, attributes, children = parts
+    written = "".join(f' {name}="{value}"' for name, value in attributes.items())
+    return f"<{tag}{written}>text{''.join(children)}</{tag}>"
+
+
+@settings(max_examples=300, database=None)
+@given(st.recursive(_trees(st.just([])), _trees, max_leaves=12))
+def test_the_marked_main_content_is_its_plain_definition(elements: list[str]) -> None:
+    body = load_tree(f"<html><body>{''.join(elements)}</body></html>").find("body")
+
+    def marks(element: etree._Element) -> bool:
+        identifier = (element.get("id") or "").lower().replace("-", "").replace("_", "")
+        return (element.tag == "main" or element.get("role") == "main"
+                or element.get("itemprop") == "articleBody" or identifier == "maincontent")
+
+    assert marked_main(body) == [element for element in body.iterdescendants() if marks(element)]
