@@ -77,3 +77,31 @@ def test_stored_pages_of_every_language_fold_and_split_as_defined() -> None:
         folded = search_text.fold(text)
         assert folded == plain_fold(text), pages.name
         assert search_text._word_list(folded) == plain_word_list(folded), pages.name
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["the", "rive", "Été", "中文", "x1"]), max_size=1400),
+       st.sampled_from([" ", "\n", ", "]))
+@example(["the"] * 257 + ["rive"] * 3, " ")
+def test_a_word_past_its_256th_place_is_held_by_the_place_holder(chosen: list[str], between: str) -> None:
+    """The index text, words past MAX_PLACES included, against its plain definition: a word's
+    257th occurrence and later ones become PLACE_HOLDER, every other word stays where it is."""
+    expected, seen = [], {}
+    for word in plain_word_list(plain_fold(between.join(chosen))):
+        for piece in ([word[at:at + 2] for at in range(len(word) - 1)] + [word[-1]] if word == "中文" else [word]):
+            seen[piece] = seen.get(piece, 0) + 1
+            expected.append(piece if seen[piece] <= search_text.MAX_PLACES else search_text.PLACE_HOLDER)
+    assert search_text.words(between.join(chosen)) == " ".join(expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["the", "and", "der", "und", "le", "et", "zzz", "של"]), max_size=60))
+def test_a_pages_languages_are_counted_word_by_word(words: list[str]) -> None:
+    from evidencekit.server.evidence import search_forms
+
+    shown = {language: sum(1 for word in words if language in search_forms._SHOWN_BY.get(word, ()))
+             for language in search_forms.LANGUAGES}
+    most = max(shown.values(), default=0)
+    expected = search_forms.LANGUAGES if most < 3 else tuple(
+        language for language in search_forms.LANGUAGES if shown[language] * 2 >= most)
+    assert search_forms.page_languages(words) == expected

@@ -66,9 +66,9 @@ def page_languages(words: Iterable[str]) -> tuple[str, ...]:
     """The languages a page's words show by their common words: each that shows at least half as
     many as the one that shows most (at least 3); all of them when none does."""
     shown: Counter[str] = Counter()
-    for word in words:
+    for word, count in Counter(words).items():  # (counted in C: a page repeats its words)
         for language in _SHOWN_BY.get(word, ()):
-            shown[language] += 1
+            shown[language] += count
     if not shown or shown.most_common(1)[0][1] < 3:
         return LANGUAGES
     most = shown.most_common(1)[0][1]

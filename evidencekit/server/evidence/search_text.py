@@ -89,7 +89,7 @@ _PAST_BMP = re.compile("[\U00010000-\U0010ffff]")
 
 
 def _in_bmp(text: str) -> bool:
-    return _PAST_BMP.search(text) is None
+    return text.isascii() or _PAST_BMP.search(text) is None  # (isascii() runs at memory speed)
 
 
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -163,7 +163,7 @@ def words(text: str) -> str:
     MAX_PLACES-th occurrence written as PLACE_HOLDER."""
     folded = fold(text)
     out = _word_list(folded)
-    if _CJK_CHAR.search(folded):  # most pages hold none: their words are split no further
+    if not folded.isascii() and _CJK_CHAR.search(folded):  # most pages hold none: their words are split no further
         split: list[str] = []
         for word in out:
             if not _CJK_CHAR.search(word):
@@ -176,13 +176,14 @@ def words(text: str) -> str:
                     split.append(other)
         out = split
     if len(out) > MAX_PLACES:
-        often = {word for word, count in Counter(out).items() if count > MAX_PLACES}
-        if often:
-            seen: Counter[str] = Counter()
+        left = {word: MAX_PLACES for word, count in Counter(out).items() if count > MAX_PLACES}
+        if left:  # (a plain dict of places left: a Counter's += costs 4x on a page of few words)
             for at, word in enumerate(out):
-                if word in often:
-                    seen[word] += 1
-                    if seen[word] > MAX_PLACES:
+                places = left.get(word)
+                if places is not None:
+                    if places:
+                        left[word] = places - 1
+                    else:
                         out[at] = PLACE_HOLDER
     return " ".join(out)
 
