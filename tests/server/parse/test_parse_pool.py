@@ -6,12 +6,13 @@ import asyncio
 import os
 import pathlib
 import signal
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidencekit.server.evidence.parse import parse_html
+from evidencekit.server.evidence.parse import _pool_pipes, parse_html
 from evidencekit.server.evidence.parse.pool import (
     PROCESSES_ENV,
     HtmlParser,
@@ -243,3 +244,33 @@ async def test_caption_files_and_plain_text_are_read_in_the_pool_too() -> None:
         assert await parser.plain_text(b"caf\xc3\xa9\r\n", "utf-8") == "caf\u00e9\n"  # CRLF normalised
     finally:
         parser.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+async def test_a_large_pages_result_crosses_the_pools_pipes_in_one_write_also_after_a_crash() -> None:
+    """A 200 KB page's result (~600 KB pickled) crossed the executor's 64 KiB pipes in ten reads,
+    each waiting for the GIL of the busy server (45 ms a page in the parse step during a drain):
+    the pipes are 1 MiB wide, in a pool replaced after a crash too, and the result is the same."""
+    big = ("<html><body><article>" + "<p>Die Messung zeigt ein stabiles Ergebnis über die Saison.</p>" * 8000
+           + "</article></body></html>").encode()
+    parser = HtmlParser(1)
+    try:
+        await parser.warm_up()
+        assert parser._pool is not None
+        ends = _pool_pipes.pipe_ends(parser._pool)
+        assert len(ends) == 2 and all(_pool_pipes.pipe_size(end) == _pool_pipes.PIPE_BYTES for end in ends)
+        for pid in list(parser._pool._processes):  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+        page = await parser.parse(big)
+        assert page == parse_html(big) and len(page.text) > 400_000
+        assert all(_pool_pipes.pipe_size(end) == _pool_pipes.PIPE_BYTES for end in _pool_pipes.pipe_ends(parser._pool))
+    finally:
+        parser.close()
+
+
+def test_an_executor_without_the_queues_it_knows_is_left_as_it_is() -> None:
+    class Elsewhere:  # another Python's executor: no _call_queue / _result_queue
+        pass
+
+    assert _pool_pipes.pipe_ends(Elsewhere()) == []  # type: ignore[arg-type]
+    assert _pool_pipes.widen(Elsewhere()) is False  # type: ignore[arg-type]

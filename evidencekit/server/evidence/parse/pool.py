@@ -29,6 +29,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from evidencekit.server.evidence.index_words import IndexWords, entry_words
+from evidencekit.server.evidence.parse import _pool_pipes
 from evidencekit.server.evidence.parse.captions import CaptionError, CaptionExtract
 from evidencekit.server.evidence.parse.captions_srt import parse_subrip
 from evidencekit.server.evidence.parse.captions_vtt import parse_webvtt
@@ -130,6 +131,7 @@ class HtmlParser:
             # spawn: the server process holds threads (database, event loop) that fork would copy mid-state
             self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_start_child, initargs=(os.getpid(),))
+            _pool_pipes.widen(self._pool)
         return self._pool
 
     async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,

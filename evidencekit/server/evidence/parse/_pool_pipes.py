@@ -1,0 +1,65 @@
+"""The pipes between the server and its parse processes, made wide enough for a page in one write.
+
+concurrent.futures.ProcessPoolExecutor passes each call and each result through a pipe, 64 KiB on
+Linux. A 200 KB page's result (its text, markdown and index words: ~600 KB pickled) crossed in
+about ten reads by the executor's result thread, which between reads waits for the GIL held by the
+busy event loop (up to sys.getswitchinterval(), 5 ms, a time), while the parse process, its write
+blocked, waited too: during a drain (scripts/bench_drain.py) a page spent 45 ms in the parse step
+for ~10 ms of parsing. Widened to PIPE_BYTES (F_SETPIPE_SZ; Linux's limit for an unprivileged
+process, /proc/sys/fs/pipe-max-size, is 1 MiB by default) a result crosses in one write: 28-31 ms.
+
+The executor's queues are private attributes (`_call_queue`, `_result_queue`, each a
+multiprocessing queue with a `_reader` connection): read here only. Where they are missing (another
+Python) or the system has no F_SETPIPE_SZ, the pipes stay as they are and widen() says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from concurrent.futures import ProcessPoolExecutor
+
+PIPE_BYTES = 1024 * 1024
+_F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Linux); the fcntl module names it from Python 3.10 on Linux only
+_F_GETPIPE_SZ = 1032
+
+log = logging.getLogger("evidencekit.parse")
+
+
+def pipe_ends(executor: ProcessPoolExecutor) -> list[int]:
+    """The file descriptors of the executor's call and result pipes (the reading ends), or []."""
+    ends = []
+    for name in ("_call_queue", "_result_queue"):
+        reader = getattr(getattr(executor, name, None), "_reader", None)
+        if reader is None or not hasattr(reader, "fileno"):
+            return []
+        ends.append(reader.fileno())
+    return ends
+
+
+def pipe_size(end: int) -> int | None:
+    try:
+        import fcntl
+    except ImportError:  # not on a POSIX system
+        return None
+    try:
+        return fcntl.fcntl(end, _F_GETPIPE_SZ)
+    except OSError:
+        return None
+
+
+def widen(executor: ProcessPoolExecutor, size: int = PIPE_BYTES) -> bool:
+    """Widen the executor's two pipes to `size` bytes (or as close as the system allows); whether
+    both are now at least that wide."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    ends = pipe_ends(executor)
+    for end in ends:
+        with contextlib.suppress(OSError):  # over the system's limit (EPERM), or not a pipe
+            fcntl.fcntl(end, _F_SETPIPE_SZ, size)
+    widened = bool(ends) and all((pipe_size(end) or 0) >= size for end in ends)
+    if not widened:
+        log.debug("parse pool pipes left at their size: a large page's result crosses in several reads")
+    return widened
