@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidencekit.server.evidence.parse import _pool_pipes, parse_html
+from evidencekit.server.evidence.parse import _executor, parse_html
 from evidencekit.server.evidence.parse.pool import (
     PROCESSES_ENV,
     HtmlParser,
@@ -257,13 +257,13 @@ async def test_a_large_pages_result_crosses_the_pools_pipes_in_one_write_also_af
     try:
         await parser.warm_up()
         assert parser._pool is not None
-        ends = _pool_pipes.pipe_ends(parser._pool)
-        assert len(ends) == 2 and all(_pool_pipes.pipe_size(end) == _pool_pipes.PIPE_BYTES for end in ends)
+        ends = _executor.pipe_ends(parser._pool)
+        assert len(ends) == 2 and all(_executor.pipe_size(end) == _executor.PIPE_BYTES for end in ends)
         for pid in list(parser._pool._processes):  # type: ignore[attr-defined]
             os.kill(pid, signal.SIGKILL)
         page = await parser.parse(big)
         assert page == parse_html(big) and len(page.text) > 400_000
-        assert all(_pool_pipes.pipe_size(end) == _pool_pipes.PIPE_BYTES for end in _pool_pipes.pipe_ends(parser._pool))
+        assert all(_executor.pipe_size(end) == _executor.PIPE_BYTES for end in _executor.pipe_ends(parser._pool))
     finally:
         parser.close()
 
@@ -272,5 +272,5 @@ def test_an_executor_without_the_queues_it_knows_is_left_as_it_is() -> None:
     class Elsewhere:  # another Python's executor: no _call_queue / _result_queue
         pass
 
-    assert _pool_pipes.pipe_ends(Elsewhere()) == []  # type: ignore[arg-type]
-    assert _pool_pipes.widen(Elsewhere()) is False  # type: ignore[arg-type]
+    assert _executor.pipe_ends(Elsewhere()) == []  # type: ignore[arg-type]
+    assert _executor.widen(Elsewhere()) is False  # type: ignore[arg-type]

@@ -26,10 +26,10 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from evidencekit.server.evidence.index_words import IndexWords, entry_words
-from evidencekit.server.evidence.parse import _pool_pipes
+from evidencekit.server.evidence.parse import _executor
 from evidencekit.server.evidence.parse.captions import CaptionError, CaptionExtract
 from evidencekit.server.evidence.parse.captions_srt import parse_subrip
 from evidencekit.server.evidence.parse.captions_vtt import parse_webvtt
@@ -131,7 +131,7 @@ class HtmlParser:
             # spawn: the server process holds threads (database, event loop) that fork would copy mid-state
             self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_start_child, initargs=(os.getpid(),))
-            _pool_pipes.widen(self._pool)
+            _executor.widen(self._pool)
         return self._pool
 
     async def parse(self, body: bytes, *, http_charset: str | None = None, content_language: str | None = None,
@@ -191,8 +191,7 @@ class HtmlParser:
             raise ParseTimeout("the body could not be read within the retrieval's deadline") from None
 
     def _kill(self, pool: ProcessPoolExecutor) -> None:
-        processes: dict[Any, Any] = getattr(pool, "_processes", None) or {}
-        for process in list(processes.values()):
+        for process in _executor.processes(pool):
             with contextlib.suppress(Exception):
                 process.kill()
         if self._pool is pool:

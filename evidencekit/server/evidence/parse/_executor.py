@@ -1,4 +1,6 @@
-"""The pipes between the server and its parse processes, made wide enough for a page in one write.
+"""What the parse pool reads of concurrent.futures.ProcessPoolExecutor's private attributes, here
+only: its processes (to kill them when a parse runs past its deadline) and its pipes, made wide
+enough for a page in one write.
 
 concurrent.futures.ProcessPoolExecutor passes each call and each result through a pipe, 64 KiB on
 Linux. A 200 KB page's result (its text, markdown and index words: ~600 KB pickled) crossed in
@@ -8,9 +10,9 @@ blocked, waited too: during a drain (scripts/bench_drain.py) a page spent 45 ms 
 for ~10 ms of parsing. Widened to PIPE_BYTES (F_SETPIPE_SZ; Linux's limit for an unprivileged
 process, /proc/sys/fs/pipe-max-size, is 1 MiB by default) a result crosses in one write: 28-31 ms.
 
-The executor's queues are private attributes (`_call_queue`, `_result_queue`, each a
-multiprocessing queue with a `_reader` connection): read here only. Where they are missing (another
-Python) or the system has no F_SETPIPE_SZ, the pipes stay as they are and widen() says so.
+The attributes (`_processes`, a dict of pid -> process; `_call_queue` and `_result_queue`, each a
+multiprocessing queue with a `_reader` connection) are CPython's, 3.11 to 3.13. Where one is missing
+(another Python), processes() is empty and the pipes stay as they are (widen() says so).
 """
 
 from __future__ import annotations
@@ -18,12 +20,19 @@ from __future__ import annotations
 import contextlib
 import logging
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 PIPE_BYTES = 1024 * 1024
 _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Linux); the fcntl module names it from Python 3.10 on Linux only
 _F_GETPIPE_SZ = 1032
 
 log = logging.getLogger("evidencekit.parse")
+
+
+def processes(executor: ProcessPoolExecutor) -> list[Any]:
+    """The executor's live worker processes (multiprocessing.Process objects), or []."""
+    found: dict[Any, Any] = getattr(executor, "_processes", None) or {}
+    return list(found.values())
 
 
 def pipe_ends(executor: ProcessPoolExecutor) -> list[int]:
