@@ -5,6 +5,8 @@ socket is opened to a checked address; TLS still runs against the hostname (SNI 
 verification are httpcore's, on the original host), so DNS rebinding between check and connect
 cannot redirect the connection.
 
+Its streams read a TLS connection's received records together (fetch/wide_reads.py).
+
 The sockets themselves are httpcore's public AnyIOBackend (what httpcore's own default picks on
 asyncio; its AutoBackend is private): tests/server/fetch/test_fetcher.py holds it to connecting to
 the literal address it is given and to raising httpcore.ConnectError on a refused one, on the
@@ -24,6 +26,7 @@ from httpcore import AnyIOBackend, AsyncNetworkBackend, AsyncNetworkStream
 
 from evidencekit.server.evidence.fetch.addresses import IPAddress, is_public, parse_address
 from evidencekit.server.evidence.fetch.policy import EgressPolicy
+from evidencekit.server.evidence.fetch.wide_reads import WideReadStream
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 RECENT_CONNECTIONS = 100  # how many connections `connected` remembers
@@ -87,7 +90,7 @@ class GuardedBackend(AsyncNetworkBackend):
                 last = exc
                 continue
             self.connected.append((host, port, str(address)))
-            return stream
+            return WideReadStream(stream)
         assert last is not None
         raise last
 
