@@ -170,9 +170,19 @@ def service_run(folder: Path, name: str, origin_port: int, urls: list[str]) -> t
     return served_settle(env, urls)
 
 
-def served_settle(env: dict[str, str], urls: list[str]) -> tuple[float, list[float]]:
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system) a process and its living descendants have used so far."""
+    ticks = 0
+    for member in [pid, *descendants(pid)]:
+        fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def served_settle(env: dict[str, str], urls: list[str], cpu: list[float] | None = None) -> tuple[float, list[float]]:
     """`research-evidence serve` with `env`: seconds from the first submit until every URL's receipt
-    settled (50 in flight), and the peak RSS of the server and of each of its child processes."""
+    settled (50 in flight), and the peak RSS of the server and of each of its child processes.
+    `cpu`: given, the CPU seconds the server and its parse processes spent meanwhile go there."""
     port = free_port()
     service = subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--port", str(port)], cwd=ROOT,
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -180,9 +190,12 @@ def served_settle(env: dict[str, str], urls: list[str]) -> tuple[float, list[flo
         wait_ready(f"http://127.0.0.1:{port}/healthz", service)
         boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"],
                                          cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout)
-        started = time.perf_counter()
+        started, used = time.perf_counter(), cpu_seconds(service.pid)
         asyncio.run(submit_and_settle(port, boot["token"], boot["workspace_id"], urls, 50))
-        return time.perf_counter() - started, peak_rss_mb(service.pid)
+        seconds = time.perf_counter() - started
+        if cpu is not None:
+            cpu.append(cpu_seconds(service.pid) - used)
+        return seconds, peak_rss_mb(service.pid)
     finally:
         service.terminate()
         service.wait(timeout=60)

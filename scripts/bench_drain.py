@@ -10,7 +10,9 @@ requests in flight), and waits until every receipt settled as bench.py retrieve 
 from the first submit to the last settle. The peer, in the same round: the same pages fetched with one
 httpx client, 4 in flight (the worker's slots), each body read with parse_html, in one process.
 Each round runs both, the order alternating; the ratio (ours / peer) is taken within each round and
-shown as the median (lowest-highest).
+shown as the median (lowest-highest). Beside it, the CPU time a page cost each (ours: the server and
+its parse processes while the batch drained; the peer: its process), which a shared machine's
+load moves less than the rates: on two cores, the rate follows the CPU a page takes.
 """
 
 from __future__ import annotations
@@ -82,22 +84,25 @@ def fresh_database(kind: str, folder: Path, admin_url: str) -> Iterator[dict[str
         asyncio.run(pg_database(False, name))
 
 
-def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str]) -> float:
-    """Receipts settled per second by `research-evidence serve` with its worker defaults."""
+def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str]) -> tuple[float, float]:
+    """Receipts settled per second by `research-evidence serve` with its worker defaults, and the CPU
+    milliseconds a page cost it (the server and its parse processes)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("EVIDENCEKIT_")}
     env.pop("DATABASE_URL", None)
     env |= {**database, "EVIDENCEKIT_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT),
             "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": origin.removeprefix("https://"),
             "EVIDENCEKIT_CA_BUNDLE": str(folder / "ca.pem"), "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "1000000"}
-    seconds, _ = served_settle(env, pages)
-    return len(pages) / seconds
+    cpu: list[float] = []
+    seconds, _ = served_settle(env, pages, cpu)
+    return len(pages) / seconds, 1000 * cpu[0] / len(pages)
 
 
-def fetch_and_parse(folder: Path, pages: list[str]) -> float:
-    """Pages fetched and parsed per second in one process, SLOTS at once."""
-    started = time.perf_counter()
+def fetch_and_parse(folder: Path, pages: list[str]) -> tuple[float, float]:
+    """Pages fetched and parsed per second in one process, SLOTS at once, and the CPU milliseconds a
+    page cost that process."""
+    started, used = time.perf_counter(), time.process_time()
     asyncio.run(plain_fetch_and_parse(pages, str(folder / "ca.pem"), SLOTS))
-    return len(pages) / (time.perf_counter() - started)
+    return len(pages) / (time.perf_counter() - started), 1000 * (time.process_time() - used) / len(pages)
 
 
 def main() -> int:
@@ -112,8 +117,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, https_origin(Path(tmp)) as origin:
         folder = Path(tmp)
         for kind in args.databases:
-            ours: list[float] = []
-            peers: list[float] = []
+            ours: list[tuple[float, float]] = []
+            peers: list[tuple[float, float]] = []
             for turn in range(args.rounds):
                 pages = [f"{origin}/page/{turn * args.pages + n}" for n in range(args.pages)]  # new pages each round
                 if turn % 2:
@@ -122,13 +127,17 @@ def main() -> int:
                     ours.append(drain(database, folder, origin, pages))
                 if not turn % 2:
                     peers.append(fetch_and_parse(folder, pages))
-            lines.append(f"| {'SQLite' if kind == 'sqlite' else 'PostgreSQL'} | {statistics.median(ours):.1f} | "
-                         f"{statistics.median(peers):.1f} | {shown_ratio(ratios(ours, peers))} |")
+            rates, peer_rates = [rate for rate, _ in ours], [rate for rate, _ in peers]
+            lines.append(f"| {'SQLite' if kind == 'sqlite' else 'PostgreSQL'} | {statistics.median(rates):.1f} | "
+                         f"{statistics.median(peer_rates):.1f} | {shown_ratio(ratios(rates, peer_rates))} | "
+                         f"{statistics.median(cpu for _, cpu in ours):.1f} | "
+                         f"{statistics.median(cpu for _, cpu in peers):.1f} |")
     print(f"command: python scripts/bench_drain.py --pages {args.pages} --rounds {args.rounds} "
           f"--databases {' '.join(args.databases)}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
     print(f"\n| database | receipts settled/s, {args.pages} pages of one workspace | "
-          f"peer: pages fetched + parsed/s, {SLOTS} at once | ratio |\n|---|---:|---:|---:|")
+          f"peer: pages fetched + parsed/s, {SLOTS} at once | ratio | CPU ms a page, ours (server + "
+          f"parse processes) | CPU ms a page, peer |\n|---|---:|---:|---:|---:|---:|")
     print("\n".join(lines))
     return 0
 
