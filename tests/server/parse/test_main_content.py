@@ -661,3 +661,39 @@ def test_a_list_without_items_that_indents_text_keeps_its_text() -> None:
     body = f"<div id='text'><ul>{loose}<p>Closing remarks. {SENTENCE}</p></ul></div>"
     text = parse_html(page(body)).text
     assert text.count("Speaker") == 8 and "Closing remarks" in text
+
+
+ABOUT = ("<p>Our clinic opened in 1998 in the old mill by the river. We treat sports injuries, back pain and "
+         "long-term conditions, and we work with the hospital's physiotherapy team on recovery after surgery.</p>"
+         "<p>Appointments are available on weekdays from eight to six, and on Saturday mornings.</p>")
+CARDS = {
+    "testimonials": "".join(
+        f"<div class='testimonial'><p>“The team was wonderful, friendly and professional, and I felt better after "
+        f"only three visits. I recommend them to everyone, truly the best clinic in town!” — Patient {n}</p></div>"
+        for n in range(5)),
+    "reviews": "".join(
+        f"<article class='review'><h3>Review {n}</h3><p>Great value, quick, clean, kind staff, parking nearby, "
+        f"easy booking, would come again, five stars from me and my family, thank you!</p></article>"
+        for n in range(6)),
+    "faq": "".join(
+        f"<div class='faq-item'><h3>Question {n}: how long does a session take, and what do I bring?</h3>"
+        f"<p>About forty-five minutes; bring comfortable clothes, your referral, if any, and your medicines.</p></div>"
+        for n in range(6)),
+}
+
+
+def test_a_short_text_the_page_marks_as_main_wins_over_cards_outside_it() -> None:
+    """A practice's short "about us" in <main> beside its patients' quotes, reviews or FAQ entries:
+    each card repeats the commas the score counts, so together they outscored the text, and the
+    page read as its testimonials. The text the page marks as main is the page; the cards are not."""
+    for name, cards in CARDS.items():
+        body = f"{nav()}<main><h1>About us</h1>{ABOUT}</main><section class='{name}'><h2>More</h2>{cards}</section>"
+        text = parse_html(page(body)).text
+        assert "Our clinic opened in 1998" in text and "Saturday mornings" in text, name
+        assert "Patient" not in text and "Review 1" not in text and "Question 1" not in text, name
+
+
+def test_cards_inside_the_marked_main_content_stay_with_it() -> None:
+    body = f"{nav()}<main><h1>About us</h1>{ABOUT}<section class='t'>{CARDS['testimonials']}</section></main>"
+    text = parse_html(page(body)).text
+    assert "Our clinic opened in 1998" in text and "Patient 4" in text

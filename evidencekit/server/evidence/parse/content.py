@@ -582,12 +582,17 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
         del final[ranked[0]]
         ranked = ranked[1:]
     inside = _inside_marked_main(found, final, ranked[0], marked) if marked else None
+    # taken for the page's mark over cards outside it: widened within the marks, not to the cards
+    within = marked if inside is not None and _of_cards(found, ranked[0]) else ()
     if inside is not None:
         ranked.remove(inside)
         ranked.insert(0, inside)
     top = ranked[0]
     top_score = final[top]
-    top = _common_ancestor(found, top, [e for e in ranked[1:5] if final[e] >= 0.75 * top_score])
+    rivals = [e for e in ranked[1:5] if final[e] >= 0.75 * top_score]
+    if within:
+        rivals = [e for e in rivals if _within_marks(e, within)]
+    top = _common_ancestor(found, top, rivals)
     top = _single_child_parent(found, top)
     top = _repeated_blocks_parent(found, top)
     first = _first_of_stacked_articles(found, top)
@@ -596,7 +601,7 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     widened = _semantic_container(found, top)
     if widened is not top or top is body:
         return [widened]
-    return _with_siblings(found, top, max(top_score, final.get(top, 0.0)), final)
+    return _with_siblings(found, top, max(top_score, final.get(top, 0.0)), final, within=within)
 
 
 # A short block that wins on its class name or its many short lines (a landing page's list of
@@ -622,6 +627,9 @@ def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bo
 
 
 _MARKED_SHARE = 0.5  # of the best score: a block in the page's marked main content is preferred at this
+# ... and at this share when the best block outside is one of several alike (testimonials, reviews,
+# FAQ entries, cards): each repeats the page's commas, so a short text in <main> scores below them
+_MARKED_SHARE_OVER_CARDS = 0.1
 
 
 def _inside_marked_main(
@@ -629,8 +637,10 @@ def _inside_marked_main(
 ) -> Element | None:
     """The best block inside what the page marks as its main content, when the best block of all
     is outside every mark (neither in one nor around one) and this one has a fair share of its
-    score: an old-browser notice in the footer outscoring a video page's short description. (It
-    then takes the lead; what widens a best block widens it as usual.)"""
+    score: an old-browser notice in the footer outscoring a video page's short description; or,
+    when the best block is one of several alike (a testimonial, a review, a FAQ entry), a tenth of
+    it: a practice's short "about us" in <main> beside its patients' quotes. (It then takes the
+    lead; what widens a best block widens it as usual.)"""
     kept = [m for m in marked if m in found.info]
     if not kept:
         return None
@@ -642,7 +652,8 @@ def _inside_marked_main(
     if any(m in under_top for m in kept):
         return None  # the best block holds one
     best: Element | None = None
-    best_score = _MARKED_SHARE * final[top]
+    cards = _of_cards(found, top)
+    best_score = (_MARKED_SHARE_OVER_CARDS if cards else _MARKED_SHARE) * final[top]
     covered: set[Element] = set()  # (each element looked at once, however the marks nest)
     for m in kept:  # document order: an outer mark comes before the marks inside it
         if m in covered:
@@ -653,6 +664,19 @@ def _inside_marked_main(
             if score is not None and score >= best_score:
                 best, best_score = element, score
     return best
+
+
+def _within_marks(element: Element, marked: Sequence[Element]) -> bool:
+    marks = set(marked)
+    return element in marks or any(ancestor in marks for ancestor in element.iterancestors())
+
+
+def _of_cards(found: Measure, top: Element) -> bool:
+    """Whether a block is one of several alike (_repeated_blocks_parent) or holds them."""
+    if _repeated_blocks_parent(found, top) is not top:
+        return True
+    return any(found.text_len(child) >= 25 and _repeated_blocks_parent(found, child) is top
+               for child in _kept_children(found, top))
 
 
 _STACKED_ARTICLE = 500  # characters: an article this long, after another as long, is stacked
@@ -844,8 +868,11 @@ def _content_outside(found: Measure, container: Element, inner: Element) -> int:
 
 
 def _with_siblings(
-    found: Measure, top: Element, top_score: float, final: dict[Element, float]
+    found: Measure, top: Element, top_score: float, final: dict[Element, float],
+    within: Sequence[Element] = (),
 ) -> list[Element]:
+    """top and the siblings that continue it (within: only those inside these marks, when top
+    was taken for being in one over cards outside them)."""
     parent = top.getparent()
     if parent is None:
         return [top]
@@ -859,7 +886,7 @@ def _with_siblings(
         elif sibling.tag in _HEADINGS:
             pending_headings.append(sibling)
             continue
-        elif _teasers(found, sibling):
+        elif (within and not _within_marks(sibling, within)) or _teasers(found, sibling):
             keep = False
         elif _same_kind_section(found, top, sibling):
             keep = True
