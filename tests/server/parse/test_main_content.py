@@ -697,3 +697,29 @@ def test_cards_inside_the_marked_main_content_stay_with_it() -> None:
     body = f"{nav()}<main><h1>About us</h1>{ABOUT}<section class='t'>{CARDS['testimonials']}</section></main>"
     text = parse_html(page(body)).text
     assert "Our clinic opened in 1998" in text and "Patient 4" in text
+
+
+STANDFIRST = ("The council has approved a new bridge across the river, the first in forty years, after a decade "
+              "of debate about its cost and its place.")
+REPORT = "".join(f"<p>Paragraph {n} of the report: the bridge will carry cyclists and pedestrians, and buses at peak "
+                 f"hours, according to the plans published on Monday by the council.</p>" for n in range(6))
+
+
+def test_a_standfirst_in_the_articles_own_header_is_kept() -> None:
+    """An article's <header> (its <h1> and standfirst) in a plain <div>, not a sectioning element,
+    went with the site's headers: the lead was lost."""
+    body = (f"<header class='site'>{nav(6)}</header><div class='article'><header class='article-header'>"
+            f"<h1>A new bridge</h1><p class='standfirst'>{STANDFIRST}</p></header>"
+            f"<div class='article-body'>{REPORT}</div></div>")
+    text = parse_html(page(body)).text
+    assert STANDFIRST in text and "Paragraph 5 of the report" in text
+    assert text.index(STANDFIRST) < text.index("Paragraph 0 of the report")
+
+
+def test_a_site_header_with_a_headline_and_its_navigation_stays_out() -> None:
+    tagline = "Independent news from the river towns since 1887, written by the people who live there and read it."
+    for header in (f"<header><h1>The River Times</h1><p>{tagline}</p><nav>{nav(6)}</nav></header>",  # navigation
+                   "<header><h1>The River Times</h1><p>Since 1887</p></header>"):  # no prose
+        body = f"{header}<div class='article'><h2>A new bridge</h2>{REPORT}</div>"
+        text = parse_html(page(body)).text
+        assert "Paragraph 5 of the report" in text and "The River Times" not in text and tagline not in text

@@ -172,7 +172,7 @@ class _Walker:
                 if self.use_classes:
                     self.result.soft_dropped.append(element)  # a theme may put the content in one
                 return 0
-        if tag == "header" and not in_section and not exempt:
+        if tag == "header" and not in_section and not exempt and not _article_header(element):
             self.result.tag_dropped.append(element)
             return 0
         if tag == "footer" and not exempt:
@@ -664,6 +664,23 @@ def _inside_marked_main(
             if score is not None and score >= best_score:
                 best, best_score = element, score
     return best
+
+
+_LEAD_PROSE = 80  # characters: a paragraph this long in a header with the page's <h1> is its lead
+
+
+def _article_header(element: Element) -> bool:
+    """A <header> outside any sectioning element that is an article's, not the site's: it holds an
+    <h1> and a paragraph of prose (a standfirst) and no navigation."""
+    if next(element.iter("h1"), None) is None or next(element.iter("nav"), None) is not None:
+        return False
+    for paragraph in islice(element.iter("p"), 10):
+        text = "".join(paragraph.itertext()).strip()
+        if len(text) >= _LEAD_PROSE:
+            links = sum(len("".join(a.itertext())) for a in paragraph.iter("a"))
+            if links < 0.2 * len(text):
+                return True
+    return False
 
 
 def _within_marks(element: Element, marked: Sequence[Element]) -> bool:
