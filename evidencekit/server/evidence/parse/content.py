@@ -667,20 +667,25 @@ def _inside_marked_main(
 
 
 _LEAD_PROSE = 80  # characters: a paragraph this long in a header with the page's <h1> is its lead
+_HEADER_ELEMENTS = 200  # an article's header is small: a larger one is read no further (nor entered twice)
 
 
 def _article_header(element: Element) -> bool:
     """A <header> outside any sectioning element that is an article's, not the site's: it holds an
-    <h1> and a paragraph of prose (a standfirst) and no navigation."""
-    if next(element.iter("h1"), None) is None or next(element.iter("nav"), None) is not None:
-        return False
-    for paragraph in islice(element.iter("p"), 10):
-        text = "".join(paragraph.itertext()).strip()
-        if len(text) >= _LEAD_PROSE:
-            links = sum(len("".join(a.itertext())) for a in paragraph.iter("a"))
-            if links < 0.2 * len(text):
-                return True
-    return False
+    <h1> and a paragraph of prose (a standfirst) and no navigation, among its first elements."""
+    headline = prose = False
+    for node in islice(element.iter(), _HEADER_ELEMENTS):
+        tag = node.tag
+        if tag == "nav":
+            return False
+        if tag == "h1":
+            headline = True
+        elif tag == "p" and not prose:
+            text = "".join(node.itertext()).strip()
+            if len(text) >= _LEAD_PROSE:
+                links = sum(len("".join(a.itertext())) for a in node.iter("a"))
+                prose = links < 0.2 * len(text)
+    return headline and prose
 
 
 def _within_marks(element: Element, marked: Sequence[Element]) -> bool:
