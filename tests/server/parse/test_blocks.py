@@ -120,8 +120,9 @@ def test_a_time_in_a_cell_or_a_heading_is_data(data: str) -> None:
 
 @pytest.mark.parametrize(
     "notice",
-    ["© 2024 Valley Media GmbH. Alle Rechte vorbehalten.", "Copyright 2007 PR Newswire. All rights reserved."],
-    ids=["sign", "word and year"],
+    ["© 2024 Valley Media GmbH. Alle Rechte vorbehalten.", "Copyright 2007 PR Newswire. All rights reserved.",
+     "CopyRight 2011 Valley Media. All rights reserved.", "COPYright 2011 Valley Media. All rights reserved."],
+    ids=["sign", "word and year", "camel case", "mixed case"],
 )
 def test_a_copyright_notice_apart_from_the_articles_run_is_left_out(notice: str) -> None:
     body = f"<article><div class='text'>{paragraphs(3)}<div class='end'><p>{notice}</p></div></div></article>"

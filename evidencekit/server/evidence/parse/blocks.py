@@ -37,9 +37,13 @@ _NOTICE = re.compile(r"(?:^|[\s(\[|])©|\bcopyright\s*(?:©|\d{4})", re.IGNORECA
 _NOTICE_CHARS = 200
 # The text nodes that hold a sign of one, found by libxml2 for each sign the content's text holds
 # (most articles hold none: their text is searched as one string first, not node by node)
-_NOTICE_SIGNS = ("©", "opyright", "OPYRIGHT")
+# (the word in any case: "Copyright", "COPYRIGHT", "CopyRight")
+_NOTICE_SIGNS = ("©", "copyright")
 _TEXT_OF = etree.XPath("string(.)")
-_TEXTS_WITH = {sign: etree.XPath(f".//text()[contains(., '{sign}')]") for sign in _NOTICE_SIGNS}
+_TEXTS_WITH = {
+    "©": etree.XPath(".//text()[contains(., '©')]"),
+    "copyright": etree.XPath(".//text()[contains(translate(., 'COPYRIGHT', 'copyright'), 'copyright')]"),
+}
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -194,7 +198,7 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     half = sum(found.info[node][0] for node in chosen) / 2
     found_blocks: set[Element] = set()
     for node in chosen:
-        whole = _TEXT_OF(node)
+        whole = _TEXT_OF(node).lower()
         texts = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
         for text in texts:
             block = text.getparent()
