@@ -23,8 +23,6 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 PIPE_BYTES = 1024 * 1024
-_F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Linux); the fcntl module names it from Python 3.10 on Linux only
-_F_GETPIPE_SZ = 1032
 
 log = logging.getLogger("evidencekit.parse")
 
@@ -46,13 +44,24 @@ def pipe_ends(executor: ProcessPoolExecutor) -> list[int]:
     return ends
 
 
-def pipe_size(end: int) -> int | None:
+def _pipe_commands() -> tuple[int, int] | None:
+    """fcntl's F_GETPIPE_SZ and F_SETPIPE_SZ, or None where the system has none (they are Linux's)."""
     try:
         import fcntl
     except ImportError:  # not on a POSIX system
         return None
+    get, set_ = getattr(fcntl, "F_GETPIPE_SZ", None), getattr(fcntl, "F_SETPIPE_SZ", None)
+    return None if get is None or set_ is None else (get, set_)
+
+
+def pipe_size(end: int) -> int | None:
+    commands = _pipe_commands()
+    if commands is None:
+        return None
+    import fcntl
+
     try:
-        return fcntl.fcntl(end, _F_GETPIPE_SZ)
+        return fcntl.fcntl(end, commands[0])
     except OSError:
         return None
 
@@ -60,14 +69,15 @@ def pipe_size(end: int) -> int | None:
 def widen(executor: ProcessPoolExecutor, size: int = PIPE_BYTES) -> bool:
     """Widen the executor's two pipes to `size` bytes (or as close as the system allows); whether
     both are now at least that wide."""
-    try:
-        import fcntl
-    except ImportError:
+    commands = _pipe_commands()
+    if commands is None:
         return False
+    import fcntl
+
     ends = pipe_ends(executor)
     for end in ends:
         with contextlib.suppress(OSError):  # over the system's limit (EPERM), or not a pipe
-            fcntl.fcntl(end, _F_SETPIPE_SZ, size)
+            fcntl.fcntl(end, commands[1], size)
     widened = bool(ends) and all((pipe_size(end) or 0) >= size for end in ends)
     if not widened:
         log.debug("parse pool pipes left at their size: a large page's result crosses in several reads")

@@ -581,9 +581,9 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     if _outweighed(found, final, ranked[0]):
         del final[ranked[0]]
         ranked = ranked[1:]
-    inside = _inside_marked_main(found, final, ranked[0], marked) if marked else None
+    inside, over_cards = _inside_marked_main(found, final, ranked[0], marked) if marked else (None, False)
     # taken for the page's mark over cards outside it: widened within the marks, not to the cards
-    within = marked if inside is not None and _of_cards(found, ranked[0]) else ()
+    within = frozenset(marked) if inside is not None and over_cards else frozenset()
     if inside is not None:
         ranked.remove(inside)
         ranked.insert(0, inside)
@@ -634,23 +634,23 @@ _MARKED_SHARE_OVER_CARDS = 0.1
 
 def _inside_marked_main(
     found: Measure, final: dict[Element, float], top: Element, marked: Sequence[Element]
-) -> Element | None:
+) -> tuple[Element | None, bool]:
     """The best block inside what the page marks as its main content, when the best block of all
     is outside every mark (neither in one nor around one) and this one has a fair share of its
     score: an old-browser notice in the footer outscoring a video page's short description; or,
     when the best block is one of several alike (a testimonial, a review, a FAQ entry), a tenth of
     it: a practice's short "about us" in <main> beside its patients' quotes. (It then takes the
-    lead; what widens a best block widens it as usual.)"""
+    lead; what widens a best block widens it as usual.) Also whether the best block was cards."""
     kept = [m for m in marked if m in found.info]
     if not kept:
-        return None
+        return None, False
     around = set(top.iterancestors())
     around.add(top)
     if any(m in around for m in kept):
-        return None  # the best block is in a marked main
+        return None, False  # the best block is in a marked main
     under_top = set(top.iter())
     if any(m in under_top for m in kept):
-        return None  # the best block holds one
+        return None, False  # the best block holds one
     best: Element | None = None
     cards = _of_cards(found, top)
     best_score = (_MARKED_SHARE_OVER_CARDS if cards else _MARKED_SHARE) * final[top]
@@ -663,7 +663,7 @@ def _inside_marked_main(
             score = final.get(element)
             if score is not None and score >= best_score:
                 best, best_score = element, score
-    return best
+    return best, cards
 
 
 _LEAD_PROSE = 80  # characters: a paragraph this long in a header with the page's <h1> is its lead
@@ -688,8 +688,7 @@ def _article_header(element: Element) -> bool:
     return headline and prose
 
 
-def _within_marks(element: Element, marked: Sequence[Element]) -> bool:
-    marks = set(marked)
+def _within_marks(element: Element, marks: frozenset[Element]) -> bool:
     return element in marks or any(ancestor in marks for ancestor in element.iterancestors())
 
 
@@ -895,7 +894,7 @@ def _content_outside(found: Measure, container: Element, inner: Element) -> int:
 
 def _with_siblings(
     found: Measure, top: Element, top_score: float, final: dict[Element, float],
-    within: Sequence[Element] = (),
+    within: frozenset[Element] = frozenset(),
 ) -> list[Element]:
     """top and the siblings that continue it (within: only those inside these marks, when top
     was taken for being in one over cards outside them)."""
