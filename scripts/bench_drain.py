@@ -44,6 +44,7 @@ from bench_common import (
     wait_ready,
 )
 
+QUICK_POLL = 0.02  # the poll interval issue 54 drained 1,273 pages at in 17-31 s (82 s at the default)
 SLOTS = 4  # the worker's default EVIDENCEKIT_WORKER_CONCURRENCY: the peer's fetches in flight
 
 
@@ -84,11 +85,14 @@ def fresh_database(kind: str, folder: Path, admin_url: str) -> Iterator[dict[str
         asyncio.run(pg_database(False, name))
 
 
-def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str]) -> tuple[float, float]:
-    """Receipts settled per second by `research-evidence serve` with its worker defaults, and the CPU
-    milliseconds a page cost it (the server and its parse processes)."""
+def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str],
+          poll: float | None = None) -> tuple[float, float]:
+    """Receipts settled per second by `research-evidence serve` with its worker defaults (or another
+    `poll` interval), and the CPU milliseconds a page cost it (the server and its parse processes)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("EVIDENCEKIT_")}
     env.pop("DATABASE_URL", None)
+    if poll is not None:
+        env["EVIDENCEKIT_POLL_SECONDS"] = str(poll)
     env |= {**database, "EVIDENCEKIT_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT),
             "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": origin.removeprefix("https://"),
             "EVIDENCEKIT_CA_BUNDLE": str(folder / "ca.pem"), "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "1000000"}
@@ -105,7 +109,44 @@ def fetch_and_parse(folder: Path, pages: list[str]) -> tuple[float, float]:
     return len(pages) / (time.perf_counter() - started), 1000 * (time.process_time() - used) / len(pages)
 
 
+def engine_alone(folder: Path, origin: str, first: int, count: int) -> tuple[float, float]:
+    """The service's own fetch and parse without its store and API: its RetrievalEngine (the guarded
+    fetcher, the parse processes, the index words) retrieving the pages SLOTS at once in a process of
+    its own. Pages a second, and the CPU milliseconds a page cost that process and its parse processes."""
+    child = subprocess.run([PYTHON, __file__, "--engine-alone", str(folder / "ca.pem"), origin, str(first), str(count)],
+                           cwd=ROOT, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    rate, cpu = child.stdout.split()
+    return float(rate), float(cpu)
+
+
+async def _engine_alone(ca_file: str, origin: str, first: int, count: int) -> tuple[float, float]:
+    from bench import cpu_seconds
+
+    from evidencekit.server.evidence.retrieval.lifecycle import open_engine
+    from evidencekit.server.evidence.settings import EvidenceSettings
+
+    settings = EvidenceSettings.from_env({"EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": origin.removeprefix("https://"),
+                                          "EVIDENCEKIT_CA_BUNDLE": ca_file})
+    async with open_engine(settings=settings) as engine:
+        gate = asyncio.Semaphore(SLOTS)
+
+        async def one(url: str) -> None:
+            async with gate:
+                retrieved = await engine.retrieve(url, "url_text")
+            if not retrieved.succeeded:
+                raise SystemExit(f"{url}: {retrieved.result}")
+
+        started, used = time.perf_counter(), cpu_seconds(os.getpid())
+        await asyncio.gather(*(one(f"{origin}/page/{n}") for n in range(first, first + count)))
+        return count / (time.perf_counter() - started), 1000 * (cpu_seconds(os.getpid()) - used) / count
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--engine-alone"]:
+        ca_file, origin, first, count = sys.argv[2:6]
+        rate, cpu = asyncio.run(_engine_alone(ca_file, origin, int(first), int(count)))
+        print(rate, cpu)
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
@@ -118,26 +159,37 @@ def main() -> int:
         folder = Path(tmp)
         for kind in args.databases:
             ours: list[tuple[float, float]] = []
+            quick_poll: list[tuple[float, float]] = []
+            engines: list[tuple[float, float]] = []
             peers: list[tuple[float, float]] = []
             for turn in range(args.rounds):
-                pages = [f"{origin}/page/{turn * args.pages + n}" for n in range(args.pages)]  # new pages each round
+                first = turn * args.pages  # new pages each round
+                pages = [f"{origin}/page/{first + n}" for n in range(args.pages)]
                 if turn % 2:
                     peers.append(fetch_and_parse(folder, pages))
+                    engines.append(engine_alone(folder, origin, first, args.pages))
                 with fresh_database(kind, folder, args.postgres) as database:
                     ours.append(drain(database, folder, origin, pages))
+                with fresh_database(kind, folder, args.postgres) as database:
+                    quick_poll.append(drain(database, folder, origin, pages, poll=QUICK_POLL))
                 if not turn % 2:
+                    engines.append(engine_alone(folder, origin, first, args.pages))
                     peers.append(fetch_and_parse(folder, pages))
-            rates, peer_rates = [rate for rate, _ in ours], [rate for rate, _ in peers]
+            rates = [rate for rate, _ in ours]
             lines.append(f"| {'SQLite' if kind == 'sqlite' else 'PostgreSQL'} | {statistics.median(rates):.1f} | "
-                         f"{statistics.median(peer_rates):.1f} | {shown_ratio(ratios(rates, peer_rates))} | "
-                         f"{statistics.median(cpu for _, cpu in ours):.1f} | "
-                         f"{statistics.median(cpu for _, cpu in peers):.1f} |")
+                         f"{shown_ratio(ratios([rate for rate, _ in quick_poll], rates))} | "
+                         f"{statistics.median(rate for rate, _ in engines):.1f} | "
+                         f"{shown_ratio(ratios(rates, [rate for rate, _ in engines]))} | "
+                         f"{statistics.median(rate for rate, _ in peers):.1f} | "
+                         f"{shown_ratio(ratios(rates, [rate for rate, _ in peers]))} | "
+                         f"{' / '.join(f'{statistics.median(cpu for _, cpu in runs):.1f}' for runs in (ours, engines, peers))} |")
     print(f"command: python scripts/bench_drain.py --pages {args.pages} --rounds {args.rounds} "
           f"--databases {' '.join(args.databases)}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
-    print(f"\n| database | receipts settled/s, {args.pages} pages of one workspace | "
-          f"peer: pages fetched + parsed/s, {SLOTS} at once | ratio | CPU ms a page, ours (server + "
-          f"parse processes) | CPU ms a page, peer |\n|---|---:|---:|---:|---:|---:|")
+    print(f"\n| database | ours: receipts settled/s, {args.pages} pages of one workspace | the same at a "
+          f"{QUICK_POLL} s poll, ratio to ours | the service's fetch + parse alone, pages/s ({SLOTS} at once) | "
+          f"ours / that | peer: plain fetch + parse/s ({SLOTS} at once, one process) | ours / peer | "
+          f"CPU ms a page: ours / fetch + parse alone / peer |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(lines))
     return 0
 

@@ -297,9 +297,10 @@ async def admitted(spec: OperationSpec, auth: Any, principal: Any, arguments: di
 
 @contextmanager
 def running_service(data: Any, *, allow: str | None = None, worker: bool = True,
-                    env: dict[str, str] | None = None, fetch_limits: Any = None) -> Iterator[dict[str, Any]]:
-    """The real app (store + optional in-process worker, its fetcher with `fetch_limits` if given)
-    on loopback, over a SQLite file in `data`, bootstrapped; yields base URL, MCP URL, token,
+                    env: dict[str, str] | None = None, fetch_limits: Any = None,
+                    poll_interval: float = 0.05) -> Iterator[dict[str, Any]]:
+    """The real app (store + optional in-process worker polling every `poll_interval` seconds, its
+    fetcher with `fetch_limits` if given) on loopback, over a SQLite file in `data`, bootstrapped; yields base URL, MCP URL, token,
     workspace_id and the data folder."""
     import pytest
 
@@ -322,7 +323,7 @@ def running_service(data: Any, *, allow: str | None = None, worker: bool = True,
 
     try:
         who = asyncio.run(boot())
-        app = create_app(url, in_process_worker=worker, worker_settings=WorkerSettings(poll_interval=0.05),
+        app = create_app(url, in_process_worker=worker, worker_settings=WorkerSettings(poll_interval=poll_interval),
                          fetch_limits=fetch_limits)
         with live_server(app, lifespan="on") as base:
             yield {"base": base, "mcp": base + "/mcp", "token": who["token"],

@@ -233,9 +233,10 @@ async def test_a_foreign_origin_is_refused(http_service: dict[str, Any]) -> None
 @pytest.fixture
 def stdio_params(origin: Origin, tmp_path: Path) -> Iterator[StdioServerParameters]:
     who = seeded(tmp_path)
+    # a worker polling every minute: a retrieval made over stdio starts when it is queued (Arrivals)
     env = {**os.environ, "EVIDENCEKIT_DATA_DIR": str(tmp_path), "SOSOAPI_ACCESS_TOKEN": who["token"],
            "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{origin.url.rsplit(':', 1)[1]}",
-           "EVIDENCEKIT_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT), "WORKSPACE": who["workspace_id"]}
+           "EVIDENCEKIT_POLL_SECONDS": "60", "PYTHONPATH": str(ROOT), "WORKSPACE": who["workspace_id"]}
     yield StdioServerParameters(command=sys.executable, args=["-m", "evidencekit", "mcp"], cwd=str(tmp_path), env=env)
 
 

@@ -61,6 +61,7 @@ def create_app(url: str | None = None, *, settings: EvidenceSettings | None = No
     store_url = url or database_url()
     settings = settings or EvidenceSettings.from_env()
     keep_for(settings.auth_cache_seconds)
+    handlers = EvidenceHandlers(settings=settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -70,7 +71,8 @@ def create_app(url: str | None = None, *, settings: EvidenceSettings | None = No
                 return
             stop = asyncio.Event()
             async with open_engine(fetch_limits=fetch_limits, settings=settings) as engine:
-                app.state.worker = worker = Worker(engine, worker_settings or settings.worker)
+                app.state.worker = worker = Worker(engine, worker_settings or settings.worker,
+                                                   arrivals=handlers.service.arrivals)
                 task = asyncio.create_task(worker.run(stop))
                 try:
                     yield
@@ -80,6 +82,6 @@ def create_app(url: str | None = None, *, settings: EvidenceSettings | None = No
 
     metadata = metadata_route(settings.oauth)
     routes = [Route("/healthz", healthz), Route(METADATA_PATH, metadata), Route(METADATA_PATH + "/mcp", metadata)]
-    return create_generated_app(EvidenceHandlers(settings=settings), evidence_hooks(settings),
+    return create_generated_app(handlers, evidence_hooks(settings),
                                 mcp=mcp_settings(settings.mcp), routes=routes, lifespan=lifespan,
                                 hosts=host_policy(settings), protected_prefixes=("/research-api/",))

@@ -199,9 +199,10 @@ async def run_stdio() -> None:
                   + (" (with DATABASE_URL as set here)" if hidden else ""), file=sys.stderr, flush=True)
         elif created:
             print(f"research-evidence mcp: opened the database {database}{created}", file=sys.stderr, flush=True)
-        server = build_server(stdio_token=token, caller=caller, database=database, settings=settings)
+        handlers = EvidenceHandlers(settings=settings)
+        server = build_server(handlers, stdio_token=token, caller=caller, database=database, settings=settings)
         stop = asyncio.Event()
-        worker = Worker(engine, settings.worker)  # retrievals settle here too
+        worker = Worker(engine, settings.worker, arrivals=handlers.service.arrivals)  # retrievals settle here too
         working = asyncio.create_task(worker.run(stop))
 
         serving: asyncio.Future[Any] = asyncio.create_task(serve_stdio(server))

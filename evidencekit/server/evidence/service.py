@@ -14,6 +14,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
+from evidencekit.server.evidence.arrivals import Arrivals
 from evidencekit.server.evidence.store import ratelimit, receipt_reads, receipts
 from evidencekit.server.evidence.store.models import Receipt, Workspace
 from evidencekit.server.evidence.store.receipt_reads import ReceiptView
@@ -47,6 +48,7 @@ async def _workspace_rate(workspace_id: uuid.UUID) -> int:
 class EvidenceService:
     def __init__(self, settings: ServiceSettings | None = None) -> None:
         self.settings = settings or ServiceSettings()
+        self.arrivals = Arrivals()  # rung for each receipt queued: the workers of this process listen
         # The workspace's own retrieve rate, 0 for the server default; cached like roles (ttl_cache).
         self._workspace_rates: TTLCache[int] = TTLCache(self.settings.cache_seconds)
 
@@ -63,7 +65,9 @@ class EvidenceService:
                 if retry_after is not None:
                     raise RateLimited(retry_after)
 
-            receipt, _ = await receipts.submit(request, retention=self.settings.retention, admit=charge)
+            receipt, created = await receipts.submit(request, retention=self.settings.retention, admit=charge)
+            if created:
+                self.arrivals.ring()
         return {"retrieval": receipts.as_retrieval(receipt)}
 
     async def status(self, workspace_id: uuid.UUID, mutation_id: uuid.UUID) -> dict[str, Any] | CheckedAnswer:

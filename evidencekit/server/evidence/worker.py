@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from evidencekit.server.evidence import lease_owner, transcript
+from evidencekit.server.evidence.arrivals import Arrivals
 from evidencekit.server.evidence.env_check import setting
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
 from evidencekit.server.evidence.store import heartbeats, jobs, receipts
@@ -94,8 +95,10 @@ class _StoreBackoff:
 
 class Worker:
     def __init__(self, engine: RetrievalEngine, settings: WorkerSettings | None = None,
-                 worker_id: str | None = None) -> None:
+                 worker_id: str | None = None, arrivals: Arrivals | None = None) -> None:
+        """`arrivals`: what rings when this process queues a receipt (the service's), else only polls."""
         self.engine = engine
+        self.arrivals = arrivals or Arrivals()
         self.settings = settings or WorkerSettings()
         self.worker_id = worker_id or lease_owner.worker_id()
         # No more slots than the engine runs retrievals at once: a receipt claimed only to wait for the
@@ -198,8 +201,9 @@ class _Hand:
     retrieval ends, not when the receipt is settled: the next page is fetched while the last one is
     written (at most a slot's worth of finished receipts per slot wait for the settler; past that,
     no claim). A claim that leaves slots empty is followed by the next when a slot frees (a
-    workspace's backlog waits for its regular slots, not for the poll interval) or else after the
-    poll interval (new receipts): an idle worker looks once per interval."""
+    workspace's backlog waits for its regular slots, not for the poll interval), when this process
+    queues a receipt (Arrivals), or else after the poll interval (receipts queued elsewhere): an
+    idle worker looks once per interval."""
 
     MOST_PER_SETTLE = 64
 
@@ -212,9 +216,14 @@ class _Hand:
         self.finished: asyncio.Queue[jobs.Settle] = asyncio.Queue()
         self.retrievals: set[asyncio.Task[None]] = set()
         self.freed = asyncio.Event()  # a slot came free, or a settle made room
+        self.arrived = asyncio.Event()  # this process queued a receipt
         self.backoff = _StoreBackoff(self.settings.poll_interval, self.settings.sweep_interval)
 
     async def work(self, stop: asyncio.Event) -> None:
+        with self.worker.arrivals.listening(self.arrived.set):
+            await self._work(stop)
+
+    async def _work(self, stop: asyncio.Event) -> None:
         tasks = [asyncio.create_task(self._claim(stop)), asyncio.create_task(self._keep_leases())]
         settling = asyncio.create_task(self._settle())
         try:
@@ -240,9 +249,12 @@ class _Hand:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), seconds)
 
-    async def _until_freed(self, stop: asyncio.Event, most: float | None = None) -> None:
-        """Until a slot frees (`freed`, cleared before), `stop` is set, or `most` seconds pass."""
+    async def _until_freed(self, stop: asyncio.Event, most: float | None = None, *, arrived: bool = False) -> None:
+        """Until a slot frees (`freed`, cleared before), `stop` is set, or `most` seconds pass; with
+        `arrived`, also until this process queues a receipt (`arrived`, cleared before)."""
         waits = [asyncio.create_task(self.freed.wait()), asyncio.create_task(stop.wait())]
+        if arrived:
+            waits.append(asyncio.create_task(self.arrived.wait()))
         try:
             await asyncio.wait(waits, timeout=most, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -261,7 +273,8 @@ class _Hand:
             if self.backoff.left() > 0:  # the database was unavailable: no claim till then
                 await self._pause(stop, self.backoff.left())
                 continue
-            self.freed.clear()  # a slot freeing while this claim runs is a reason for the next
+            self.freed.clear()  # a slot freeing or a receipt queued while this claim runs is a reason for the next
+            self.arrived.clear()
             try:
                 claimed = await jobs.claim_many(self.worker_id, self.settings.lease,
                                                 max_attempts=self.settings.max_attempts, limit=free,
@@ -284,7 +297,7 @@ class _Hand:
                 self.retrievals.add(task)
                 task.add_done_callback(self.retrievals.discard)
             if len(claimed) < free:  # nothing more for these slots now; a freed regular slot may take more
-                await self._until_freed(stop, self.settings.poll_interval)
+                await self._until_freed(stop, self.settings.poll_interval, arrived=True)
 
     def _failed(self, step: str, exc: Exception) -> None:
         if is_store_outage(exc):
