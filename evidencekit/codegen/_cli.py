@@ -21,6 +21,7 @@ from evidencekit.codegen._handler_check import DriftReport, handlers_drift
 from evidencekit.codegen._lock import lock_problems, write_lock
 from evidencekit.codegen._locked import merge_base
 from evidencekit.codegen._schema_diff import POLICIES
+from evidencekit.codegen._views import query_input_problems, success_status
 from evidencekit.codegen._ways_out import flag_mismatch, lenient_alternative, lenient_hint
 from evidencekit.contracts._examples import example_problems
 from evidencekit.contracts._loader import (
@@ -71,9 +72,14 @@ def _compatibility(args: argparse.Namespace) -> Compatibility:
 
 
 def _load(contracts: Path) -> list[Operation]:
-    """The operations, refused when the serving validator cannot compile a schema or a published
-    example breaks its own schemas."""
+    """The operations, refused when one cannot be served as its manifest says (a GET input a query
+    string cannot carry, a success status without a body), when the serving validator cannot
+    compile a schema, or when a published example breaks its own schemas: what `generate` refuses,
+    `lock` and `check` refuse too."""
     operations = load_operations(contracts)
+    for op in operations:
+        query_input_problems(op)
+        success_status(op)
     unservable = [problem for op in operations for problem in engine_problems(op)]
     if unservable:
         raise ContractError(contracts, "schemas the server could not validate with:\n  " + "\n  ".join(unservable))

@@ -64,7 +64,7 @@ def test_a_declared_success_status_is_the_status_answers_are_sent_with(tmp_path:
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
 
 
-def test_a_success_status_without_a_body_is_refused_when_generating(tmp_path: Path) -> None:
+def test_a_success_status_without_a_body_is_refused_by_lock_generate_and_check(tmp_path: Path) -> None:
     import shutil
 
     from tests.support import LIBRARY_EXAMPLE
@@ -73,12 +73,12 @@ def test_a_success_status_without_a_body_is_refused_when_generating(tmp_path: Pa
     shutil.copytree(LIBRARY_EXAMPLE, project, ignore=shutil.ignore_patterns("generated", "__pycache__"))
     edit_json(project / "contracts" / "add_book" / "manifest.json",
               lambda manifest: manifest["rest"].update(success_statuses=[204]))
-    done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", "lock"], cwd=project, capture_output=True,
-                          text=True, timeout=300, check=False)
-    done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", "generate"], cwd=project,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "rest.success_statuses [204]" in done.stderr and "not 204 or 205" in done.stderr
+    for command in ("lock", "generate", "check"):  # nothing records or generates what cannot be served
+        done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 2, command + ": " + done.stdout + done.stderr
+        assert "rest.success_statuses [204]" in done.stderr and "not 204 or 205" in done.stderr, command
+    assert not (project / "contracts" / "contracts.lock.json").exists()  # the refused lock wrote nothing
 
 
 def anonymous_mcp(base: str, tool: str, arguments: dict[str, Any]) -> httpx.Response:
@@ -273,7 +273,7 @@ def test_a_get_operation_takes_its_input_from_the_query_string(tmp_path: Path) -
     assert swept.returncode == 0, swept.stdout[-3000:]
 
 
-def test_a_get_whose_input_a_query_cannot_carry_is_refused_when_generating(tmp_path: Path) -> None:
+def test_a_get_whose_input_a_query_cannot_carry_is_refused_by_lock_and_generate(tmp_path: Path) -> None:
     import shutil
 
     from tests.support import LIBRARY_EXAMPLE
@@ -287,7 +287,8 @@ def test_a_get_whose_input_a_query_cannot_carry_is_refused_when_generating(tmp_p
     for command in ("lock", "generate"):
         done = subprocess.run([sys.executable, "-m", "evidencekit", "codegen", command], cwd=project,
                               capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 2 and "property 'year'" in done.stderr and "use POST" in done.stderr, done.stderr
+        assert done.returncode == 2 and "property 'year'" in done.stderr and "use POST" in done.stderr, \
+            command + ": " + done.stderr
 
 
 def test_every_generated_app_answers_healthz_without_a_token_unless_turned_off(tmp_path: Path) -> None:

@@ -120,3 +120,13 @@ def test_the_mcp_listing_follows_the_settings_the_app_started_with(tmp_path: Pat
                 for t in listed_tools(profile, output_schemas == "1")}
     assert tools == expected
     assert all(("outputSchema" in t) is (output_schemas == "1") for t in tools.values())
+
+
+def test_an_unset_or_empty_setting_is_the_settings_objects_own_default() -> None:
+    """The environment readers hold no defaults of their own: with nothing set (or set empty), what
+    a process reads is what the settings objects say, so a default changed there is changed everywhere."""
+    from evidencekit.server.evidence.settings import EvidenceSettings
+
+    assert EvidenceSettings.from_env({}) == EvidenceSettings()
+    assert WorkerSettings.from_env({name: " " for name in ("EVIDENCEKIT_POLL_SECONDS", "EVIDENCEKIT_LEASE_SECONDS")}) \
+        == WorkerSettings()

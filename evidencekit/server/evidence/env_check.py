@@ -7,6 +7,9 @@ import math
 import os
 import sys
 from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 LOG_LEVEL_ENV = "EVIDENCEKIT_LOG_LEVEL"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -53,6 +56,13 @@ def setting(name: str, default: str, environ: Mapping[str, str] | None = None) -
     """A setting as `problems` reads it: surrounding spaces dropped, empty the same as unset."""
     env = os.environ if environ is None else environ
     return env.get(name, "").strip() or default
+
+
+def setting_as(name: str, default: T, convert: Callable[[str], T], environ: Mapping[str, str] | None = None) -> T:
+    """A setting read as `setting` does and made a value by `convert`; `default` when unset or empty:
+    the settings object's own default, so that no default is written twice."""
+    value = setting(name, "", environ)
+    return convert(value) if value else default
 
 
 def problems(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from evidencekit.server.evidence.env_check import setting
+from evidencekit.server.evidence.env_check import setting_as
 from evidencekit.server.evidence.fetch.fetcher import CA_BUNDLE_ENV
 from evidencekit.server.evidence.fetch.policy import EgressPolicy
 from evidencekit.server.evidence.oauth import OAuthSettings
@@ -47,7 +47,7 @@ class EvidenceSettings:
     ca_bundle: str = ""  # EVIDENCEKIT_CA_BUNDLE: more roots the fetcher trusts (a PEM file)
     public_hostname: str = ""  # EVIDENCEKIT_PUBLIC_HOSTNAME: a Host answered besides loopback
     auth_cache_seconds: float = DEFAULT_TTL  # EVIDENCEKIT_AUTH_CACHE_SECONDS
-    searches_per_credential: int = 8  # EVIDENCEKIT_MCP_STREAMS_PER_TOKEN (also /mcp's share)
+    searches_per_credential: int = StreamLimits.per_credential  # EVIDENCEKIT_MCP_STREAMS_PER_TOKEN (also /mcp's share)
     service: ServiceSettings = ServiceSettings()  # the retrieve rate, the retention
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     parse_processes: int = field(default_factory=lambda: processes_from_env({}))  # EVIDENCEKIT_PARSE_PROCESSES
@@ -56,22 +56,24 @@ class EvidenceSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> EvidenceSettings:
         env = dict(os.environ if environ is None else environ)
-        per_credential = int(setting(STREAMS_PER_TOKEN_ENV, "8", env))
-        cache_seconds = float(setting(TTL_ENV, str(DEFAULT_TTL), env))
+        defaults, service, streams = cls(), ServiceSettings(), StreamLimits()
+        per_credential = setting_as(STREAMS_PER_TOKEN_ENV, defaults.searches_per_credential, int, env)
+        cache_seconds = setting_as(TTL_ENV, defaults.auth_cache_seconds, float, env)
         return cls(
             oauth=OAuthSettings.from_env(env),
             egress=EgressPolicy.from_env(env),
-            ca_bundle=setting(CA_BUNDLE_ENV, "", env),
-            public_hostname=setting(PUBLIC_HOSTNAME_ENV, "", env),
+            ca_bundle=setting_as(CA_BUNDLE_ENV, defaults.ca_bundle, str, env),
+            public_hostname=setting_as(PUBLIC_HOSTNAME_ENV, defaults.public_hostname, str, env),
             auth_cache_seconds=cache_seconds,
             searches_per_credential=per_credential,
-            service=ServiceSettings(retrieve_per_minute=int(setting(RATE_ENV, "60", env)),
+            service=ServiceSettings(retrieve_per_minute=setting_as(RATE_ENV, service.retrieve_per_minute, int, env),
                                     retention=retention_from_env(env), cache_seconds=cache_seconds),
             worker=WorkerSettings.from_env(env),
             parse_processes=processes_from_env(env),
-            mcp=McpOptions(profile=setting(PROFILE_ENV, "full", env),
+            mcp=McpOptions(profile=setting_as(PROFILE_ENV, McpOptions().profile, str, env),
                            output_schemas=env.get(OUTPUT_SCHEMAS_ENV) == "1",
                            streams=StreamLimits(per_credential=per_credential,
-                                                total=int(setting(STREAMS_ENV, "128", env)),
-                                                idle_seconds=float(setting(STREAM_IDLE_ENV, "60", env)))),
+                                                total=setting_as(STREAMS_ENV, streams.total, int, env),
+                                                idle_seconds=setting_as(STREAM_IDLE_ENV, streams.idle_seconds,
+                                                                        float, env))),
         )

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from evidencekit.server.evidence import lease_owner, transcript
 from evidencekit.server.evidence.arrivals import Arrivals
-from evidencekit.server.evidence.env_check import setting
+from evidencekit.server.evidence.env_check import setting_as
 from evidencekit.server.evidence.retrieval.engine import RetrievalEngine, Retrieved
 from evidencekit.server.evidence.store import heartbeats, jobs, receipts
 from evidencekit.server.evidence.store.evidence import Content
@@ -44,16 +44,18 @@ class WorkerSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
         """The settings `research-evidence serve` and `research-evidence worker` both read (docs/settings.md)."""
-        def read(name: str, default: str) -> str:
-            return setting(name, default, environ)
+        defaults = cls()
 
-        return cls(lease=timedelta(seconds=float(read("EVIDENCEKIT_LEASE_SECONDS", "60"))),
-                   poll_interval=float(read("EVIDENCEKIT_POLL_SECONDS", "0.5")),
-                   max_attempts=int(read("EVIDENCEKIT_MAX_ATTEMPTS", "3")),
-                   concurrency=int(read("EVIDENCEKIT_WORKER_CONCURRENCY", "4")),
-                   spare=int(read("EVIDENCEKIT_WORKER_SPARE_SLOTS", "2")),
-                   grace=float(read("EVIDENCEKIT_WORKER_GRACE_SECONDS", "30")),
-                   heartbeat=float(read("EVIDENCEKIT_HEARTBEAT_SECONDS", "3")))
+        def seconds(value: str) -> timedelta:
+            return timedelta(seconds=float(value))
+
+        return cls(lease=setting_as("EVIDENCEKIT_LEASE_SECONDS", defaults.lease, seconds, environ),
+                   poll_interval=setting_as("EVIDENCEKIT_POLL_SECONDS", defaults.poll_interval, float, environ),
+                   max_attempts=setting_as("EVIDENCEKIT_MAX_ATTEMPTS", defaults.max_attempts, int, environ),
+                   concurrency=setting_as("EVIDENCEKIT_WORKER_CONCURRENCY", defaults.concurrency, int, environ),
+                   spare=setting_as("EVIDENCEKIT_WORKER_SPARE_SLOTS", defaults.spare, int, environ),
+                   grace=setting_as("EVIDENCEKIT_WORKER_GRACE_SECONDS", defaults.grace, float, environ),
+                   heartbeat=setting_as("EVIDENCEKIT_HEARTBEAT_SECONDS", defaults.heartbeat, float, environ))
 
 
 def content_of(retrieved: Retrieved) -> Content | None:
