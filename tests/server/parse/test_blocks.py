@@ -150,3 +150,53 @@ def test_a_notice_written_as_the_articles_last_paragraph_stays() -> None:
     # originally appeared at ... Copyright 2015.")
     body = f"<article><div class='text'>{paragraphs(3)}<p>First published by the Valley Courier. Copyright 2015.</p></div></article>"
     assert "First published by the Valley Courier" in parse_html(page(body)).text
+
+
+LANDING_TEXT = (
+    "<div class='intro'><h1>Garden design in Leeds</h1>"
+    "<p>We plan small urban gardens for terraced houses, with raised beds, paving and planting that copes with shade.</p>"
+    "<p>A first visit costs nothing: we measure the plot, talk through what you want from it and send a drawing "
+    "within a week.</p><p>Most gardens are built in two to three weeks between March and October.</p></div>"
+)
+
+
+def cards(opening: str, closing: str, count: int = 6) -> str:
+    return "".join(
+        f"<div class='card'><p>{opening}Working with the team was a pleasure from start to finish, quote number {n}, "
+        f"they delivered on time and on budget and were kind.{closing}</p><span class='who'>Client {n}, Leeds</span></div>"
+        for n in range(count))
+
+
+def landing_page(testimonials: str) -> bytes:
+    return ("<html lang='en'><head><title>Garden design in Leeds</title></head><body><header><nav><a href='/'>Home</a> "
+            f"<a href='/about'>About</a> <a href='/contact'>Contact</a></nav></header><div class='wrap'>{LANDING_TEXT}"
+            f"<section class='s2'><h2>What our clients say</h2>{testimonials}</section></div>"
+            "<footer><p>Leeds Garden Co, 12 High Street</p></footer></body></html>").encode()
+
+
+@pytest.mark.parametrize(("opening", "closing"), [("\u201c", "\u201d"), ("\u201e", "\u201c"), ("\u00ab ", " \u00bb"),
+                                                  ('"', '"'), ("\u300c", "\u300d")])
+def test_testimonial_cards_beside_a_short_pages_text_are_left_out(opening: str, closing: str) -> None:
+    text = parse_html(landing_page(cards(opening, closing))).text
+    assert "A first visit costs nothing" in text and "Most gardens are built" in text
+    assert "Working with the team" not in text and "Client 3, Leeds" not in text
+
+
+def test_cards_that_are_not_quotations_stay_beside_the_text() -> None:
+    assert "quote number 4" in parse_html(landing_page(cards("", ""))).text
+
+
+def test_a_page_of_testimonials_alone_keeps_them() -> None:
+    text = parse_html(page(f"<div class='wrap'><h1>What our clients say</h1>{cards('“', '”')}</div>")).text
+    assert "quote number 4" in text
+
+
+@pytest.mark.parametrize("quoted", [
+    # an interview's answers, a list of reactions, pull quotes: the article's own quotations
+    "".join(f"<p>\u201cWe lost the harvest in {n} days,\u201d the farmer said, looking at the field.</p>" for n in range(6)),
+    "<ul>" + "".join(f"<li>\u201cA sad day for the valley {n},\u201d wrote a reader.</li>" for n in range(6)) + "</ul>",
+    "".join(f"<blockquote><p>\u201cThe water came at night, reader {n} remembers.\u201d</p></blockquote>" for n in range(6)),
+])
+def test_the_articles_own_quotations_stay(quoted: str) -> None:
+    text = parse_html(page(f"<article>{paragraphs(2)}<div>{quoted}</div>{paragraphs(1, 'Last')}</article>")).text
+    assert quoted.count("\u201c") == text.count("\u201c")

@@ -44,6 +44,17 @@ _TEXTS_WITH = {
     "©": etree.XPath(".//text()[contains(., '©')]"),
     "copyright": etree.XPath(".//text()[contains(translate(., 'COPYRIGHT', 'copyright'), 'copyright')]"),
 }
+# Testimonials and endorsements beside a landing page's text: at least this many sibling cards of
+# one kind (tag and class; a card, not a paragraph: an interview's quoted paragraphs stay), each
+# short and opening with a quotation mark in any language's style
+_QUOTE_CARDS = 3
+_QUOTE_CARD_CHARS = 600
+_QUOTE_OPENERS = frozenset("\"'\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u2018\u2019\u201a\u300c\u300e\u300a")
+_OWN_TEXT_BESIDE = 200  # the content's own text beside the cards, at least (else the cards are the page)
+# A card is a box: not a paragraph, an item, a heading or a quotation (pull quotes, embedded posts),
+# which are the article's, nor a phrase inside a line (a quoted title in <em>)
+_CARD_TAGS = BLOCK_TAGS - {"p", "li", "dd", "dt", "tr", "td", "th", "blockquote", *HEADINGS}
+_MANY_CHILDREN = etree.XPath(f".//*[count(*) >= {_QUOTE_CARDS}]")
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -84,8 +95,10 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
-    rules leave out already): forms' prompts, date lines by their markup, copyright notices."""
-    return form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
+    rules leave out already): forms' prompts, date lines by their markup, copyright notices,
+    testimonial cards."""
+    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
+            | quote_cards(found, chosen))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -216,3 +229,33 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
             ):
                 found_blocks.add(block)
     return frozenset(found_blocks)
+
+
+def quote_cards(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """Testimonials beside the text: a box's children of one kind (tag and class), three or more,
+    two thirds of them short cards that open with a quotation mark ("“Working with them was a
+    pleasure” — a client"), when the content keeps text of its own beside them. Cards, not
+    paragraphs, items or quotations: an interview's quoted paragraphs, a list of reactions, pull
+    quotes and embedded posts are its text."""
+    cards_out: set[Element] = set()
+    info = found.info
+    total = sum(info[node][0] for node in chosen)
+    for node in chosen:
+        for grid in ([node] if len(node) >= _QUOTE_CARDS else []) + _MANY_CHILDREN(node):
+            kinds: dict[tuple[str, str | None], list[Element]] = {}
+            for child in grid:
+                if child.tag in _CARD_TAGS and child in info:
+                    kinds.setdefault((child.tag, child.get("class")), []).append(child)
+            cards = max(kinds.values(), key=len, default=[])
+            if len(cards) < _QUOTE_CARDS or cards[0] in cards_out:
+                continue
+            quoted = sum(1 for card in cards if info[card][0] <= _QUOTE_CARD_CHARS and _quoted(card))
+            if quoted < _QUOTE_CARDS or 3 * quoted < 2 * len(cards):
+                continue
+            if total - sum(info[card][0] for card in cards) >= _OWN_TEXT_BESIDE:
+                cards_out.update(cards)
+    return frozenset(cards_out)
+
+
+def _quoted(card: Element) -> bool:
+    return _TEXT_OF(card).lstrip()[:1] in _QUOTE_OPENERS
