@@ -234,13 +234,16 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
 def quote_cards(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     """Testimonials beside the text: a box's children of one kind (tag and class), three or more,
     two thirds of them short cards that open with a quotation mark ("“Working with them was a
-    pleasure” — a client"), when the content keeps text of its own beside them. Cards, not
+    pleasure” — a client"), when the content keeps text of its own beside them, outside what the
+    page marks as its main content (there they are the page's, as its author says). Cards, not
     paragraphs, items or quotations: an interview's quoted paragraphs, a list of reactions, pull
     quotes and embedded posts are its text."""
     cards_out: set[Element] = set()
     info = found.info
     total = sum(info[node][0] for node in chosen)
     for node in chosen:
+        if _in_marked_main(node):  # the page's author put them in its main content: they stay with it
+            continue
         for grid in ([node] if len(node) >= _QUOTE_CARDS else []) + _MANY_CHILDREN(node):
             kinds: dict[tuple[str, str | None], list[Element]] = {}
             for child in grid:
@@ -255,6 +258,16 @@ def quote_cards(found: Measure, chosen: list[Element]) -> frozenset[Element]:
             if total - sum(info[card][0] for card in cards) >= _OWN_TEXT_BESIDE:
                 cards_out.update(cards)
     return frozenset(cards_out)
+
+
+def _in_marked_main(node: Element) -> bool:
+    """node is, or is inside, what the page marks as its main content (content.marked_main's marks)."""
+    for element in (node, *node.iterancestors()):
+        if element.tag == "main" or element.get("role") == "main" or element.get("itemprop") == "articleBody":
+            return True
+        if (element.get("id") or "").lower().replace("-", "").replace("_", "") == "maincontent":
+            return True
+    return False
 
 
 def _quoted(card: Element) -> bool:
