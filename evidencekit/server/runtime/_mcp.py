@@ -34,7 +34,6 @@ from evidencekit.server.runtime._mcp_streams import StreamLimits
 from evidencekit.server.runtime._mcp_text import result_text
 from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime._request_head import new_request_id
-from evidencekit.server.runtime._request_size import SizeLimit, operation_limit
 
 log = logging.getLogger("evidencekit.mcp")
 
@@ -122,7 +121,6 @@ class ToolCaller:
     settings: SettingsSource
     stdio_credential: str | None = None  # over stdio: the credential every call acts with
     _pipelines: dict[str, OperationPipeline] = field(init=False)
-    _limits: dict[str, SizeLimit] = field(init=False)
     _profiles: dict[str, tuple[str, ...]] = field(init=False)
     _listed_tools: dict[tuple[str | None, bool], list[types.Tool]] = field(init=False, default_factory=dict)
     _by_name: dict[str, ToolBinding] = field(init=False)
@@ -132,7 +130,6 @@ class ToolCaller:
         self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler,
                                                                          self.hooks.auth, unauthenticated)
                            for binding in self.bindings}
-        self._limits = {binding.descriptor["name"]: operation_limit(binding.spec) for binding in self.bindings}
         self._profiles = {binding.descriptor["name"]: tuple(binding.descriptor.get("profiles", ()))
                           for binding in self.bindings}
         self._by_name = {binding.descriptor["name"]: binding for binding in self.bindings}
@@ -174,7 +171,8 @@ class ToolCaller:
         """tools/call's result as JSON data: the answer (content and structuredContent) or an
         isError result; MCPError for a tool the profile does not list. `http`: the request's scope,
         where the bearer check has put the caller (auth.identify); None over stdio, where the
-        process's credential is identified here, on every call, as the bearer check does over HTTP."""
+        process's credential is identified here, on every call, as the bearer check does over HTTP.
+        What the caller may call, and how large its arguments may be, the pipeline decides."""
         pipeline = self._pipelines.get(name)
         if pipeline is None or not self._listed(name):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
@@ -182,18 +180,14 @@ class ToolCaller:
         spec = pipeline.spec
         try:
             context = RequestContext(request_id, "mcp")
-            needed = spec.requirement.authenticated
             if http is not None:  # HTTP: the bearer check has identified the caller, if one was sent
                 context.principal = http.get("state", {}).get("principal")
-                if context.principal is None and needed:  # none sent: refused before the arguments count
-                    context.principal = await identify(self.hooks.auth, None, True, pipeline.unauthenticated)
-            else:  # stdio: the process's credential, checked whatever the tool (as a sent one is over HTTP)
-                context.principal = await identify(self.hooks.auth, self.stdio_credential or None, needed,
+            elif self.stdio_credential:  # stdio: the process's, checked whatever the tool (as a sent one is over HTTP)
+                context.principal = await identify(self.hooks.auth, self.stdio_credential, False,
                                                    pipeline.unauthenticated)
             arguments = arguments or {}
             raw, size = _arguments_json(arguments)
-            self._limits[name].check(size)
-            data = await pipeline.run(arguments, raw, context)
+            data = await pipeline.run(arguments, raw, context, size)  # the caller's verdict, then the size's
             content = [{"type": "text", "text": result_text(spec, data, context)}]
             notes = [*current(self.settings).notes(spec, data), *context.notes]
             content += [{"type": "text", "text": note} for note in notes]

@@ -3,8 +3,10 @@
 An operation takes requests up to its spec's `max_request_bytes` (the manifest's, else the
 project's `max_request_bytes` in [tool.evidencekit.codegen], else
 contracts._policy.DEFAULT_MAX_REQUEST_BYTES): over REST its body (or, for a GET, its query as JSON),
-over MCP its arguments as compact JSON. `operation_limit` is that limit, and `SizeLimit.check` the
-one refusal all of them answer with (413 over HTTP, an isError result over MCP, the same message).
+over MCP its arguments as compact JSON. `operation_limit` is that limit, held by the operation's
+pipeline (_pipeline.py: checked there, after who calls and before what the caller may do; REST also
+reads its body with it), and `SizeLimit.check` the one refusal all of them answer with (413 over
+HTTP, an isError result over MCP, the same message).
 `/mcp` reads a message whole before it knows the tool: it takes up to the largest tool's limit and
 MCP_ENVELOPE_BYTES (`mcp_message_limit`).
 """
