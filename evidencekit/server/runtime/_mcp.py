@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp.types as types
-import orjson
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from starlette.types import Scope
@@ -34,6 +33,7 @@ from evidencekit.server.runtime._mcp_streams import StreamLimits
 from evidencekit.server.runtime._mcp_text import result_text
 from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime._request_head import new_request_id
+from evidencekit.server.runtime._request_size import json_input
 
 log = logging.getLogger("evidencekit.mcp")
 
@@ -91,18 +91,6 @@ def error_result(error: ApiError, request_id: str) -> dict[str, Any]:
 def _arguments_refused(errors: Sequence[FieldError]) -> BadRequest:
     fields = "; ".join(f"{e.path} {e.message}" for e in errors)
     return BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed", fields=errors)
-
-
-def _arguments_json(arguments: Mapping[str, Any]) -> tuple[bytes | str, int]:
-    """The arguments as JSON text for the typed model to parse, and their size as sent (compact UTF-8)."""
-    try:
-        raw = orjson.dumps(arguments)
-        if b"null" not in raw:  # orjson writes NaN and infinities as null: those go the slow way
-            return raw, len(raw)
-    except TypeError:  # beyond orjson (an integer past 64 bits, a lone surrogate)
-        pass
-    return json.dumps(arguments), len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"))
 
 
 @dataclass
@@ -168,7 +156,7 @@ class ToolCaller:
                 context.principal = await identify(self.hooks.auth, self.stdio_credential, False,
                                                    pipeline.unauthenticated)
             arguments = arguments or {}
-            raw, size = _arguments_json(arguments)
+            raw, size = json_input(arguments)
             data = await pipeline.run(arguments, raw, context, size)  # the caller's verdict, then the size's
             content = [{"type": "text", "text": result_text(spec, data, context)}]
             notes = [*self.settings.notes(spec, data), *context.notes]
