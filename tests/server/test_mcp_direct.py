@@ -254,11 +254,11 @@ def test_what_the_sdks_parser_refuses_is_the_sdks_to_answer(base: str, monkeypat
 def test_arguments_keep_values_json_cannot_write_compactly() -> None:
     """NaN and infinities (which the SDK's parser reads) reach the typed model as they were sent,
     not as null (orjson's writing of them)."""
-    from evidencekit.server.runtime._mcp import _arguments_json
+    from evidencekit.server.runtime._request_size import json_input
 
-    raw, _ = _arguments_json({"x": float("nan"), "y": float("inf"), "z": None})
+    raw, _ = json_input({"x": float("nan"), "y": float("inf"), "z": None})
     assert "NaN" in str(raw) and "Infinity" in str(raw)
-    assert _arguments_json({"q": "é"}) == (b'{"q":"\xc3\xa9"}', 10)  # compact UTF-8, as sent
+    assert json_input({"q": "é"}) == (b'{"q":"\xc3\xa9"}', 10)  # compact UTF-8, as sent
 
 
 def test_a_failing_notes_function_is_an_error_result_not_a_dropped_answer() -> None:

@@ -238,6 +238,28 @@ def test_a_public_hostname_comes_from_the_config_and_a_refused_host_is_told_how(
             assert plain.status_code == 400 and plain.json()["code"] == "unsupported_media_type"
 
 
+def test_a_get_input_is_measured_as_its_mcp_arguments_are(tmp_path: Path) -> None:
+    """A GET's input was measured as json.dumps writes it (a space after each separator, every
+    non-ASCII character a 6-byte escape), MCP arguments as compact UTF-8: an accented query within
+    the operation's limit over MCP got 413 over REST. Both now count the same bytes."""
+    def get(project: Path) -> None:
+        edit_json(project / "contracts" / "search_books" / "manifest.json",
+                  lambda manifest: (manifest["rest"].update(method="GET"), manifest.update(max_request_bytes=256)))
+
+    within, over = {"query": "é" * 100}, {"query": "é" * 150}  # 214 and 314 bytes as compact UTF-8
+    with library_project(tmp_path, get):
+        from library_api.serve import app
+
+        with live_server(app(TOKEN), lifespan="on") as base:
+            assert mcp_call(base, "search_books", within)["result"].get("isError") is not True
+            found = httpx.get(base + "/books/search", params=within)
+            assert found.status_code == 200, found.text  # was 413: 614 bytes as json.dumps writes it
+            refused = httpx.get(base + "/books/search", params=over)
+            said = mcp_call(base, "search_books", over)["result"]
+            assert refused.status_code == 413 and said["isError"] is True
+            assert json.loads(said["content"][0]["text"])["message"] == refused.json()["message"]
+
+
 def test_a_get_operation_takes_its_input_from_the_query_string(tmp_path: Path) -> None:
     """`rest.method: "GET"` still wanted a JSON body (`?query=hello` got 400), and the OpenAPI
     document declared a GET with a request body."""

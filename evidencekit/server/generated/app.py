@@ -22,7 +22,6 @@ from evidencekit.server.runtime import (
     Lifespan,
     McpSettings,
     ServiceHooks,
-    SettingsSource,
     ToolBinding,
     build_app,
     stdio_server,
@@ -61,7 +60,7 @@ def create_app(
     handlers: Handlers,
     hooks: ServiceHooks | None = None,
     *,
-    mcp: SettingsSource | None = None,
+    mcp: McpSettings | None = None,
     routes: Sequence[BaseRoute] = (),
     lifespan: Lifespan | None = None,
     hosts: HostPolicy | None = None,
@@ -99,7 +98,7 @@ def create_stdio_server(
     handlers: Handlers,
     hooks: ServiceHooks | None = None,
     *,
-    mcp: SettingsSource | None = None,
+    mcp: McpSettings | None = None,
     credential: str | None = None,
 ) -> Server[Any]:
     """The MCP server to run with `evidencekit.server.runtime.serve_stdio`; every call acts with

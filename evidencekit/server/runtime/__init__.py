@@ -9,7 +9,7 @@
     the app    build_app, Binding, ToolBinding, Handler, ServiceApp, Lifespan, stdio_server: what the
                generated app module calls; HostPolicy (the hosts the app answers to: create_app's
                `hosts`)
-    MCP        McpSettings, SettingsSource, StreamLimits, serve_stdio
+    MCP        McpSettings, StreamLimits, serve_stdio
     serving    serve, listen, ServingLimits, log_off_the_loop, flush_logs: what `evidencekit serve` runs
 
 Every module beneath this package (`_app`, `_mcp`, `_pipeline`, ...) is private: its names may change
@@ -48,7 +48,6 @@ __all__ = [
     "ServiceHooks",
     "ServiceUnavailable",
     "ServingLimits",
-    "SettingsSource",
     "StreamLimits",
     "ToolBinding",
     "Unauthorized",
@@ -95,12 +94,7 @@ if TYPE_CHECKING:
     from evidencekit.server.runtime._hooks import ServiceHooks
     from evidencekit.server.runtime._hosts import HostPolicy
     from evidencekit.server.runtime._log_queue import flush_logs, log_off_the_loop
-    from evidencekit.server.runtime._mcp import (
-        McpSettings,
-        SettingsSource,
-        ToolBinding,
-        serve_stdio,
-    )
+    from evidencekit.server.runtime._mcp import McpSettings, ToolBinding, serve_stdio
     from evidencekit.server.runtime._mcp_streams import StreamLimits
     from evidencekit.server.runtime._pipeline import Handler
     from evidencekit.server.runtime._serving import ServingLimits, listen
@@ -117,7 +111,7 @@ else:
         "ServiceHooks": "_hooks",
         "HostPolicy": "_hosts",
         **dict.fromkeys(["flush_logs", "log_off_the_loop"], "_log_queue"),
-        **dict.fromkeys(["McpSettings", "SettingsSource", "ToolBinding", "serve_stdio"], "_mcp"),
+        **dict.fromkeys(["McpSettings", "ToolBinding", "serve_stdio"], "_mcp"),
         "StreamLimits": "_mcp_streams",
         "Handler": "_pipeline",
         "ServingLimits": "_serving", "listen": "_serving", "serve": "_serving:run",

@@ -56,13 +56,7 @@ from evidencekit.server.runtime._exceptions import Exceptions, ServerErrors
 from evidencekit.server.runtime._hooks import ServiceHooks
 from evidencekit.server.runtime._hosts import AllowedHosts, HostPolicy
 from evidencekit.server.runtime._http_errors import contract_headers, exception_handlers
-from evidencekit.server.runtime._mcp import (
-    SettingsSource,
-    ToolBinding,
-    ToolCaller,
-    build_server,
-    current,
-)
+from evidencekit.server.runtime._mcp import McpSettings, ToolBinding, ToolCaller, build_server
 from evidencekit.server.runtime._mcp_direct import McpDirect
 from evidencekit.server.runtime._mcp_hosts import McpHosts
 from evidencekit.server.runtime._mcp_streams import McpStreams
@@ -114,7 +108,7 @@ class ServiceApp(Starlette):
 
 
 def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks: ServiceHooks, *,
-              mcp: SettingsSource, openapi: Path, routes: Sequence[BaseRoute] = (),
+              mcp: McpSettings, openapi: Path, routes: Sequence[BaseRoute] = (),
               lifespan: Lifespan | None = None, hosts: HostPolicy | None = None,
               protected_prefixes: Sequence[str] = (), middleware: Sequence[Middleware] = (),
               docs_title: str | None = "API", healthz: bool = True) -> ServiceApp:
@@ -165,8 +159,8 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
     # GET and DELETE answered 405, POSTs bounded per credential and in all, idle streams ended;
     # plain requests answered as JSON (mcp_direct), the rest by the SDK
     mcp_endpoint = McpStreams(McpHosts(BodyLimit(CallerInstructions(
-        McpDirect(StreamableHTTPASGIApp(sessions), caller, server), lambda: current(mcp).caller_instructions),
-        message_limit), hosts), lambda: current(mcp).streams)
+        McpDirect(StreamableHTTPASGIApp(sessions), caller, server), mcp.caller_instructions),
+        message_limit), hosts), mcp.streams)
     document = openapi.read_bytes()
 
     async def openapi_json(_: Request) -> Response:
@@ -200,7 +194,7 @@ async def healthy(_: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: SettingsSource,
+def stdio_server(tools: Sequence[ToolBinding], hooks: ServiceHooks, mcp: McpSettings,
                  credential: str | None) -> Server[Any]:
     """The MCP server for `evidencekit.server.runtime._mcp.serve_stdio`, acting with `credential`."""
     return build_server(ToolCaller(tools, hooks, mcp, stdio_credential=credential))

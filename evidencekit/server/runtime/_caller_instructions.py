@@ -57,12 +57,12 @@ async def _caller_text(hook: Any, principal: Any) -> str:
 
 
 class CallerInstructions:
-    def __init__(self, app: ASGIApp, source: Any) -> None:
+    def __init__(self, app: ASGIApp, hook: Any) -> None:
         self.app = app
-        self.source = source  # () -> the hook (McpSettings.caller_instructions), read per request
+        self.hook = hook  # McpSettings.caller_instructions (None: none)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        hook = self.source()
+        hook = self.hook
         if hook is None or scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp.types as types
-import orjson
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from starlette.types import Scope
@@ -34,7 +33,7 @@ from evidencekit.server.runtime._mcp_streams import StreamLimits
 from evidencekit.server.runtime._mcp_text import result_text
 from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime._request_head import new_request_id
-from evidencekit.server.runtime._request_size import SizeLimit, operation_limit
+from evidencekit.server.runtime._request_size import json_input
 
 log = logging.getLogger("evidencekit.mcp")
 
@@ -94,71 +93,39 @@ def _arguments_refused(errors: Sequence[FieldError]) -> BadRequest:
     return BadRequest(f"arguments do not match the contract: {fields}", code="validation_failed", fields=errors)
 
 
-def _arguments_json(arguments: Mapping[str, Any]) -> tuple[bytes | str, int]:
-    """The arguments as JSON text for the typed model to parse, and their size as sent (compact UTF-8)."""
-    try:
-        raw = orjson.dumps(arguments)
-        if b"null" not in raw:  # orjson writes NaN and infinities as null: those go the slow way
-            return raw, len(raw)
-    except TypeError:  # beyond orjson (an integer past 64 bits, a lone surrogate)
-        pass
-    return json.dumps(arguments), len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"))
-
-
-SettingsSource = McpSettings | Callable[[], McpSettings]  # a callable: read again on every request
-
-
-def current(source: SettingsSource) -> McpSettings:
-    return source if isinstance(source, McpSettings) else source()
-
-
 @dataclass
 class ToolCaller:
     """Runs one tools/call: find the tool, take the caller, run the operation's pipeline."""
 
     bindings: Sequence[ToolBinding]
     hooks: ServiceHooks
-    settings: SettingsSource
+    settings: McpSettings
     stdio_credential: str | None = None  # over stdio: the credential every call acts with
     _pipelines: dict[str, OperationPipeline] = field(init=False)
-    _limits: dict[str, SizeLimit] = field(init=False)
-    _profiles: dict[str, tuple[str, ...]] = field(init=False)
-    _listed_tools: dict[tuple[str | None, bool], list[types.Tool]] = field(init=False, default_factory=dict)
+    _listed: frozenset[str] = field(init=False)  # the names of the tools the profile lists
+    _tools: list[types.Tool] = field(init=False)
     _by_name: dict[str, ToolBinding] = field(init=False)
 
     def __post_init__(self) -> None:
-        unauthenticated = current(self.settings).unauthenticated
+        settings = self.settings
         self._pipelines = {binding.descriptor["name"]: OperationPipeline(binding.spec, binding.handler,
-                                                                         self.hooks.auth, unauthenticated)
+                                                                         self.hooks.auth, settings.unauthenticated)
                            for binding in self.bindings}
-        self._limits = {binding.descriptor["name"]: operation_limit(binding.spec) for binding in self.bindings}
-        self._profiles = {binding.descriptor["name"]: tuple(binding.descriptor.get("profiles", ()))
-                          for binding in self.bindings}
+        self._tools = listed_tools(self.bindings, settings.profile, settings.output_schemas)
+        self._listed = frozenset(tool.name for tool in self._tools)  # a tool the profile hides is not callable either
         self._by_name = {binding.descriptor["name"]: binding for binding in self.bindings}
-
-    def _listed(self, name: str) -> bool:
-        """Whether the profile lists the tool (a tool it hides is not callable either), without
-        building every Tool model of tools/list on each call."""
-        profile = current(self.settings).profile
-        return profile is None or profile in self._profiles.get(name, ())
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         """A listed tool's inputSchema (None for one the profile does not list): what the SDK checks a
         2026-07-28 call's Mcp-Param headers against. Without it the SDK lists every tool, validated
         and serialized again, on each such call to find the schema."""
         binding = self._by_name.get(name)
-        return binding.descriptor["inputSchema"] if binding is not None and self._listed(name) else None
+        return binding.descriptor["inputSchema"] if binding is not None and name in self._listed else None
 
     def tools(self) -> list[types.Tool]:
-        """tools/list's tools, made once per profile: the SDK lists them again for every 2026-07-28
-        call that names its tool in a header (to check the header against the tool's schema)."""
-        settings = current(self.settings)
-        key = (settings.profile, settings.output_schemas)  # all that listed_tools reads of the settings
-        listed = self._listed_tools.get(key)
-        if listed is None:
-            listed = self._listed_tools[key] = listed_tools(self.bindings, settings.profile, settings.output_schemas)
-        return list(listed)
+        """tools/list's tools, made once: the SDK lists them again for every 2026-07-28 call that
+        names its tool in a header (to check the header against the tool's schema)."""
+        return list(self._tools)
 
     async def list_tools(self, ctx: ServerRequestContext[Any, Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -174,28 +141,25 @@ class ToolCaller:
         """tools/call's result as JSON data: the answer (content and structuredContent) or an
         isError result; MCPError for a tool the profile does not list. `http`: the request's scope,
         where the bearer check has put the caller (auth.identify); None over stdio, where the
-        process's credential is identified here, on every call, as the bearer check does over HTTP."""
+        process's credential is identified here, on every call, as the bearer check does over HTTP.
+        What the caller may call, and how large its arguments may be, the pipeline decides."""
         pipeline = self._pipelines.get(name)
-        if pipeline is None or not self._listed(name):
+        if pipeline is None or name not in self._listed:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
         request_id = new_request_id()
         spec = pipeline.spec
         try:
             context = RequestContext(request_id, "mcp")
-            needed = spec.requirement.authenticated
             if http is not None:  # HTTP: the bearer check has identified the caller, if one was sent
                 context.principal = http.get("state", {}).get("principal")
-                if context.principal is None and needed:  # none sent: refused before the arguments count
-                    context.principal = await identify(self.hooks.auth, None, True, pipeline.unauthenticated)
-            else:  # stdio: the process's credential, checked whatever the tool (as a sent one is over HTTP)
-                context.principal = await identify(self.hooks.auth, self.stdio_credential or None, needed,
+            elif self.stdio_credential:  # stdio: the process's, checked whatever the tool (as a sent one is over HTTP)
+                context.principal = await identify(self.hooks.auth, self.stdio_credential, False,
                                                    pipeline.unauthenticated)
             arguments = arguments or {}
-            raw, size = _arguments_json(arguments)
-            self._limits[name].check(size)
-            data = await pipeline.run(arguments, raw, context)
+            raw, size = json_input(arguments)
+            data = await pipeline.run(arguments, raw, context, size)  # the caller's verdict, then the size's
             content = [{"type": "text", "text": result_text(spec, data, context)}]
-            notes = [*current(self.settings).notes(spec, data), *context.notes]
+            notes = [*self.settings.notes(spec, data), *context.notes]
             content += [{"type": "text", "text": note} for note in notes]
         except BadRequest as refused:
             if refused.code == "validation_failed":
@@ -209,16 +173,16 @@ class ToolCaller:
 
 
 class _InstructedServer(Server[Any]):
-    """The SDK's server whose instructions are read when an `initialize` is answered: the settings'
-    (read per request, as everything of McpSettings is), then the caller's (caller_instructions)."""
+    """The SDK's server whose instructions are read when an `initialize` is answered: the settings',
+    then the caller's (caller_instructions)."""
 
-    def __init__(self, settings: SettingsSource, **kwargs: Any) -> None:
+    def __init__(self, settings: McpSettings, **kwargs: Any) -> None:
         self._settings = settings
-        super().__init__(current(settings).name, **kwargs)
+        super().__init__(settings.name, **kwargs)
 
     @property
     def instructions(self) -> str | None:
-        return with_caller(current(self._settings).instructions)
+        return with_caller(self._settings.instructions)
 
     @instructions.setter
     def instructions(self, _: str | None) -> None:  # the SDK's __init__ sets it: read from the settings
@@ -226,7 +190,7 @@ class _InstructedServer(Server[Any]):
 
 
 def build_server(caller: ToolCaller) -> Server[Any]:
-    return _InstructedServer(caller.settings, version=current(caller.settings).version,
+    return _InstructedServer(caller.settings, version=caller.settings.version,
                              on_list_tools=caller.list_tools, on_call_tool=caller.call_tool,
                              get_tool_input_schema=caller.input_schema)
 

@@ -64,7 +64,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from evidencekit.server.runtime import _mcp_single_exchange as single_exchange
 from evidencekit.server.runtime._body_limit import replaying
 from evidencekit.server.runtime._json_answer import answer_bytes
-from evidencekit.server.runtime._mcp import ToolCaller, current
+from evidencekit.server.runtime._mcp import ToolCaller
 
 log = logging.getLogger("evidencekit.mcp")
 
@@ -91,7 +91,7 @@ class McpDirect:
         self.sdk = sdk
         self.caller = caller
         self.server = server
-        self._lists: dict[tuple[str | None, bool, str], dict[str, Any]] = {}  # tools/list, made once each
+        self._lists: dict[str, dict[str, Any]] = {}  # tools/list by protocol version, made once each
         self._param_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}  # _has_param_headers
         self._stamp: dict[str, Any] | None = None  # server_info_stamp, copied once: only ever serialized here
         self._ladder = single_exchange.Ladder()
@@ -208,14 +208,12 @@ class McpDirect:
         return known[1]
 
     def _tools(self, version: str) -> dict[str, Any]:
-        """tools/list's result at `version`, as the SDK shapes it, made once per profile and version."""
-        settings = current(self.caller.settings)
-        key = (settings.profile, settings.output_schemas, version)  # all that tools() reads of them
-        listed = self._lists.get(key)
+        """tools/list's result at `version`, as the SDK shapes it, made once per version."""
+        listed = self._lists.get(version)
         if listed is None:
             dumped = {"tools": [tool.model_dump(by_alias=True, mode="json", exclude_none=True)
                                 for tool in self.caller.tools()]}
-            listed = self._lists[key] = surfaces.serialize_server_result("tools/list", version, dumped)
+            listed = self._lists[version] = surfaces.serialize_server_result("tools/list", version, dumped)
         return listed
 
     def _initialized(self, version: str, params: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -22,7 +22,6 @@ import asyncio
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -48,24 +47,20 @@ class StreamLimits:
 
 
 class McpStreams:
-    """ASGI middleware in front of the MCP Streamable HTTP app (stateless). `limits`: the limits, or
-    a callable giving them (read again for every request: the service's McpSettings.streams)."""
+    """ASGI middleware in front of the MCP Streamable HTTP app (stateless). `limits`: the service's
+    McpSettings.streams."""
 
-    def __init__(self, app: ASGIApp, limits: StreamLimits | Callable[[], StreamLimits] | None = None) -> None:
+    def __init__(self, app: ASGIApp, limits: StreamLimits | None = None) -> None:
         self.app = app
-        self._limits = limits or StreamLimits()
+        self.limits = limits or StreamLimits()
         self.open: Counter[str] = Counter()  # POSTs in progress by credential
         self.total = 0  # all of them
-
-    @property
-    def limits(self) -> StreamLimits:
-        return self._limits if isinstance(self._limits, StreamLimits) else self._limits()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limits = self.limits  # read once a request
+        limits = self.limits
         key = _credential(scope) if scope["method"] == "POST" else ""  # the rest is refused at once
         refused = self._refusal(scope, key, limits)
         if refused is not None:

@@ -1,9 +1,11 @@
 """One operation call, whichever surface it came in on: enforce the declared requirement on the
-caller (_auth.py: who, which credential, which capability), validate the input against the contract,
-parse, check the caller's role where the payload acts, call the handler, check the answer against
-every published output variant (or take an answer checked when its data was written:
-checked_answer). REST (rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP
-(mcp) `run` for its data; each has identified the caller first (auth.identify).
+caller (_auth.py: who, then which credential and which capability), with the operation's size
+limit between the two (_request_size.py), validate the input against the contract, parse, check
+the caller's role where the payload acts, call the handler, check the answer against every
+published output variant (or take an answer checked when its data was written: checked_answer).
+REST (rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP (mcp) `run` for
+its data; each has identified the caller behind a credential sent first (auth.identify: the bearer
+check over HTTP, the tool caller over stdio).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_dat
 from evidencekit.server.runtime._context import RequestContext
 from evidencekit.server.runtime._errors import BadRequest, ContractViolation
 from evidencekit.server.runtime._json_answer import answer_bytes
+from evidencekit.server.runtime._request_size import operation_limit
 
 Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any] | CheckedAnswer]]
 
@@ -40,7 +43,8 @@ _ANSWER = {"rest": "response", "mcp": "result"}
 
 class OperationPipeline:
     """An operation's spec, its handler and the service's auth, bound once. `unauthenticated`: the
-    401 message of this surface (over stdio there is no header to send)."""
+    401 message of this surface (over stdio there is no header to send). `limit`: the operation's
+    size limit, which REST also reads its body with (refused as soon as it is known to pass)."""
 
     def __init__(self, spec: OperationSpec, handler: Handler, auth: Auth,
                  unauthenticated: str = UNAUTHENTICATED) -> None:
@@ -49,28 +53,33 @@ class OperationPipeline:
         self.auth = auth
         self.unauthenticated = unauthenticated
         self.validators = validator_for(spec)
+        self.limit = operation_limit(spec)
         self._checked = spec.requirement.authenticated
         self._role = spec.requirement.minimum_role
 
-    async def run(self, body: Any, raw: bytes | str, context: RequestContext) -> Any:
+    async def run(self, body: Any, raw: bytes | str, context: RequestContext, size: int | None = None) -> Any:
         """The answer's JSON data; ApiError for anything the caller should be told. `raw` is the
         body's JSON text, which the typed model parses (pydantic-core, faster than from `body`);
-        `context.principal` is the caller auth.identify found (None: anonymous)."""
-        answer = await self.checked(body, raw, context)
+        `size`: the input's size as the surface measures it (len(raw) unless given);
+        `context.principal` is the caller auth.identify found (None: none sent)."""
+        answer = await self.checked(body, raw, context, size)
         return answer_data(answer) if isinstance(answer, CheckedAnswer) else answer
 
-    async def answer(self, body: Any, raw: bytes | str, context: RequestContext) -> bytes:
+    async def answer(self, body: Any, raw: bytes | str, context: RequestContext, size: int | None = None) -> bytes:
         """`run`'s answer as the JSON text it is sent as (json_answer.answer_bytes)."""
-        answer = await self.checked(body, raw, context)
+        answer = await self.checked(body, raw, context, size)
         return answer.body if isinstance(answer, CheckedAnswer) else answer_bytes(answer)
 
-    async def checked(self, body: Any, raw: bytes | str, context: RequestContext) -> Any:
+    async def checked(self, body: Any, raw: bytes | str, context: RequestContext, size: int | None = None) -> Any:
         """The answer's JSON data, or the handler's CheckedAnswer when it was checked against
         this contract."""
         spec = self.spec
-        if self._checked:  # the caller first: nothing of the input is told to one who may not call
-            if context.principal is None:  # none sent: the Auth's answer for no credential
-                context.principal = await identify(self.auth, None, True, self.unauthenticated)
+        # who calls, first: a credential missing where one is needed is refused before the input
+        # counts (as the bearer check refuses it over HTTP before the body is read)
+        if self._checked and context.principal is None:  # none sent: the Auth's answer for no credential
+            context.principal = await identify(self.auth, None, True, self.unauthenticated)
+        self.limit.check(len(raw) if size is None else size)  # REST has refused a larger body as it read it
+        if self._checked:  # then what the caller may do: nothing of the input is told to one who may not call
             check_caller(spec, context.principal, self.unauthenticated)
         errors = self.validators.input_errors(body)  # every variant: see OperationValidator.input_errors
         if errors:

@@ -3,16 +3,23 @@
 An operation takes requests up to its spec's `max_request_bytes` (the manifest's, else the
 project's `max_request_bytes` in [tool.evidencekit.codegen], else
 contracts._policy.DEFAULT_MAX_REQUEST_BYTES): over REST its body (or, for a GET, its query as JSON),
-over MCP its arguments as compact JSON. `operation_limit` is that limit, and `SizeLimit.check` the
-one refusal all of them answer with (413 over HTTP, an isError result over MCP, the same message).
+over MCP its arguments as compact JSON, as a GET's query is (`json_input`: one measure for an input
+not sent as JSON text). `operation_limit` is that limit, held by the operation's
+pipeline (_pipeline.py: checked there, after who calls and before what the caller may do; REST also
+reads its body with it), and `SizeLimit.check` the one refusal all of them answer with (413 over
+HTTP, an isError result over MCP, the same message).
 `/mcp` reads a message whole before it knows the tool: it takes up to the largest tool's limit and
 MCP_ENVELOPE_BYTES (`mcp_message_limit`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 from evidencekit.contracts._policy import DEFAULT_MAX_REQUEST_BYTES
 from evidencekit.contracts._spec import OperationSpec
@@ -54,3 +61,16 @@ def mcp_message_limit(specs: Iterable[OperationSpec]) -> SizeLimit:
     largest = max((spec.max_request_bytes for spec in specs), default=DEFAULT_MAX_REQUEST_BYTES)
     return SizeLimit(largest + MCP_ENVELOPE_BYTES, "an MCP message",
                      f" (the largest tool's max_request_bytes, {largest}, and {MCP_ENVELOPE_BYTES} bytes of envelope)")
+
+
+def json_input(data: Any) -> tuple[bytes | str, int]:
+    """An input that was not sent as JSON text (MCP arguments, a GET's query) as JSON text for the
+    typed model to parse, and its size: compact UTF-8, as MCP arguments are sent."""
+    try:
+        raw = orjson.dumps(data)
+        if b"null" not in raw:  # orjson writes NaN and infinities as null: those go the slow way
+            return raw, len(raw)
+    except TypeError:  # beyond orjson (an integer past 64 bits, a lone surrogate)
+        pass
+    return json.dumps(data), len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"))

@@ -11,7 +11,6 @@ would from any Starlette endpoint.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Mapping
@@ -39,7 +38,7 @@ from evidencekit.server.runtime._request_head import (
     header_values,
     request_id_for,
 )
-from evidencekit.server.runtime._request_size import DEFAULT_LIMIT, SizeLimit, operation_limit
+from evidencekit.server.runtime._request_size import DEFAULT_LIMIT, SizeLimit, json_input
 
 log = logging.getLogger("evidencekit.rest")
 
@@ -99,7 +98,6 @@ class OperationEndpoint:
         self.spec = spec
         self.hooks = hooks
         self.pipeline = OperationPipeline(spec, handler, hooks.auth)
-        self.limit = operation_limit(spec)
         self._hash_header = [(CONTRACT_HASH_KEY, spec.contract_hash.encode())]
         variant = spec.schemas.get(spec.rest_variant or "")
         self._query_schema = variant.input_schema if spec.rest_method == "GET" and variant is not None else None
@@ -141,16 +139,16 @@ class OperationEndpoint:
         if expected and expected != spec.contract_hash and expected not in self._compatible:  # refused before anything is done
             raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
                                      f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
-        if self._query_schema is not None:  # a GET: the input is the query string
+        size = None  # a body's: its length
+        if self._query_schema is not None:  # a GET: the input is the query string, measured as MCP arguments are
             body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
                               self._query_schema)
-            raw = json.dumps(body).encode()
-            self.limit.check(len(raw))
+            raw, size = json_input(body)
         else:
-            raw, body = await read_json_body(receive, headers, self.limit)  # refuses lone surrogates
+            raw, body = await read_json_body(receive, headers, self.pipeline.limit)  # refuses lone surrogates
         state = scope.setdefault("state", {})
         context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
-        return await self.pipeline.answer(body, raw, context)
+        return await self.pipeline.answer(body, raw, context, size)
 
 
 def operation_endpoint(spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> OperationEndpoint:
