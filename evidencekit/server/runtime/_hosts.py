@@ -22,8 +22,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.server.runtime._errors import ApiError, Forbidden, MisdirectedRequest
 from evidencekit.server.runtime._http_errors import error_answer
+from evidencekit.server.runtime._request_head import header_values
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_KEPT_HOSTS = 1024  # Host values whose verdict is kept (a few, mostly; any value can be sent)
 HOW_TO_ALLOW = ("allow it with `allowed_hosts` in [tool.evidencekit.codegen] and regenerate, or build the app "
                 "with `create_app(..., hosts=HostPolicy([...]))`")
 
@@ -36,16 +38,24 @@ class HostPolicy:
         self.names = tuple(names)
         self.how_to_allow = how_to_allow
         self._names = frozenset(name.lower() for name in (*LOOPBACK, *self.names))
+        self._verdicts: dict[str, bool] = {}  # Host values seen, and the verdict (a few, mostly)
 
     def __repr__(self) -> str:
         return f"HostPolicy({self.names!r})"
 
     def allows_host(self, host: str | None) -> bool:
-        """`host` (a Host header's value: a name, with a port or not) is one the app answers to."""
+        """`host` (a Host header's value: a name, with a port or not) is one the app answers to
+        (the verdict kept for the values seen: a request's Host, an Origin's host)."""
         if not host:
             return False
-        name, port = _split(host.lower())
-        return name in self._names and (port is None or port.isdigit())
+        verdict = self._verdicts.get(host)
+        if verdict is None:
+            name, port = _split(host.lower())
+            verdict = name in self._names and (port is None or port.isdigit())
+            if len(self._verdicts) >= _KEPT_HOSTS:  # any value can be sent: kept no more than this many
+                self._verdicts.clear()
+            self._verdicts[host] = verdict
+        return verdict
 
     def allows_origin(self, origin: str) -> bool:
         """`origin` (an Origin header's value) is a page of one of these hosts, http or https."""
@@ -77,37 +87,25 @@ def _split(host: str) -> tuple[str, str | None]:
     return name, port if sep else None
 
 
-_KEPT_HOSTS = 1024  # Host values whose verdict is kept (a few, mostly; any value can be sent)
-
-
 class AllowedHosts:
     """ASGI middleware: a request whose Host the policy refuses is answered 421 here, on every path
-    but `exempt` (the health check)."""
+    but `exempt` (the health check). The Host is read in the request's one head scan
+    (_request_head.header_values, which the bearer check and the endpoint read too)."""
 
     def __init__(self, app: ASGIApp, policy: HostPolicy, exempt: Iterable[str] = ()) -> None:
         self.app = app
         self.policy = policy
         self.exempt = frozenset(exempt)
-        self._allowed: dict[bytes, bool] = {}  # Host values seen, and the verdict (a few, mostly)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
             await self.app(scope, receive, send)
             return
-        host = b""
-        for name, value in scope["headers"]:
-            if name == b"host":
-                host = value
-                break
-        allowed = self._allowed.get(host)
-        if allowed is None:
-            allowed = self.policy.allows_host(host.decode("latin-1"))
-            if len(self._allowed) < _KEPT_HOSTS:
-                self._allowed[host] = allowed
-        if allowed:
+        host = header_values(scope).get(b"host")
+        if self.policy.allows_host(host):
             await self.app(scope, receive, send)
             return
-        refusal = self.policy.host_refusal(host.decode("latin-1") if host else None)
+        refusal = self.policy.host_refusal(host or None)
         assert refusal is not None
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})

@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from evidencekit.server.runtime._errors import ApiError, BadRequest
 from evidencekit.server.runtime._hosts import HostPolicy
 from evidencekit.server.runtime._http_errors import error_answer
+from evidencekit.server.runtime._request_head import header_values
 
 
 class McpHosts:
@@ -30,12 +31,7 @@ class McpHosts:
         await error_answer(refused, scope)(scope, receive, send)
 
     def _refusal(self, scope: Scope) -> ApiError | None:
-        content_type = origin = None  # the first of each name, as the SDK's checks read them
-        for name, value in scope["headers"]:
-            if name == b"content-type" and content_type is None:
-                content_type = value
-            elif name == b"origin" and origin is None:
-                origin = value
-        if scope["method"] == "POST" and not (content_type or b"").lower().startswith(b"application/json"):
+        headers = header_values(scope)  # the first of each name, as the SDK's checks read them
+        if scope["method"] == "POST" and not headers.get(b"content-type", "").lower().startswith("application/json"):
             return BadRequest("an MCP message is sent as application/json", code="unsupported_media_type")
-        return self.policy.origin_refusal(origin.decode("latin-1") if origin is not None else None, " on /mcp")
+        return self.policy.origin_refusal(headers.get(b"origin"), " on /mcp")

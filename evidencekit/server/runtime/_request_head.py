@@ -16,8 +16,10 @@ REQUEST_ID_HEADER = "X-Request-Id"
 REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
 CONTRACT_HASH_KEY = CONTRACT_HASH_HEADER.lower().encode()
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-# Every request header the runtime reads, found in one pass (the bearer check, then the endpoint)
-_READ_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY, CONTRACT_HASH_KEY})
+# Every request header the runtime reads, found in one pass: the Host check (Host), /mcp's checks
+# (Origin, Content-Type), the bearer check (Authorization), then the endpoint
+_READ_HEADERS = frozenset({b"host", b"origin", b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY,
+                           CONTRACT_HASH_KEY})
 _FOUND = "evidencekit.headers"
 
 
