@@ -205,9 +205,39 @@ def test_every_access_line_is_written_by_one_function(monkeypatch: pytest.Monkey
             answer = httpx.request(method, base + path, json=BODY if method == "POST" else None,
                                    headers={**headers, "X-Request-Id": request_id})
             assert answer.status_code == status, answer.text
-    expected = [(method, path, status, request_id if path != "/openapi.json" else "-")
-                for method, path, _, request_id, status in requests]
+    expected = [(method, path, status, request_id) for method, path, _, request_id, status in requests]
     assert written == expected
     lines = [record.getMessage() for record in caplog.records if record.name == access_log.NAME]
     assert [re.fullmatch(r"(\S+) (\S+) (\d{3}) \d+\.\dms request_id=(\S+)", line).groups()  # type: ignore[union-attr]
             for line in lines] == [(method, path, str(status), request_id) for method, path, status, request_id in expected]
+
+
+def test_every_answer_carries_a_request_id_and_its_access_line_names_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The runtime's own routes (/openapi.json, /docs), a team's routes (a health check, one that
+    fails with a 500) answer with an X-Request-Id as the operations do, the caller's when sane, and
+    the access line names the same one: a 500 was logged with "-" and answered with a new id."""
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def boom(request: Request) -> Response:
+        raise RuntimeError("a team's bug")
+
+    caplog.set_level("INFO", logger=access_log.NAME)
+    access_log.LANE.until = -access_log.RESOLVE_SECONDS
+    app = create_app(ExampleHandlers(), ServiceHooks(auth=TokenOnly()),
+                     routes=[Route("/healthz", healthz), Route("/boom", boom)])
+    answers = {}
+    with live_server(app, lifespan="on") as base:
+        for path in ("/openapi.json", "/docs", "/healthz", "/boom"):
+            answers[path] = httpx.get(base + path)
+        echoed = httpx.get(base + "/healthz", headers={"X-Request-Id": "probe-7"})
+    assert answers["/boom"].status_code == 500 and answers["/boom"].json()["request_id"] == \
+        answers["/boom"].headers["x-request-id"]
+    assert echoed.headers["x-request-id"] == "probe-7"
+    ids = {path: answer.headers.get("x-request-id") for path, answer in answers.items()}
+    assert all(ids.values()) and len(set(ids.values())) == len(ids), ids
+    lines = [record.getMessage() for record in caplog.records if record.name == access_log.NAME]
+    logged = [match.groups() for line in lines
+              if (match := re.fullmatch(r"GET (\S+) \d{3} \d+\.\dms request_id=(\S+)", line))]
+    assert logged == [*ids.items(), ("/healthz", "probe-7")]

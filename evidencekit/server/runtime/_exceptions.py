@@ -43,7 +43,7 @@ class ServerErrors(ServerErrorMiddleware):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent = Sent(send)  # outermost: nothing watches further out
+        sent = Sent(send, scope)  # outermost: nothing watches further out; every answer gets a request id
         try:
             await self.app(scope, receive, sent.send)
         except Exception as exc:

@@ -21,6 +21,7 @@ _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _READ_HEADERS = frozenset({b"host", b"origin", b"authorization", b"content-length", b"content-type", REQUEST_ID_KEY,
                            CONTRACT_HASH_KEY})
 _FOUND = "evidencekit.headers"
+_DECIDED_ID = "evidencekit.request_id"
 
 
 def new_request_id() -> str:
@@ -60,5 +61,9 @@ def header_values(scope: Scope) -> dict[bytes, str]:
 
 
 def request_id_of(scope: Scope) -> str:
-    """The id of the request `scope` describes (request_id_for its X-Request-Id)."""
-    return request_id_for(header_values(scope).get(REQUEST_ID_KEY, ""))
+    """The id of the request `scope` describes (request_id_for its X-Request-Id), decided once and
+    kept in its scope: its answer, its error body and its access line carry the same one."""
+    decided: str | None = scope.get(_DECIDED_ID)
+    if decided is None:
+        decided = scope[_DECIDED_ID] = request_id_for(header_values(scope).get(REQUEST_ID_KEY, ""))
+    return decided

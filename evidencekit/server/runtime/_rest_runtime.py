@@ -36,7 +36,7 @@ from evidencekit.server.runtime._request_head import (
     CONTRACT_NEWER_HEADER,
     REQUEST_ID_KEY,
     header_values,
-    request_id_for,
+    request_id_of,
 )
 from evidencekit.server.runtime._request_size import DEFAULT_LIMIT, SizeLimit, json_input
 
@@ -108,7 +108,7 @@ class OperationEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = header_values(scope)
-        request_id = request_id_for(headers.get(REQUEST_ID_KEY, ""))
+        request_id = request_id_of(scope)
         hash_headers = self._compatible.get(headers.get(CONTRACT_HASH_KEY, "").strip(), self._hash_header)
         notes: list[str] = []  # the handler's (RequestContext.notes): X-Note headers beside the body
         try:

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from starlette.types import Message, Send
+from starlette.types import Message, Scope, Send
 
-_REQUEST_ID = b"x-request-id"
+from evidencekit.server.runtime._request_head import REQUEST_ID_KEY, request_id_of
 
 
 class Sent:
-    """`send` forwards every message to `forward`, noting the answer's start."""
+    """`send` forwards every message to `forward`, noting the answer's start. Given the request's
+    `scope` (the outermost watcher's: ServerErrors), an answer without an X-Request-Id gets the
+    request's (request_id_of): /openapi.json, /docs, /healthz and a team's own routes carry one as
+    the operations' answers do, and the access line names it."""
 
-    __slots__ = ("forward", "started", "status", "_headers")
+    __slots__ = ("forward", "scope", "started", "status", "_headers")
 
-    def __init__(self, forward: Send) -> None:
+    def __init__(self, forward: Send, scope: Scope | None = None) -> None:
         self.forward = forward
+        self.scope = scope
         self.started = False
         self.status = 500  # what a request that sent nothing is logged with
         self._headers: Iterable[tuple[bytes, bytes]] = ()
@@ -30,16 +34,20 @@ class Sent:
         if message["type"] == "http.response.start":
             self.started = True
             self.status = message["status"]
-            self._headers = message.get("headers", ())
+            headers = self._headers = message.get("headers", ())
+            if self.scope is not None and not any(key == REQUEST_ID_KEY for key, _ in headers):
+                headers = self._headers = [*headers, (REQUEST_ID_KEY, request_id_of(self.scope).encode())]
+                message = {**message, "headers": headers}
         await self.forward(message)
 
     @property
     def request_id(self) -> str:
-        """The answer's X-Request-Id, "-" when it has none (or nothing was sent)."""
+        """The answer's X-Request-Id; before an answer, the request's when the scope is known (a 500
+        the outermost middleware is about to send carries it), else "-"."""
         for key, value in self._headers:
-            if key == _REQUEST_ID:
+            if key == REQUEST_ID_KEY:
                 return value.decode("latin-1")
-        return "-"
+        return "-" if self.scope is None or self.started else request_id_of(self.scope)
 
 
 def watch(send: Send) -> tuple[Sent, Send]:
