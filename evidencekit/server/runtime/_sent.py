@@ -35,9 +35,13 @@ class Sent:
             self.started = True
             self.status = message["status"]
             headers = self._headers = message.get("headers", ())
-            if self.scope is not None and not any(key == REQUEST_ID_KEY for key, _ in headers):
-                headers = self._headers = [*headers, (REQUEST_ID_KEY, request_id_of(self.scope).encode())]
-                message = {**message, "headers": headers}
+            if self.scope is not None:
+                for key, _ in headers:
+                    if key == REQUEST_ID_KEY:
+                        break
+                else:
+                    headers = self._headers = [*headers, (REQUEST_ID_KEY, request_id_of(self.scope).encode())]
+                    message = {**message, "headers": headers}
         await self.forward(message)
 
     @property
