@@ -13,8 +13,10 @@ The verdict on a call is decided here, the same on REST, MCP over HTTP and MCP o
    is refused (401 unauthenticated), never taken as no credential. None sent: anonymous, which only
    an operation without `auth` serves.
 2. `check_caller`: the operation's declared requirement that needs nothing but the caller (who,
-   which credential kind, which capability), before the input is read: an unauthenticated or
-   unprivileged caller learns nothing of the input's shape.
+   which credential kind, which capability), before the input is checked against the contract: an
+   unauthenticated or unprivileged caller learns nothing of the input's shape. A missing credential
+   is refused before the input's size counts (401, then 413); the kind and the capability after it
+   (413, then 403) and, over REST, after the body is read as JSON (a body that is no JSON is 400).
 3. the Auth's `check_role` (a `minimum_role`), once the input is valid: the role is held where the
    payload acts.
 
