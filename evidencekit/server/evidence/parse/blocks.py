@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
+from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure, is_main_mark
 from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.render import link_box
 
@@ -262,12 +262,7 @@ def quote_cards(found: Measure, chosen: list[Element]) -> frozenset[Element]:
 
 def _in_marked_main(node: Element) -> bool:
     """node is, or is inside, what the page marks as its main content (content.marked_main's marks)."""
-    for element in (node, *node.iterancestors()):
-        if element.tag == "main" or element.get("role") == "main" or element.get("itemprop") == "articleBody":
-            return True
-        if (element.get("id") or "").lower().replace("-", "").replace("_", "") == "maincontent":
-            return True
-    return False
+    return is_main_mark(node) or any(is_main_mark(ancestor) for ancestor in node.iterancestors())
 
 
 def _quoted(card: Element) -> bool:

@@ -124,11 +124,7 @@ def marked_main(body: Element) -> list[Element]:
     marked: list[Element] = []
     for found in _MAY_MARK_MAIN(body):
         if getattr(found, "is_attribute", False):  # an attribute's value (an lxml "smart string")
-            name = found.attrname
-            if name == "id":
-                if len(found) < 11 or found.lower().replace("-", "").replace("_", "") != "maincontent":
-                    continue
-            elif found != ("main" if name == "role" else "articleBody"):
+            if not _marks_main(found.attrname, found):
                 continue
             element = found.getparent()
         else:
@@ -136,6 +132,21 @@ def marked_main(body: Element) -> list[Element]:
         if not marked or marked[-1] is not element:  # (an element's attributes follow it)
             marked.append(element)
     return marked
+
+
+def is_main_mark(element: Element) -> bool:
+    """Whether `element` is one that marked_main finds: a <main>, or an element whose id, role or
+    itemprop marks it as the page's main content."""
+    return element.tag == "main" or any(_marks_main(name, element.get(name) or "") for name in _MARKING)
+
+
+_MARKING = ("id", "role", "itemprop")  # the attributes that may mark an element as the main content
+
+
+def _marks_main(name: str, value: str) -> bool:
+    if name == "id":
+        return len(value) >= 11 and value.lower().replace("-", "").replace("_", "") == "maincontent"
+    return value == ("main" if name == "role" else "articleBody")
 
 
 def holding_main(body: Element, marked: list[Element]) -> frozenset[Element]:
