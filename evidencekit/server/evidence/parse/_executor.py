@@ -3,8 +3,8 @@ only: its processes (to kill them when a parse runs past its deadline) and its p
 enough for a page in one write.
 
 concurrent.futures.ProcessPoolExecutor passes each call and each result through a pipe, 64 KiB on
-Linux. A 200 KB page's result (its text, markdown and index words: ~600 KB pickled) crossed in
-about ten reads by the executor's result thread, which between reads waits for the GIL held by the
+Linux. A 200 KB page's result (its text, markdown and index words; 140 KB pickled for
+bench_origin_app's pages, more at the time) crossed in several reads by the executor's result thread, which between reads waits for the GIL held by the
 busy event loop (up to sys.getswitchinterval(), 5 ms, a time), while the parse process, its write
 blocked, waited too: during a drain (scripts/bench_drain.py) a page spent 45 ms in the parse step
 for ~10 ms of parsing. Widened to PIPE_BYTES (F_SETPIPE_SZ; Linux's limit for an unprivileged
@@ -21,6 +21,11 @@ import contextlib
 import logging
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
+
+try:  # Linux's pipe size commands (the fcntl module names them on Linux only)
+    from fcntl import F_GETPIPE_SZ, F_SETPIPE_SZ, fcntl
+except ImportError:  # elsewhere the pipes stay as they are
+    fcntl = None  # type: ignore[assignment]
 
 PIPE_BYTES = 1024 * 1024
 
@@ -44,24 +49,11 @@ def pipe_ends(executor: ProcessPoolExecutor) -> list[int]:
     return ends
 
 
-def _pipe_commands() -> tuple[int, int] | None:
-    """fcntl's F_GETPIPE_SZ and F_SETPIPE_SZ, or None where the system has none (they are Linux's)."""
-    try:
-        import fcntl
-    except ImportError:  # not on a POSIX system
-        return None
-    get, set_ = getattr(fcntl, "F_GETPIPE_SZ", None), getattr(fcntl, "F_SETPIPE_SZ", None)
-    return None if get is None or set_ is None else (get, set_)
-
-
 def pipe_size(end: int) -> int | None:
-    commands = _pipe_commands()
-    if commands is None:
+    if fcntl is None:
         return None
-    import fcntl
-
     try:
-        return fcntl.fcntl(end, commands[0])
+        return fcntl(end, F_GETPIPE_SZ)
     except OSError:
         return None
 
@@ -69,15 +61,12 @@ def pipe_size(end: int) -> int | None:
 def widen(executor: ProcessPoolExecutor, size: int = PIPE_BYTES) -> bool:
     """Widen the executor's two pipes to `size` bytes (or as close as the system allows); whether
     both are now at least that wide."""
-    commands = _pipe_commands()
-    if commands is None:
+    if fcntl is None:
         return False
-    import fcntl
-
     ends = pipe_ends(executor)
     for end in ends:
         with contextlib.suppress(OSError):  # over the system's limit (EPERM), or not a pipe
-            fcntl.fcntl(end, commands[1], size)
+            fcntl(end, F_SETPIPE_SZ, size)
     widened = bool(ends) and all((pipe_size(end) or 0) >= size for end in ends)
     if not widened:
         log.debug("parse pool pipes left at their size: a large page's result crosses in several reads")
