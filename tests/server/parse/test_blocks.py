@@ -200,3 +200,73 @@ def test_a_page_of_testimonials_alone_keeps_them() -> None:
 def test_the_articles_own_quotations_stay(quoted: str) -> None:
     text = parse_html(page(f"<article>{paragraphs(2)}<div>{quoted}</div>{paragraphs(1, 'Last')}</article>")).text
     assert quoted.count("\u201c") == text.count("\u201c")
+
+
+# Pointers to other stories inside the article, in the shapes templates give them; no furniture word
+POINTERS = {
+    "labelled line": "<p><strong>Read also:</strong> <a href='/2024/bridge'>The old bridge reopens after two years of repairs</a></p>",
+    "labelled line, German": "<p>Lesen Sie auch: <a href='/2024/bruecke'>Die alte Brücke ist nach zwei Jahren wieder offen</a></p>",
+    "card, linked heading": (
+        "<div class='unit-3'><img src='/b.jpg' alt=''><a href='/2024/bridge'><h3>The old bridge reopens after "
+        "two years of repairs</h3></a><p>Cyclists and walkers may cross it again from Monday.</p></div>"
+    ),
+    "card, heading's link": (
+        "<div class='unit-3'><h3><a href='/2024/bridge'>The old bridge reopens after two years of repairs</a>"
+        "</h3><p>Cyclists and walkers may cross it again from Monday.</p></div>"
+    ),
+    "card that is one link": (
+        "<a class='unit-3' href='/2024/bridge'><div><img src='/b.jpg' alt=''><div>The old bridge reopens after "
+        "two years of repairs</div><div>Cyclists and walkers may cross it again from Monday.</div></div></a>"
+    ),
+    "labelled box": (
+        "<div class='unit-3'><span>More on this</span><a href='/2024/bridge'><b>The old bridge reopens after two "
+        "years of repairs</b></a><p>Cyclists and walkers may cross it again from Monday.</p></div>"
+    ),
+}
+
+
+@pytest.mark.parametrize("pointer", POINTERS.values(), ids=POINTERS.keys())
+def test_a_pointer_to_another_story_inside_the_article_is_left_out(pointer: str) -> None:
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{pointer}{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
+    assert "bridge reopens" not in text and "Brücke" not in text and "from Monday" not in text
+
+
+# Links that are the article's own lines: each stays
+OWN_LINKS = {
+    "a line that goes on after its link": (
+        "<p>Read: <a href='/books/rivers'>Rivers of the North: a history of floods</a> by Ann Lee (review)</p>"),
+    "lines of links in a row": (
+        "<p>Related: <a href='/2024/bridge'>The old bridge reopens after two years of repairs</a></p>"
+        "<p>Related: <a href='/2024/market'>The market moves to the hill for the summer</a></p>"),
+    "a link inside a sentence": (
+        "<p>As <a href='/2024/bridge'>the old bridge reopens after two years of repairs</a>, the stalls move back.</p>"),
+}
+
+
+@pytest.mark.parametrize("line", OWN_LINKS.values(), ids=OWN_LINKS.keys())
+def test_links_that_are_the_articles_own_lines_stay(line: str) -> None:
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{line}{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    for words in ("Rivers of the North", "bridge reopens", "market moves", "stalls move back"):
+        if words in line:
+            assert words in text
+
+
+def test_a_heading_box_that_links_to_its_own_page_stays() -> None:
+    hero = ("<div class='unit-1'><a href='/2024/flood-market'><b>The flood market moves to the hill</b></a>"
+            "<p>Stallholders chose the old churchyard.</p></div>")
+    text = parse_html(page(f"<article>{hero}{paragraphs(3)}</article>")).text
+    assert "flood market moves" in text and "Stallholders chose" in text
+
+
+def test_the_linked_titles_of_a_page_of_posts_stay() -> None:
+    posts = "".join(f"<h2><a href='/2024/p{n}'>Post number {n} about the valley</a></h2>{paragraphs(2)}" for n in range(3))
+    assert parse_html(page(f"<div class='posts'>{posts}</div>")).text.count("about the valley") == 3
+
+
+def test_a_pointer_that_is_most_of_a_short_page_stays() -> None:
+    body = (f"<article><h1>Flood Market</h1><p>Body paragraph. {SENTENCE}</p>"
+            f"{POINTERS['card, heading' + chr(39) + 's link']}</article>")
+    assert "bridge reopens" in parse_html(page(body)).text

@@ -55,6 +55,21 @@ _OWN_TEXT_BESIDE = 200  # the content's own text beside the cards, at least (els
 # which are the article's, nor a phrase inside a line (a quoted title in <em>)
 _CARD_TAGS = BLOCK_TAGS - {"p", "li", "dd", "dt", "tr", "td", "th", "blockquote", *HEADINGS}
 _MANY_CHILDREN = etree.XPath(f".//*[count(*) >= {_QUOTE_CARDS}]")
+# A pointer to another story inside the article ("Read also: <headline>", a related story's card):
+# one link away whose text reads as a headline, this long, in a box this short that it fills this
+# much of (a labelled paragraph: all but its label), after the article's first prose paragraph, with
+# this much of the content's own text beside the pointers
+_HEADLINE = (20, 200)
+_HEADLINE_WORDS = 3
+_POINTER_BOX = 350
+_POINTER_SHARE, _LABELLED_SHARE = 0.3, 0.6
+_LABEL = 30  # characters before the link in a labelled line, at most ("Lesen Sie auch:", "Related article:")
+_PROSE = 80
+_OWN_STORY = 400
+_NOT_AWAY = ("#", "javascript:", "mailto:", "tel:")
+_SENTENCE_ENDS = (".", "。", "!", "！")
+# A link in these is an entry of a list or a table (sources, a table of contents), not a pointer
+_ENTRY_TAGS = frozenset({"li", "td", "th", "dd", "dt", "h1", "caption"})
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -96,9 +111,9 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
-    testimonial cards."""
+    testimonial cards, pointers to other stories."""
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
-            | quote_cards(found, chosen))
+            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -267,3 +282,95 @@ def _in_marked_main(node: Element) -> bool:
 
 def _quoted(card: Element) -> bool:
     return _TEXT_OF(card).lstrip()[:1] in _QUOTE_OPENERS
+
+
+def story_pointers(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
+    """Pointers to other stories inside the article: a box holding one link away whose text reads
+    as a headline (several words, not a sentence) and fills much of it ("Lesen Sie auch: <headline>",
+    a related story's card: its headline, a photo, a line of summary), after the article's first
+    prose paragraph, when the content keeps a story of its own beside them. Not an entry of a list
+    or a table (a list of sources, a table of contents), not a linked sentence (a reference written
+    as the text's own), not the page's title (a permalink heading comes before the prose)."""
+    info = found.info
+    pointers: list[Element] = []
+    for node in chosen:
+        after_prose = False  # (document order: a paragraph comes before the links inside it)
+        for element in node.iter("p", "a"):
+            if element.tag == "p":
+                after_prose = after_prose or _prose(found, element)
+            elif after_prose:
+                box = _pointer_box(found, node, element, leave_out)
+                if box is not None:
+                    pointers.append(box)
+    # Several in a row are a list of links written as paragraphs (a reading list, a link roundup):
+    # the page's text
+    alone = set(pointers)
+    pointers = [box for box in pointers if not {_neighbour(found, box, -1), _neighbour(found, box, 1)} & alone]
+    if not pointers:
+        return frozenset()
+    total = sum(info[node][0] for node in chosen)
+    if total - sum(info[box][0] for box in pointers) < _OWN_STORY:
+        return frozenset()  # the pointers are the page (an index of stories)
+    return frozenset(pointers)
+
+
+def _pointer_box(found: Measure, node: Element, link: Element, leave_out: frozenset[Element]) -> Element | None:
+    """The box a link to another story fills, or None when the link is no such pointer."""
+    measured = found.info.get(link)
+    if measured is None or not _HEADLINE[0] <= measured[0] <= _HEADLINE[1]:
+        return None
+    href = (link.get("href") or "").lstrip()[:11].lower()
+    if not href or href.startswith(_NOT_AWAY):
+        return None
+    box: Element | None = None
+    for ancestor in link.iterancestors():
+        if ancestor is node:
+            break
+        if ancestor.tag in _ENTRY_TAGS or ancestor in leave_out:
+            return None
+        held = found.info.get(ancestor)
+        if held is None or held[0] > _POINTER_BOX:
+            break
+        if ancestor.tag in BLOCK_TAGS:  # a box, not a phrase inside a line
+            box = ancestor
+    holds_blocks = any(child.tag in BLOCK_TAGS for child in link.iterdescendants())
+    if box is None and holds_blocks:
+        box = link  # a card that is one link
+    if box is None or box.tag in _ENTRY_TAGS or box.tag in HEADINGS:
+        return None  # (a heading that links away alone: a post's title on a page of posts)
+    text = _TEXT_OF(link).strip()
+    if len(text.split()) < _HEADLINE_WORDS or (text.endswith(_SENTENCE_ENDS) and not holds_blocks):
+        return None
+    length = found.info[box][0]
+    if box.tag == "p":  # a labelled line: the link is all of it but a short label before it
+        return box if measured[0] >= _LABELLED_SHARE * length and _ends_line(link, box) else None
+    others = sum(1 for other in box.iter("a") if other is not link and found.info.get(other, (0,))[0] >= _HEADLINE[0])
+    return box if not others and measured[0] >= _POINTER_SHARE * length else None
+
+
+def _prose(found: Measure, paragraph: Element) -> bool:
+    measured = found.info.get(paragraph)
+    return measured is not None and measured[0] >= _PROSE and measured[1] < 0.25 * measured[0]
+
+
+def _ends_line(link: Element, line: Element) -> bool:
+    """A line that is a short label and the link: nothing but punctuation after the link ("(review)",
+    "[STUDY]" and "... to the list." make it a line of the text), and no sentence."""
+    after: list[str] = []
+    node = link
+    while node is not line and node is not None:
+        after.append(node.tail or "")
+        for sibling in node.itersiblings():
+            after.append(_TEXT_OF(sibling) + (sibling.tail or ""))
+        node = node.getparent()
+    if _WORD.search("".join(after)):
+        return False
+    text = _TEXT_OF(line)
+    label = text[: max(text.find(_TEXT_OF(link)), 0)]
+    return len(label.strip()) <= _LABEL and not text.rstrip().endswith(_SENTENCE_ENDS)
+
+
+def _neighbour(found: Measure, block: Element, step: int) -> Element | None:
+    """The nearest sibling with text before (step -1) or after (step 1) block."""
+    siblings = block.itersiblings(preceding=step < 0)
+    return next((sibling for sibling in siblings if found.info.get(sibling, (0,))[0]), None)
