@@ -270,3 +270,19 @@ def test_a_pointer_that_is_most_of_a_short_page_stays() -> None:
     body = (f"<article><h1>Flood Market</h1><p>Body paragraph. {SENTENCE}</p>"
             f"{POINTERS['card, heading' + chr(39) + 's link']}</article>")
     assert "bridge reopens" in parse_html(page(body)).text
+
+
+@pytest.mark.parametrize("label", ["Anzeige", "ADVERTISEMENT", "Advertisement - Continue Reading Below", "Publicité",
+                                   "Story continues below advertisement", "реклама", "广告"])
+def test_an_advertisements_label_left_standing_in_the_article_is_left_out(label: str) -> None:
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}<div class='slot-4'><p>{label}</p></div>{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
+    assert label not in text
+
+
+def test_advertising_as_a_heading_an_item_or_in_a_sentence_stays() -> None:
+    body = (f"<article><h1>Flood Market</h1>{paragraphs(2)}<h2>Advertising</h2><p>Stalls advertise on the church "
+            f"door, as they have since 1910.</p><ul><li>Werbung</li><li>Druck</li></ul>{paragraphs(1, 'Later')}</article>")
+    text = parse_html(page(body)).text
+    assert "Advertising" in text and "Werbung" in text and "advertise on the church" in text

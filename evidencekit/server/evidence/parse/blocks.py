@@ -70,6 +70,23 @@ _NOT_AWAY = ("#", "javascript:", "mailto:", "tel:")
 _SENTENCE_ENDS = (".", "。", "!", "！")
 # A link in these is an entry of a list or a table (sources, a table of contents), not a pointer
 _ENTRY_TAGS = frozenset({"li", "td", "th", "dd", "dt", "h1", "caption"})
+# An advertisement's label left standing in the article ("Anzeige", "ADVERTISEMENT", "Story continues
+# below advertisement"), in the languages the service meets: a block that says only this (lower case,
+# its punctuation read as spaces). The content's text is searched for the stems first.
+_AD_LABELS = frozenset({
+    "advertisement", "advertisements", "advertising", "advert", "sponsored", "sponsored content", "paid content",
+    "advertisement continue reading below", "story continues below advertisement", "continue reading below",
+    "article continues below advertisement", "advertisement scroll to continue with content",
+    "anzeige", "werbung", "gesponsert", "weiterlesen nach der anzeige", "artikel wird unter der werbung fortgesetzt",
+    "publicité", "publicite", "sponsorisé", "pubblicità", "pubblicita", "sponsorizzato", "publicidad",
+    "patrocinado", "publicidade", "reklama", "reklame", "reklam", "reclame", "advertentie", "annonse",
+    "annons", "mainos", "реклама", "פרסומת", "广告", "広告", "广告位",
+})
+_AD_STEMS = ("advert", "sponsor", "paid content", "continue reading below", "anzeige", "werbung", "gesponsert",
+             "publicit", "pubblicit", "publicid", "patrocin", "reklam", "reclam", "annons", "mainos", "реклам",
+             "פרסומת", "广告", "広告")
+_AD_LABEL_CHARS = 60
+_NOT_WORD = re.compile(r"[\W_]+")
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -111,9 +128,12 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
-    testimonial cards, pointers to other stories."""
-    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
-            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out))
+    testimonial cards, pointers to other stories, advertisement labels (texts: each chosen node's
+    text in lower case)."""
+    texts = [_TEXT_OF(node).lower() for node in chosen]
+    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen, texts)
+            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out)
+            | ad_labels(found, chosen, leave_out, texts))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -216,7 +236,7 @@ def _alone_on_line(element: Element) -> bool:
     return previous.tag.__class__ is not str or previous.tag in BLOCK_TAGS or previous.tag == "br"
 
 
-def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+def notices(found: Measure, chosen: list[Element], texts: list[str]) -> frozenset[Element]:
     """Short blocks inside the chosen content that carry a copyright or licence notice ("© 2024
     Example Media", "Copyright 2007 PR Newswire. All rights reserved."), known by its sign in every
     language, and that stand apart from the article's run: their parent holds under half of the
@@ -225,10 +245,9 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     a notice in it (a book's description), stays."""
     half = sum(found.info[node][0] for node in chosen) / 2
     found_blocks: set[Element] = set()
-    for node in chosen:
-        whole = _TEXT_OF(node).lower()
-        texts = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
-        for text in texts:
+    for node, whole in zip(chosen, texts, strict=True):
+        with_sign = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
+        for text in with_sign:
             block = text.getparent()
             if text.is_tail:
                 block = block.getparent()
@@ -374,3 +393,18 @@ def _neighbour(found: Measure, block: Element, step: int) -> Element | None:
     """The nearest sibling with text before (step -1) or after (step 1) block."""
     siblings = block.itersiblings(preceding=step < 0)
     return next((sibling for sibling in siblings if found.info.get(sibling, (0,))[0]), None)
+
+
+def ad_labels(found: Measure, chosen: list[Element], leave_out: frozenset[Element], texts: list[str]) -> frozenset[Element]:
+    """Blocks inside the chosen content that say only that an advertisement stood there ("Anzeige",
+    "Advertisement", "Story continues below advertisement"). Not a heading, an item or a cell: a
+    section headed "Advertising", a list of services, a table's column."""
+    labels: set[Element] = set()
+    for node, whole in zip(chosen, texts, strict=True):
+        if not any(stem in whole for stem in _AD_STEMS):
+            continue
+        for block in units(found, [node], leave_out):
+            if (found.info[block][0] <= _AD_LABEL_CHARS and block.tag not in _DATA_TAGS
+                    and _NOT_WORD.sub(" ", _TEXT_OF(block).lower()).strip() in _AD_LABELS):
+                labels.add(block)
+    return frozenset(labels)
