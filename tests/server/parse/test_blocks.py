@@ -286,3 +286,24 @@ def test_advertising_as_a_heading_an_item_or_in_a_sentence_stays() -> None:
             f"door, as they have since 1910.</p><ul><li>Werbung</li><li>Druck</li></ul>{paragraphs(1, 'Later')}</article>")
     text = parse_html(page(body)).text
     assert "Advertising" in text and "Werbung" in text and "advertise on the church" in text
+
+
+@pytest.mark.parametrize("bar", [
+    "<div class='tools-2'><span>Share this story</span> <span>Facebook</span> <span>Email</span></div>",
+    "<p>Teilen · Drucken · Merken</p>",
+    "<div class='tools-2'><button>Partager sur Facebook</button><button>Imprimer</button></div>",
+])
+def test_a_share_bars_words_left_in_the_article_are_left_out(bar: str) -> None:
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{bar}{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
+    for word in ("Share", "Teilen", "Drucken", "Facebook", "Imprimer"):
+        assert word not in text
+
+
+def test_lines_that_mention_sharing_in_their_own_words_stay() -> None:
+    own = ("<p>Share the stalls' takings with the church.</p><p>Facebook and Twitter users posted photos.</p>"
+           "<p>Email us your photos: the best will be printed.</p>")
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert "Share the stalls" in text and "Facebook and Twitter users" in text and "Email us your photos" in text
