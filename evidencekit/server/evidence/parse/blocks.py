@@ -70,41 +70,6 @@ _NOT_AWAY = ("#", "javascript:", "mailto:", "tel:")
 _SENTENCE_ENDS = (".", "。", "!", "！")
 # A link in these is an entry of a list or a table (sources, a table of contents), not a pointer
 _ENTRY_TAGS = frozenset({"li", "td", "th", "dd", "dt", "h1", "caption"})
-# An advertisement's label left standing in the article ("Anzeige", "ADVERTISEMENT", "Story continues
-# below advertisement"), in the languages the service meets: a block that says only this (lower case,
-# its punctuation read as spaces). The content's text is searched for the stems first.
-_AD_LABELS = frozenset({
-    "advertisement", "advertisements", "advertising", "advert", "sponsored", "sponsored content", "paid content",
-    "advertisement continue reading below", "story continues below advertisement", "continue reading below",
-    "article continues below advertisement", "advertisement scroll to continue with content",
-    "anzeige", "werbung", "gesponsert", "weiterlesen nach der anzeige", "artikel wird unter der werbung fortgesetzt",
-    "publicité", "publicite", "sponsorisé", "pubblicità", "pubblicita", "sponsorizzato", "publicidad",
-    "patrocinado", "publicidade", "reklama", "reklame", "reklam", "reclame", "advertentie", "annonse",
-    "annons", "mainos", "реклама", "פרסומת", "广告", "広告", "广告位",
-})
-# A share bar's words (numbers aside), in the languages the service meets; one of them what it
-# does or where it shares to; a word alone only when it is the verb ("Share", "Teilen", "Drucken")
-_SHARE_VERBS = frozenset((
-    "share", "tweet", "print", "email", "mail", "teilen", "drucken", "merken", "versenden", "partager",
-    "imprimer", "envoyer", "condividi", "stampa", "compartir", "imprimir", "compartilhar", "delen", "printen",
-    "udostępnij", "drukuj", "поделиться", "שתפו", "שתף", "分享", "打印",
-))
-_SHARE_ACTIONS = _SHARE_VERBS | frozenset(("facebook", "twitter", "whatsapp", "pinterest", "linkedin"))
-_SHARE_WORDS = _SHARE_ACTIONS | frozenset((
-    "e", "shares", "sharing", "this", "article", "story", "page", "post", "on", "via", "to", "with", "your",
-    "friends", "x", "save", "copy", "link", "url", "reddit", "telegram", "xing", "flipboard", "messenger",
-    "threads", "bluesky", "mastodon", "bookmark", "artikel", "den", "diesen", "auf", "per", "kopieren", "le",
-    "lien", "cet", "sur", "par", "questo", "articolo", "este", "artículo", "en", "dit",
-))
-_WIDGET_LINE_CHARS = 120
-# A word of either in the content's text: what makes it worth reading block by block ("share" and
-# "print" alone are too common in prose to say so)
-_WIDGET_CUES = ("advert", "sponsor", "paid content", "continue reading", "anzeige", "werbung", "gesponsert",
-                "publicit", "pubblicit", "publicid", "patrocin", "reklam", "reclam", "annons", "mainos", "реклам",
-                "פרסומת", "广告", "広告", "share this", "share on", "email this", "print this", "tweet", "teilen",
-                "drucken", "partager", "imprimer", "condividi", "compartir", "compartilhar", "udostępnij",
-                "поделиться", "שתפ", "分享", "打印", "facebook", "twitter", "whatsapp", "pinterest", "linkedin")
-_NOT_WORD = re.compile(r"[\W_]+")
 # A block in a box with a field is a form's prompt ("Sign up for our weekly letter", "Please type
 # the code you see") when it is shorter than this
 _FORM_PROMPT = 300
@@ -146,11 +111,9 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
-    testimonial cards, pointers to other stories, widgets' lines (advertisement labels, share bars)."""
-    texts = [_TEXT_OF(node).lower() for node in chosen]  # (read by two of them)
-    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen, texts)
-            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out)
-            | widget_lines(found, chosen, leave_out, texts))
+    testimonial cards, pointers to other stories."""
+    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
+            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -253,7 +216,7 @@ def _alone_on_line(element: Element) -> bool:
     return previous.tag.__class__ is not str or previous.tag in BLOCK_TAGS or previous.tag == "br"
 
 
-def notices(found: Measure, chosen: list[Element], texts: list[str]) -> frozenset[Element]:
+def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     """Short blocks inside the chosen content that carry a copyright or licence notice ("© 2024
     Example Media", "Copyright 2007 PR Newswire. All rights reserved."), known by its sign in every
     language, and that stand apart from the article's run: their parent holds under half of the
@@ -262,9 +225,10 @@ def notices(found: Measure, chosen: list[Element], texts: list[str]) -> frozense
     a notice in it (a book's description), stays."""
     half = sum(found.info[node][0] for node in chosen) / 2
     found_blocks: set[Element] = set()
-    for node, whole in zip(chosen, texts, strict=True):
-        with_sign = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
-        for text in with_sign:
+    for node in chosen:
+        whole = _TEXT_OF(node).lower()
+        texts = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
+        for text in texts:
             block = text.getparent()
             if text.is_tail:
                 block = block.getparent()
@@ -410,33 +374,3 @@ def _neighbour(found: Measure, block: Element, step: int) -> Element | None:
     """The nearest sibling with text before (step -1) or after (step 1) block."""
     siblings = block.itersiblings(preceding=step < 0)
     return next((sibling for sibling in siblings if found.info.get(sibling, (0,))[0]), None)
-
-
-def widget_lines(
-    found: Measure, chosen: list[Element], leave_out: frozenset[Element], texts: list[str]
-) -> frozenset[Element]:
-    """Blocks inside the chosen content that are only a widget's words: an advertisement's label
-    ("Anzeige", "Advertisement", "Story continues below advertisement") or a share bar's ("Share this
-    story", "Teilen Drucken Merken", "Partager sur Facebook"). Not a heading, an item or a cell: a
-    section headed "Advertising", a list of services, a table's column. Only content whose text
-    (texts: each chosen node's, in lower case) holds one of their words is read block by block."""
-    lines: set[Element] = set()
-    info = found.info
-    for node, text in zip(chosen, texts, strict=True):
-        if not any(cue in text for cue in _WIDGET_CUES):
-            continue
-        for block in units(found, [node], leave_out):
-            if info[block][0] > _WIDGET_LINE_CHARS or block.tag in _DATA_TAGS:
-                continue
-            words = _NOT_WORD.sub(" ", _TEXT_OF(block).lower()).strip()
-            if words in _AD_LABELS or _share_words(words):
-                lines.add(block)
-    return frozenset(lines)
-
-
-def _share_words(words: str) -> bool:
-    """Every word a share bar's (numbers aside: its counts), one of them what it does."""
-    found_words = [word for word in words.split() if not word.isdigit()]
-    return (bool(found_words) and all(word in _SHARE_WORDS for word in found_words)
-            and any(word in _SHARE_ACTIONS for word in found_words)
-            and (len(found_words) > 1 or found_words[0] in _SHARE_VERBS))

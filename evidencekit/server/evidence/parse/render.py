@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
 from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
+from evidencekit.server.evidence.parse.widget_words import LINE_CHARS, widget_line
 
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _PROSE_HEADING = 300  # characters: a "heading" longer than this is a paragraph in a heading's type
@@ -71,7 +72,8 @@ def render(
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
-    blocks, levels = _without_empty_sections(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
+    blocks, levels = _without_widget_lines(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
+    blocks, levels = _without_empty_sections(blocks, levels)
     # The headline (h1) is the page's title, not its text: it stays in the markdown only, unless it
     # is all the text there is.
     text = "\n\n".join(b[0] for b, level in zip(blocks, levels, strict=True) if level != 1)
@@ -107,6 +109,24 @@ def _without_repeats(
             (position > 0 and long_blocks[position - 1] in repeated)
             or (position + 1 < len(long_blocks) and long_blocks[position + 1] in repeated)
         )
+    }
+    if not dropped:
+        return blocks, levels
+    kept = [i for i in range(len(blocks)) if i not in dropped]
+    return [blocks[i] for i in kept], [levels[i] for i in kept]
+
+
+# A block's markdown that opens so is a list, a table or a quotation, whose lines are data or quoted
+_NOT_PLAIN = ("- ", "* ", "|", ">", "`")
+
+
+def _without_widget_lines(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
+    """Drop short plain blocks that say only a widget's words (widget_words): an advertisement's
+    label, a share bar. Not a heading (a section headed "Advertising"), a list or a table."""
+    dropped = {
+        index
+        for index, ((text, markdown), level) in enumerate(zip(blocks, levels, strict=True))
+        if not level and len(text) <= LINE_CHARS and not markdown.startswith(_NOT_PLAIN) and widget_line(text)
     }
     if not dropped:
         return blocks, levels
