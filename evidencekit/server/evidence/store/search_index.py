@@ -252,7 +252,7 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
                         ", 'ws' || replace(lower(k.workspace_id), '-', '')", "", "")
     later = ("CASE WHEN excluded.valid_until > document_search.valid_until THEN excluded.valid_until "
              "ELSE document_search.valid_until END")
-    await connection.execute_query(
+    indexed = (
         "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
         f"body_words, form_words, tail_words, {'search, search_exact' if postgres else 'scope_words'}) SELECT k.evidence_id, k.workspace_id, k.revision, "
         f"k.name_key, k.valid_until, {words}{search} FROM {table}{once} WHERE true "
@@ -260,9 +260,11 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
         f"valid_until = CASE WHEN excluded.revision = document_search.revision THEN {later} "
         "ELSE excluded.valid_until END, title_words = excluded.title_words, "
         "body_words = excluded.body_words, form_words = excluded.form_words, tail_words = excluded.tail_words"
-        f"{searched} WHERE excluded.revision >= document_search.revision", values)
-    if postgres:
-        await connection.execute_query(_PG_WORDS.replace("{table}", table), values)
+        f"{searched} WHERE excluded.revision >= document_search.revision")
+    # PostgreSQL: the copy of the words in the same statement (a settle's round trip fewer); its
+    # foreign key is checked when the statement ends, after both rows are written
+    await connection.execute_query(f"WITH indexed AS ({indexed}) {_PG_WORDS.replace('{table}', table)}" if postgres
+                                   else indexed, values)
 
 
 # Rows of the evidence a purge batch's receipts refer to whose receipts have all expired.
