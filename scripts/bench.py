@@ -43,9 +43,10 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import nullcontext
 from pathlib import Path
 
-from bench_common import PG_ADMIN, PYTHON, ROOT, LeanClient, Row, free_port, wait_ready
+from bench_common import PG_ADMIN, PYTHON, ROOT, DatabaseCpu, LeanClient, Row, free_port, wait_ready
 from bench_status import run_status
 
 
@@ -179,10 +180,13 @@ def cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def served_settle(env: dict[str, str], urls: list[str], cpu: list[float] | None = None) -> tuple[float, list[float]]:
+def served_settle(env: dict[str, str], urls: list[str], cpu: list[float] | None = None,
+                  database_cpu: list[float] | None = None) -> tuple[float, list[float]]:
     """`research-evidence serve` with `env`: seconds from the first submit until every URL's receipt
     settled (50 in flight), and the peak RSS of the server and of each of its child processes.
-    `cpu`: given, the CPU seconds the server and its parse processes spent meanwhile go there."""
+    `cpu`: given, the CPU seconds the server and its parse processes spent meanwhile go there;
+    `database_cpu`: given, those its PostgreSQL backends spent (env's DATABASE_URL; 0 on SQLite,
+    whose work is the server's own)."""
     port = free_port()
     service = subprocess.Popen([PYTHON, "-m", "evidencekit", "serve", "--port", str(port)], cwd=ROOT,
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -190,11 +194,15 @@ def served_settle(env: dict[str, str], urls: list[str], cpu: list[float] | None 
         wait_ready(f"http://127.0.0.1:{port}/healthz", service)
         boot = json.loads(subprocess.run([PYTHON, "-m", "evidencekit", "admin", "bootstrap", "--json"],
                                          cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout)
-        started, used = time.perf_counter(), cpu_seconds(service.pid)
-        asyncio.run(submit_and_settle(port, boot["token"], boot["workspace_id"], urls, 50))
-        seconds = time.perf_counter() - started
-        if cpu is not None:
-            cpu.append(cpu_seconds(service.pid) - used)
+        url = env.get("DATABASE_URL", "")
+        with DatabaseCpu(url) if url.startswith("postgres") else nullcontext() as backends:
+            started, used = time.perf_counter(), cpu_seconds(service.pid)
+            asyncio.run(submit_and_settle(port, boot["token"], boot["workspace_id"], urls, 50))
+            seconds = time.perf_counter() - started
+            if cpu is not None:
+                cpu.append(cpu_seconds(service.pid) - used)
+        if database_cpu is not None:
+            database_cpu.append(backends.seconds if backends is not None else 0.0)
         return seconds, peak_rss_mb(service.pid)
     finally:
         service.terminate()

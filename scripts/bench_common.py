@@ -80,6 +80,64 @@ async def backend_pids(url: str) -> list[int]:
         await connection.close()
 
 
+class DatabaseCpu:
+    """CPU seconds the PostgreSQL backends serving one database spend while it runs (a `with`
+    block), read from /proc: the backends are listed from pg_stat_activity every `every` seconds
+    in a thread, so that those a pool opens meanwhile count (all their time: they started inside)
+    and those it closes count up to their last reading. Not counted: the server's shared
+    processes (WAL writer, checkpointer), which other databases' work moves too."""
+
+    def __init__(self, url: str, every: float = 0.25) -> None:
+        import threading
+
+        self.url, self.every = url.split("?", 1)[0], every
+        self.seconds = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._watch()), daemon=True)
+        self._ready = threading.Event()
+        self._failed: BaseException | None = None
+
+    async def _watch(self) -> None:
+        import asyncpg
+
+        try:
+            connection = await asyncpg.connect(self.url)
+        except BaseException as error:
+            self._failed = error
+            self._ready.set()
+            raise
+        try:
+            first: dict[int, float] = {}  # pid -> its CPU when first seen (0 for those started inside)
+            last: dict[int, float] = {}
+            listed = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            for pid in [row["pid"] for row in await connection.fetch(listed)]:
+                first[pid] = last[pid] = backend_seconds([pid])
+            self._ready.set()
+            while True:
+                stopping = self._stop.is_set()
+                for pid in [row["pid"] for row in await connection.fetch(listed)]:
+                    now = backend_seconds([pid])
+                    first.setdefault(pid, 0.0)
+                    last[pid] = max(now, last.get(pid, 0.0))
+                if stopping:
+                    break
+                await asyncio.get_running_loop().run_in_executor(None, self._stop.wait, self.every)
+            self.seconds = sum(last[pid] - first[pid] for pid in last)
+        finally:
+            await connection.close()
+
+    def __enter__(self) -> DatabaseCpu:
+        self._thread.start()
+        self._ready.wait()
+        if self._failed is not None:
+            raise self._failed
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def shown_ratio(ratio: tuple[float, float, float]) -> str:
     median, low, high = ratio
     return f"{median:.2f} ({low:.2f}-{high:.2f})"

@@ -11,8 +11,9 @@ from the first submit to the last settle. The peer, in the same round: the same 
 httpx client, 4 in flight (the worker's slots), each body read with parse_html, in one process.
 Each round runs both, the order alternating; the ratio (ours / peer) is taken within each round and
 shown as the median (lowest-highest). Beside it, the CPU time a page cost each (ours: the server and
-its parse processes while the batch drained; the peer: its process), which a shared machine's
-load moves less than the rates: on two cores, the rate follows the CPU a page takes.
+its parse processes while the batch drained, plus on PostgreSQL the backends serving its database,
+read from /proc; the peer: its process), which a shared machine's load moves less than the rates:
+on two cores, the rate follows the CPU a page takes.
 """
 
 from __future__ import annotations
@@ -86,9 +87,10 @@ def fresh_database(kind: str, folder: Path, admin_url: str) -> Iterator[dict[str
 
 
 def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str],
-          poll: float | None = None) -> tuple[float, float]:
+          poll: float | None = None) -> tuple[float, float, float]:
     """Receipts settled per second by `research-evidence serve` with its worker defaults (or another
-    `poll` interval), and the CPU milliseconds a page cost it (the server and its parse processes)."""
+    `poll` interval), the CPU milliseconds a page cost it (the server and its parse processes) and
+    those a page cost its PostgreSQL backends (0 on SQLite)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("EVIDENCEKIT_")}
     env.pop("DATABASE_URL", None)
     if poll is not None:
@@ -97,8 +99,9 @@ def drain(database: dict[str, str], folder: Path, origin: str, pages: list[str],
             "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": origin.removeprefix("https://"),
             "EVIDENCEKIT_CA_BUNDLE": str(folder / "ca.pem"), "EVIDENCEKIT_RETRIEVE_PER_MINUTE": "1000000"}
     cpu: list[float] = []
-    seconds, _ = served_settle(env, pages, cpu)
-    return len(pages) / seconds, 1000 * cpu[0] / len(pages)
+    backends: list[float] = []
+    seconds, _ = served_settle(env, pages, cpu, backends)
+    return len(pages) / seconds, 1000 * cpu[0] / len(pages), 1000 * backends[0] / len(pages)
 
 
 def fetch_and_parse(folder: Path, pages: list[str]) -> tuple[float, float]:
@@ -158,8 +161,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, https_origin(Path(tmp)) as origin:
         folder = Path(tmp)
         for kind in args.databases:
-            ours: list[tuple[float, float]] = []
-            quick_poll: list[tuple[float, float]] = []
+            ours: list[tuple[float, float, float]] = []
+            quick_poll: list[tuple[float, float, float]] = []
             engines: list[tuple[float, float]] = []
             peers: list[tuple[float, float]] = []
             for turn in range(args.rounds):
@@ -175,21 +178,25 @@ def main() -> int:
                 if not turn % 2:
                     engines.append(engine_alone(folder, origin, first, args.pages))
                     peers.append(fetch_and_parse(folder, pages))
-            rates = [rate for rate, _ in ours]
+            rates = [rate for rate, _, _ in ours]
+            server = statistics.median(cpu for _, cpu, _ in ours)
+            database = statistics.median(cpu for _, _, cpu in ours)
+            whole = statistics.median(cpu + backends for _, cpu, backends in ours)
             lines.append(f"| {'SQLite' if kind == 'sqlite' else 'PostgreSQL'} | {statistics.median(rates):.1f} | "
-                         f"{shown_ratio(ratios([rate for rate, _ in quick_poll], rates))} | "
+                         f"{shown_ratio(ratios([rate for rate, _, _ in quick_poll], rates))} | "
                          f"{statistics.median(rate for rate, _ in engines):.1f} | "
                          f"{shown_ratio(ratios(rates, [rate for rate, _ in engines]))} | "
                          f"{statistics.median(rate for rate, _ in peers):.1f} | "
                          f"{shown_ratio(ratios(rates, [rate for rate, _ in peers]))} | "
-                         f"{' / '.join(f'{statistics.median(cpu for _, cpu in runs):.1f}' for runs in (ours, engines, peers))} |")
+                         f"{whole:.1f} ({server:.1f} + {database:.1f}) / "
+                         f"{' / '.join(f'{statistics.median(cpu for _, cpu in runs):.1f}' for runs in (engines, peers))} |")
     print(f"command: python scripts/bench_drain.py --pages {args.pages} --rounds {args.rounds} "
           f"--databases {' '.join(args.databases)}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
     print(f"\n| database | ours: receipts settled/s, {args.pages} pages of one workspace | the same at a "
           f"{QUICK_POLL} s poll, ratio to ours | the service's fetch + parse alone, pages/s ({SLOTS} at once) | "
           f"ours / that | peer: plain fetch + parse/s ({SLOTS} at once, one process) | ours / peer | "
-          f"CPU ms a page: ours / fetch + parse alone / peer |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+          f"CPU ms a page: ours (server + PostgreSQL's backends) / fetch + parse alone / peer |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(lines))
     return 0
 

@@ -338,12 +338,21 @@ class _Hand:
         self.freed.set()
 
     def _drop(self, ids: list[str]) -> None:
+        """No longer held (settled, or given up). A claim is worth making again only if this frees a
+        slot, makes room in a settle backlog that held claims back, or leaves a workspace with none of
+        its receipts here (its next one may now be a fair choice for a spare slot): a settle in a
+        workspace still running here changes nothing a claim could find, and made one claim in three
+        of a backlog's drain come back empty."""
+        backlog = len(self.held) - len(self.retrieving) > self.worker.slots + self.worker.spare
+        slot = any(receipt_id in self.retrieving for receipt_id in ids)
+        spaces = {self.held[receipt_id].workspace_id for receipt_id in ids if receipt_id in self.held}
         for receipt_id in ids:
             self.held.pop(receipt_id, None)
             self.retrieving.discard(receipt_id)
             self.spares.discard(receipt_id)
             self.lost.discard(receipt_id)
-        self.freed.set()
+        if backlog or slot or not self.held or spaces - {receipt.workspace_id for receipt in self.held.values()}:
+            self.freed.set()
 
     async def _settle(self) -> None:
         """Settle what finished, a batch at a time, up to jobs.settles_at_once() batches side by side

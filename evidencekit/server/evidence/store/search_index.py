@@ -240,16 +240,19 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
         (sql_uuid(e.evidence_id, postgres), sql_uuid(e.workspace_id, postgres), e.revision,
          name_key(e.source_key), sql_time(as_datetime(e.valid_until), postgres),
          *(e.words or entry_words(e.title, e.text))) for e in latest.values()], postgres, 1)
-    # PostgreSQL: the words' tsvector made once (the text's longest part), for both columns
+    # PostgreSQL: the words' tsvector made once (the text's longest part), for both columns. OFFSET 0
+    # keeps the planner from pulling the subquery up into the SELECT, which copied its expression
+    # into both columns and parsed the text twice (half of the statement's time, 2 ms of a 20 KB page)
     words, search, searched, once = (
         "'', '', '', ''", f", t.words || {_FORMS} || t.scope, t.words || t.scope",
         ", search = excluded.search, search_exact = excluded.search_exact",
-        f" CROSS JOIN LATERAL (SELECT {_TSVECTOR} AS words, {_PG_SCOPE.format(column='k.workspace_id')} AS scope) AS t"
+        f" CROSS JOIN LATERAL (SELECT {_TSVECTOR} AS words, {_PG_SCOPE.format(column='k.workspace_id')} AS scope "
+        "OFFSET 0) AS t"
     ) if postgres else ("k.title_words, k.body_words, k.form_words, k.tail_words",
                         ", 'ws' || replace(lower(k.workspace_id), '-', '')", "", "")
     later = ("CASE WHEN excluded.valid_until > document_search.valid_until THEN excluded.valid_until "
              "ELSE document_search.valid_until END")
-    await connection.execute_query(
+    indexed = (
         "INSERT INTO document_search (evidence_id, workspace_id, revision, name_key, valid_until, title_words, "
         f"body_words, form_words, tail_words, {'search, search_exact' if postgres else 'scope_words'}) SELECT k.evidence_id, k.workspace_id, k.revision, "
         f"k.name_key, k.valid_until, {words}{search} FROM {table}{once} WHERE true "
@@ -257,9 +260,11 @@ async def keep(connection: BaseDBAsyncClient, entries: Sequence[Entry]) -> None:
         f"valid_until = CASE WHEN excluded.revision = document_search.revision THEN {later} "
         "ELSE excluded.valid_until END, title_words = excluded.title_words, "
         "body_words = excluded.body_words, form_words = excluded.form_words, tail_words = excluded.tail_words"
-        f"{searched} WHERE excluded.revision >= document_search.revision", values)
-    if postgres:
-        await connection.execute_query(_PG_WORDS.replace("{table}", table), values)
+        f"{searched} WHERE excluded.revision >= document_search.revision")
+    # PostgreSQL: the copy of the words in the same statement (a settle's round trip fewer); its
+    # foreign key is checked when the statement ends, after both rows are written
+    await connection.execute_query(f"WITH indexed AS ({indexed}) {_PG_WORDS.replace('{table}', table)}" if postgres
+                                   else indexed, values)
 
 
 # Rows of the evidence a purge batch's receipts refer to whose receipts have all expired.
