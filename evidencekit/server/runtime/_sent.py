@@ -31,18 +31,22 @@ class Sent:
         self._headers: Iterable[tuple[bytes, bytes]] = ()
 
     async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.started = True
-            self.status = message["status"]
-            headers = self._headers = message.get("headers", ())
-            if self.scope is not None:
-                for key, _ in headers:
-                    if key == REQUEST_ID_KEY:
-                        break
-                else:
-                    headers = self._headers = [*headers, (REQUEST_ID_KEY, request_id_of(self.scope).encode())]
-                    message = {**message, "headers": headers}
-        await self.forward(message)
+        await self.forward(self.starting(message) if message["type"] == "http.response.start" else message)
+
+    def starting(self, message: Message) -> Message:
+        """Note the answer's start (`message`, an http.response.start) and give the message to
+        forward in its place (with the request's X-Request-Id, given the scope)."""
+        self.started = True
+        self.status = message["status"]
+        headers = self._headers = message.get("headers", ())
+        if self.scope is not None:
+            for key, _ in headers:
+                if key == REQUEST_ID_KEY:
+                    break
+            else:
+                headers = self._headers = [*headers, (REQUEST_ID_KEY, request_id_of(self.scope).encode())]
+                message = {**message, "headers": headers}
+        return message
 
     @property
     def request_id(self) -> str:
@@ -52,6 +56,17 @@ class Sent:
             if key == REQUEST_ID_KEY:
                 return value.decode("latin-1")
         return "-" if self.scope is None or self.started else request_id_of(self.scope)
+
+
+def forwarding(send: Send, start: Message) -> tuple[Message, Send]:
+    """What an endpoint that writes its whole answer at once sends its messages to, and the start
+    message to send there: the watcher's own destination, its start noted (`Sent.starting`), when
+    `send` is a watcher's (nothing between them changed it); else `send` itself. Each message
+    then skips a call through the watcher (the operations' answers: every request pays for it)."""
+    sent = getattr(send, "__self__", None)
+    if type(sent) is Sent:
+        return sent.starting(start), sent.forward
+    return start, send
 
 
 def watch(send: Send) -> tuple[Sent, Send]:
