@@ -28,7 +28,7 @@ OperationSpec, read from the manifest by contracts/_policy.py; _mcp_text.py).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,11 +83,11 @@ class ServiceApp(Starlette):
     whose outermost error handling is its own call's and whose innermost layer runs the policies
     (_policies.py) and the exception handlers."""
 
-    def __init__(self, *, routes: Sequence[BaseRoute], lifespan: Lifespan, policies: Mapping[str, Any] | None = None,
-                 **options: Any) -> None:
+    def __init__(self, *, routes: Sequence[BaseRoute], lifespan: Lifespan, **options: Any) -> None:
         super().__init__(routes=routes, lifespan=lifespan, **options)
         self.router = ExactRouter(routes, lifespan=lifespan)
-        self._policies = dict(policies or {})  # Policies' hosts, exempt, check, protects (none: only the handlers)
+        # Policies' hosts, exempt, check and protects (build_app's; none: the exception handlers only)
+        self._policies: dict[str, Any] = {}
         self._server_errors: ServerErrors | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -200,9 +200,10 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *routes,
         *([Route(HEALTHZ_PATH, healthy, methods=["GET"])] if default_health else []),
     ]
-    return ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
-                      middleware=middleware, policies={"hosts": hosts, "exempt": health_exempt, "check": check,
-                                                       "protects": protects})
+    app = ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
+                     middleware=middleware)
+    app._policies = {"hosts": hosts, "exempt": health_exempt, "check": check, "protects": protects}
+    return app
 
 
 async def healthy(_: Request) -> Response:
