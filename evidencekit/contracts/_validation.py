@@ -18,6 +18,7 @@ check, so every verdict is the one the exact check gives.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping
@@ -323,10 +324,14 @@ class OperationValidator:
         self.name = name
         self._input = {name: compile_schema(dict(v.input_schema)) for name, v in variants.items()}
         self._output = {name: compile_schema(dict(v.output_schema)) for name, v in variants.items()}
-        self._fast_input = {name: compile_fast(dict(v.input_schema)) for name, v in variants.items()}
-        self._fast_output = [compile_fast(dict(v.output_schema)) for v in variants.values()]
-        self._quick_input = {name: compile_quick(dict(v.input_schema)) for name, v in variants.items()}
-        self._quick_output = [compile_quick(dict(v.output_schema)) for v in variants.values()]
+        # the verdict "valid under every variant" asks each distinct schema once: variants often
+        # publish the same output (REST and MCP), and a large answer's check is most of its cost
+        inputs = _compiled_once({name: dict(v.input_schema) for name, v in variants.items()})
+        self._fast_input = {name: fast for name, (fast, _) in inputs.items()}
+        self._quick_input = {name: quick for name, (_, quick) in inputs.items()}
+        self._every_fast_input, self._every_quick_input = _each_once(inputs.values())
+        outputs = _compiled_once({name: dict(v.output_schema) for name, v in variants.items()})
+        self._fast_output, self._quick_output = _each_once(outputs.values())
 
     @classmethod
     def of(cls, operation: Operation) -> OperationValidator:
@@ -339,25 +344,49 @@ class OperationValidator:
         variants disagree (the REST output requires uuid versions 1-8 on ids the MCP input accepts
         in any version), so an input only one variant accepts could never get a conforming answer.
         """
-        names = [variant] if variant is not None else list(self._input)
-        if all(self._quick_input[name].is_valid(payload) for name in names) or \
-                all(self._fast_input[name].is_valid(payload) for name in names):
+        if variant is None:
+            if _all_valid(self._every_quick_input, payload) or _all_valid(self._every_fast_input, payload):
+                return []
+        elif self._quick_input[variant].is_valid(payload) or self._fast_input[variant].is_valid(payload):
             return []
         found: dict[tuple[str, str], FieldError] = {}
-        for name in names:
+        for name in [variant] if variant is not None else list(self._input):
             for error in _field_errors(self._input[name].iter_errors(payload), name):
                 found.setdefault((error.path, error.keyword), error)
         return sorted(found.values(), key=lambda e: (e.path, e.keyword))
 
     def output_errors(self, payload: Any) -> list[FieldError]:
         """Violations of any published output variant; empty when the payload satisfies all."""
-        if all(quick.is_valid(payload) for quick in self._quick_output) or \
-                all(fast.is_valid(payload) for fast in self._fast_output):
+        if _all_valid(self._quick_output, payload) or _all_valid(self._fast_output, payload):
             return []
         errors: list[FieldError] = []
         for name, validator in self._output.items():
             errors += _field_errors(validator.iter_errors(payload), name)
         return errors
+
+
+def _all_valid(validators: list[Any], payload: Any) -> bool:
+    for validator in validators:  # noqa: SIM110 (all() over a generator: a frame more, every request)
+        if not validator.is_valid(payload):
+            return False
+    return True
+
+
+def _compiled_once(schemas: Mapping[str, dict[str, Any]]) -> dict[str, tuple[Any, Any]]:
+    """Each variant's (compile_fast, compile_quick) validators, the same ones for equal schemas."""
+    by_text: dict[str, tuple[Any, Any]] = {}
+    compiled = {}
+    for name, schema in schemas.items():
+        text = json.dumps(schema, sort_keys=True)  # as JSON: 1, 1.0 and true are three values
+        if text not in by_text:
+            by_text[text] = (compile_fast(schema), compile_quick(schema))
+        compiled[name] = by_text[text]
+    return compiled
+
+
+def _each_once(pairs: Iterable[tuple[Any, Any]]) -> tuple[list[Any], list[Any]]:
+    distinct = list({id(pair[0]): pair for pair in pairs}.values())
+    return [fast for fast, _ in distinct], [quick for _, quick in distinct]
 
 
 _COMPILED: dict[tuple[str, str], OperationValidator] = {}

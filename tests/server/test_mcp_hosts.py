@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from evidencekit.server.runtime._hosts import AllowedHosts, HostPolicy
+from evidencekit.server.runtime._hosts import HostPolicy
 from evidencekit.server.runtime._mcp_hosts import McpHosts
+from evidencekit.server.runtime._policies import Policies
 from tests.support import AllowAll, ExampleHandlers, live_server
 
 POLICY = HostPolicy(["library.example.org"])
@@ -33,7 +34,8 @@ def status_of(headers: list[tuple[bytes, bytes]]) -> int:
         sent.append(message)
 
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers, "client": ("127.0.0.1", 1)}
-    asyncio.run(AllowedHosts(McpHosts(served, POLICY), POLICY)(scope, receive, send))
+    checks = Policies(McpHosts(served, POLICY), hosts=POLICY, handlers={})  # the app's Host check
+    asyncio.run(checks(scope, receive, send))
     return next(message["status"] for message in sent if message["type"] == "http.response.start")
 
 

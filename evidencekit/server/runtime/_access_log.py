@@ -1,9 +1,9 @@
 """One log line per HTTP request: method, path, status, duration, request id. Never headers,
 bodies or query strings (they may carry tokens).
 
-`AccessLog` is the app's middleware (_app.py puts it inside a team's own, around the bearer check and
-every route, the operations' included) and `write_line` the one function that writes a request's
-line, whatever served it.
+The app's policy layer (_policies.py: inside a team's middleware, around the Host and bearer
+checks and every route, the operations' included) times each HTTP request and calls `write_line`,
+the one function that writes a request's line.
 
 The path is logged as the client sent it (still percent-encoded): decoded, `%0a` would let a
 request write a line of its own into the log."""
@@ -18,10 +18,9 @@ from itertools import repeat
 from operator import add, mul, sub
 from typing import Any
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
 from evidencekit.server.runtime._log_queue import BATCH, BatchedLog, direct_handler
-from evidencekit.server.runtime._sent import watch
 
 NAME = "evidencekit.access"
 log = logging.getLogger(NAME)
@@ -52,31 +51,6 @@ def _logged(raw: bytes | None, path: str) -> str:
 # for a line that goes as a record)
 _LOGGED: dict[bytes, str] = {}
 _KEPT_PATHS, _KEPT_LENGTH = 1024, 256
-
-
-class AccessLog:
-    """Middleware: each HTTP request's line (`write_line`), its status and request id seen as the
-    answer is sent (sent.watch: the same watcher the exception middleware further in reads). One
-    flat function: each coroutine a request passes through costs it a frame."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        if started >= LANE.until:
-            LANE.refresh(started)
-        if not LANE.enabled:
-            await self.app(scope, receive, send)
-            return
-        sent, out = watch(send)
-        try:
-            await self.app(scope, receive, out)
-        finally:
-            write_line(scope, sent.status, sent.request_id, started)
 
 
 # How long what the access log does with a line (whether INFO is on, the handler it goes to) is kept

@@ -9,18 +9,16 @@ An operation cannot take the runtime's own paths (contracts._loader.RESERVED_PAT
 
 Every request takes one path through the app's one middleware stack:
 
-    ServerErrors (exceptions: Starlette's ServerErrorMiddleware, lighter; the 500 handler is
-    http_errors.ErrorHandler, or the team's)
+    ServiceApp.__call__ (what Starlette's ServerErrorMiddleware does: an exception nothing handled
+    answered by the 500 handler, http_errors.ErrorHandler or the team's; _exceptions.py)
       the team's middleware (`middleware`, `add_middleware`), outermost first
-        AccessLog (access_log: one line per request)
-          AllowedHosts (hosts: the Host check, every route but /healthz)
-            BearerAuth (bearer: the bearer check, auth.identify, on the operations, /mcp and the
-            protected prefixes)
-              Exceptions (exceptions: Starlette's ExceptionMiddleware, lighter; the handlers of
-              http_errors and the team's)
-                ExactRouter (routing: Starlette's router, fixed paths found by lookup)
-                  the operations' endpoints (rest_runtime), /mcp, /openapi.json, /docs, the
-                  team's routes and mounts, /healthz
+        Policies (_policies.py), in order: the access log (access_log: one line per request), the
+        Host check (hosts, every route but /healthz), the bearer check (bearer: auth.identify, on
+        the operations, /mcp and the protected prefixes), the exception handlers (those of
+        http_errors and the team's, by Starlette's rules)
+          ExactRouter (routing: Starlette's router, fixed paths found by lookup)
+            the operations' endpoints (rest_runtime), /mcp, /openapi.json, /docs, the
+            team's routes and mounts, /healthz
 
 Each policy is decided in one place, the same on REST and MCP: the caller (_auth.py), request sizes
 (_request_size.py), hosts (_hosts.py), success statuses and the MCP text content (the generated
@@ -44,26 +42,27 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidencekit.contracts._spec import OperationSpec
-from evidencekit.server.runtime._access_log import AccessLog
 from evidencekit.server.runtime._api_docs import docs_routes
-from evidencekit.server.runtime._bearer import BearerAuth, BearerCheck, Protected
+from evidencekit.server.runtime._bearer import BearerCheck, Protected
 from evidencekit.server.runtime._body_limit import BodyLimit
 from evidencekit.server.runtime._caller_instructions import CallerInstructions
-from evidencekit.server.runtime._exceptions import Exceptions, ServerErrors
+from evidencekit.server.runtime._exceptions import ServerErrors
 from evidencekit.server.runtime._hooks import ServiceHooks
-from evidencekit.server.runtime._hosts import AllowedHosts, HostPolicy
+from evidencekit.server.runtime._hosts import HostPolicy
 from evidencekit.server.runtime._http_errors import contract_headers, exception_handlers
 from evidencekit.server.runtime._mcp import McpSettings, ToolBinding, ToolCaller, build_server
 from evidencekit.server.runtime._mcp_direct import McpDirect
 from evidencekit.server.runtime._mcp_hosts import McpHosts
 from evidencekit.server.runtime._mcp_streams import McpStreams
 from evidencekit.server.runtime._pipeline import Handler
+from evidencekit.server.runtime._policies import Policies
 from evidencekit.server.runtime._request_size import mcp_message_limit
 from evidencekit.server.runtime._rest_runtime import operation_endpoint
 from evidencekit.server.runtime._routing import ExactRouter
+from evidencekit.server.runtime._sent import Sent
 
 MCP_PATH = "/mcp"
 HEALTHZ_PATH = "/healthz"
@@ -80,16 +79,35 @@ class Binding:
 
 class ServiceApp(Starlette):
     """The app `build_app` makes: a Starlette app, extended as any (`add_route`, `mount`,
-    `add_middleware`, `add_exception_handler`, `routes`, `state`), whose router is an ExactRouter
-    and whose error middlewares are Starlette's, lighter (_exceptions.py)."""
+    `add_middleware`, `add_exception_handler`, `routes`, `state`), whose router is an ExactRouter,
+    whose outermost error handling is its own call's and whose innermost layer runs the policies
+    (_policies.py) and the exception handlers."""
 
     def __init__(self, *, routes: Sequence[BaseRoute], lifespan: Lifespan, **options: Any) -> None:
         super().__init__(routes=routes, lifespan=lifespan, **options)
         self.router = ExactRouter(routes, lifespan=lifespan)
+        # Policies' hosts, exempt, check and protects (build_app's; none: the exception handlers only)
+        self._policies: dict[str, Any] = {}
+        self._server_errors: ServerErrors | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Starlette.__call__ with ServerErrorMiddleware's work in it: a layer less for every request
+        scope["app"] = self
+        if self.middleware_stack is None:
+            self.middleware_stack = self.build_middleware_stack()
+        if scope["type"] != "http":
+            await self.middleware_stack(scope, receive, send)
+            return
+        sent = Sent(send, scope)  # outermost: nothing watches further out; every answer gets a request id
+        try:
+            await self.middleware_stack(scope, receive, sent.send)
+        except Exception as exc:
+            assert self._server_errors is not None
+            await self._server_errors.answer(scope, receive, send, sent, exc)
 
     def build_middleware_stack(self) -> ASGIApp:
-        """Starlette's stack (Starlette.build_middleware_stack), with its two error middlewares
-        lighter (_exceptions.py)."""
+        """Starlette's stack (Starlette.build_middleware_stack) with its error middlewares' work
+        done by this app's call (the outermost) and by the policy layer (the innermost)."""
         error_handler = None
         handlers: dict[Any, Any] = {}
         for key, value in self.exception_handlers.items():
@@ -97,11 +115,10 @@ class ServiceApp(Starlette):
                 error_handler = value
             else:
                 handlers[key] = value
-        middleware = [Middleware(ServerErrors, handler=error_handler, debug=self.debug),
-                      *([Middleware(RequestBodyLimitMiddleware, max_body_size=self.max_body_size)]
-                        if self.max_body_size is not None else []),
-                      *self.user_middleware, Middleware(Exceptions, handlers=handlers, debug=self.debug)]
-        app: ASGIApp = self.router
+        self._server_errors = ServerErrors(self.router, handler=error_handler, debug=self.debug)
+        middleware = [*([Middleware(RequestBodyLimitMiddleware, max_body_size=self.max_body_size)]
+                        if self.max_body_size is not None else []), *self.user_middleware]
+        app: ASGIApp = Policies(self.router, handlers=handlers, debug=self.debug, **self._policies)
         for cls, args, kwargs in reversed(middleware):
             app = cls(app, *args, **kwargs)
         return app
@@ -144,7 +161,7 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
                   *([] if every_tool_authenticated else [MCP_PATH])],
         public=health_exempt)
     hosts = hosts or HostPolicy()
-    # The Host check is the app's (AllowedHosts), the Origin check McpHosts' (JSON errors); the
+    # The Host check is the app's (Policies), the Origin check McpHosts' (JSON errors); the
     # SDK's own are left off, and its body limit is the tools' (BodyLimit's), not its 4 MiB
     caller = ToolCaller(tools, hooks, mcp)
     server = build_server(caller)
@@ -183,10 +200,10 @@ def build_app(operations: Sequence[Binding], tools: Sequence[ToolBinding], hooks
         *routes,
         *([Route(HEALTHZ_PATH, healthy, methods=["GET"])] if default_health else []),
     ]
-    return ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
-                      middleware=[*middleware, Middleware(AccessLog),
-                                  Middleware(AllowedHosts, policy=hosts, exempt=health_exempt),
-                                  Middleware(BearerAuth, check=check, protects=protects)])
+    app = ServiceApp(routes=all_routes, exception_handlers=exception_handlers(hashes, hooks), lifespan=run,
+                     middleware=middleware)
+    app._policies = {"hosts": hosts, "exempt": health_exempt, "check": check, "protects": protects}
+    return app
 
 
 async def healthy(_: Request) -> Response:

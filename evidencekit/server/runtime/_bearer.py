@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from evidencekit.server.runtime._access_log import logged_path
 from evidencekit.server.runtime._auth import identify, sent_credential
@@ -66,41 +66,25 @@ class Protected:
         self._roots = tuple(prefix.rstrip("/") for prefix in prefixes)
         self._beneath = tuple(root + "/" for root in self._roots)
         self.optional = frozenset(optional)
+        self._needs: dict[str, int] = {}
 
     def __call__(self, path: str) -> bool:
         return (path in self._paths or path in self._roots or path.startswith(self._beneath)) and (
             path not in self._public)
 
+    def needs(self, path: str) -> int:
+        """Whether a request for `path` needs a caller: NEVER, ALWAYS, or SENT (checked when a
+        credential is sent); kept for the paths asked (the operations', on every request)."""
+        needs = self._needs.get(path)
+        if needs is None:
+            needs = ALWAYS if self(path) else SENT if path in self.optional else NEVER
+            if len(self._needs) >= _KEPT_PATHS:
+                self._needs.clear()
+            self._needs[path] = needs
+        return needs
 
-_NEVER, _ALWAYS, _SENT = 0, 1, 2  # whether a path needs a caller: no, yes, when a credential is sent
+
+NEVER, ALWAYS, SENT = 0, 1, 2  # whether a path needs a caller: no, yes, when a credential is sent
 _KEPT_PATHS = 1024  # paths whose answer is kept (the operations' few, mostly; any path can be asked)
 
 
-class BearerAuth:
-    """Middleware: `check` on the protected paths (what `protects` says of a path kept, for the
-    operations' paths asked on every request)."""
-
-    def __init__(self, app: ASGIApp, check: BearerCheck, protects: Protected) -> None:
-        self.app = app
-        self.check = check
-        self.protects = protects
-        self._needs: dict[str, int] = {}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path = scope["path"]
-        needs = self._needs.get(path)
-        if needs is None:
-            needs = self._decide(path)
-        if needs == _NEVER or (needs == _SENT and b"authorization" not in header_values(scope)) or \
-                await self.check(scope, receive, send, needs == _ALWAYS):
-            await self.app(scope, receive, send)
-
-    def _decide(self, path: str) -> int:
-        needs = _ALWAYS if self.protects(path) else _SENT if path in self.protects.optional else _NEVER
-        if len(self._needs) >= _KEPT_PATHS:
-            self._needs.clear()
-        self._needs[path] = needs
-        return needs

@@ -20,7 +20,7 @@ HOLD_BYTES = 64 * 1024  # past this, held writes go out at once
 class CorkedTransport(asyncio.Transport):
     """`transport`, with writes gathered until `flush` or the end of the loop's current turn."""
 
-    __slots__ = ("_transport", "_loop", "_held", "_held_bytes")
+    __slots__ = ("_transport", "_loop", "_held", "_held_bytes", "_turn_end")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__()
@@ -28,12 +28,13 @@ class CorkedTransport(asyncio.Transport):
         self._loop = loop
         self._held: list[bytes | bytearray | memoryview] = []
         self._held_bytes = 0
+        self._turn_end: asyncio.Handle | None = None  # the flush at the end of this turn
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return
         if not self._held:
-            self._loop.call_soon(self.flush)
+            self._turn_end = self._loop.call_soon(self._at_turn_end)
         self._held.append(data)
         self._held_bytes += len(data)
         if self._held_bytes >= HOLD_BYTES:
@@ -43,10 +44,17 @@ class CorkedTransport(asyncio.Transport):
         for data in list_of_data:
             self.write(data)
 
+    def _at_turn_end(self) -> None:
+        self._turn_end = None
+        self.flush()
+
     def flush(self) -> None:
         """Send what is held, in one write (nothing, once the connection is closing)."""
         if not self._held:
             return
+        if self._turn_end is not None:  # flushed before the turn ended (a whole response): the
+            self._turn_end.cancel()  # loop skips a cancelled call without running Python
+            self._turn_end = None
         held, self._held, self._held_bytes = self._held, [], 0
         if not self._transport.is_closing():
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
@@ -57,6 +65,9 @@ class CorkedTransport(asyncio.Transport):
 
     def abort(self) -> None:
         self._held, self._held_bytes = [], 0
+        if self._turn_end is not None:
+            self._turn_end.cancel()
+            self._turn_end = None
         self._transport.abort()
 
     def write_eof(self) -> None:

@@ -1,14 +1,15 @@
-"""The app's two error middlewares: Starlette's own, outermost (`ServerErrors`: an exception nothing
-handled, answered by the app's 500 handler) and innermost (`Exceptions`: the handlers added with
-`add_exception_handler`, by status for an HTTPException, else by class), watching the answer once
-per request between them (sent.watch: the access log between them reads the same watcher) and
-making the Request a handler takes only when one runs.
+"""What the app does with an exception, as Starlette's two error middlewares do, without their
+layers: outermost (`ServerErrors`: an exception nothing handled, answered by the app's 500 handler;
+ServiceApp.__call__ runs the stack inside it) and innermost (`answer_handled`: the handlers added
+with `add_exception_handler`, by status for an HTTPException, else by class; run by the policy
+layer, _policies.py, around the router), watching the answer once per request (sent.watch: the
+access log reads the same watcher) and making the Request a handler takes only when one runs.
 
 Each of Starlette's watched `send` itself, and its ExceptionMiddleware made a Request and two
 closures for every request: together ~3 us of a polled operation's ~10 us in the app (measured in
-process on the library example's get_book). What they do with an exception is Starlette's
-(ServerErrorMiddleware.__call__, `starlette._exception_handler.wrap_app_handling_exceptions`), step
-for step."""
+process on the library example's get_book); each layer a request passes through costs it a frame
+more. What they do with an exception is Starlette's (ServerErrorMiddleware.__call__,
+`starlette._exception_handler.wrap_app_handling_exceptions`), step for step."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from evidencekit.server.runtime._sent import Sent, watch
+from evidencekit.server.runtime._sent import Sent
 
 HANDLERS_KEY = "starlette.exception_handlers"  # where Starlette's exception middleware leaves its handlers
+Found = tuple[dict[Any, Any], dict[int, Any]]  # handlers by class, by status
 
 
-def handler_for(found: tuple[dict[Any, Any], dict[int, Any]], exc: Exception) -> Any:
+def handler_for(found: Found, exc: Exception) -> Any:
     """The handler Starlette's rules give `exc` among `found` (by class, by status): a status
     handler for an HTTPException, else the one for its class or its nearest base; None if none."""
     by_class, by_status = found
@@ -38,53 +40,49 @@ def handler_for(found: tuple[dict[Any, Any], dict[int, Any]], exc: Exception) ->
     return handler
 
 
+def handlers_of(middleware: ExceptionMiddleware) -> Found:
+    """The handlers Starlette's exception middleware keeps (its own for HTTPException and
+    WebSocketException, and the app's), by class and by status."""
+    return middleware._exception_handlers, middleware._status_handlers
+
+
 class ServerErrors(ServerErrorMiddleware):
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        sent = Sent(send, scope)  # outermost: nothing watches further out; every answer gets a request id
-        try:
-            await self.app(scope, receive, sent.send)
-        except Exception as exc:
-            request = Request(scope)
-            handler: Any = self.handler
-            if self.debug:
-                response = await run_in_threadpool(self.debug_response, request, exc)
-            elif handler is None:
-                response = self.error_response(request, exc)
-            elif _is_async(handler):
-                response = await handler(request, exc)
-            else:
-                response = await run_in_threadpool(handler, request, exc)
-            if not sent.started:
-                await response(scope, receive, send)
-            raise exc  # for the server to log, as Starlette does
+    """The app's answer to an exception nothing handled (ServiceApp.__call__ catches it around
+    the stack): the 500 handler's (http_errors.ErrorHandler, or the team's) or Starlette's."""
+
+    async def answer(self, scope: Scope, receive: Receive, send: Send, sent: Sent, exc: Exception) -> None:
+        request = Request(scope)
+        handler: Any = self.handler
+        if self.debug:
+            response = await run_in_threadpool(self.debug_response, request, exc)
+        elif handler is None:
+            response = self.error_response(request, exc)
+        elif _is_async(handler):
+            response = await handler(request, exc)
+        else:
+            response = await run_in_threadpool(handler, request, exc)
+        if not sent.started:
+            await response(scope, receive, send)
+        raise exc  # for the server to log, as Starlette does
 
 
-class Exceptions(ExceptionMiddleware):
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await super().__call__(scope, receive, send)
-            return
-        found = scope[HANDLERS_KEY] = (self._exception_handlers, self._status_handlers)
-        sent, out = watch(send)
-        try:
-            await self.app(scope, receive, out)
-        except Exception as exc:
-            handler = handler_for(found, exc)
-            if handler is None:
-                raise
-            if sent.started:
-                raise RuntimeError("Caught handled exception, but response already started.") from exc
-            request = Request(scope, receive, send)
-            if _is_async(handler):
-                response = await handler(request, exc)
-            else:
-                response = await run_in_threadpool(handler, request, exc)
-            if response is not None:
-                await response(scope, receive, out)
-            exc.__traceback__ = None  # reused exception instances would gather tracebacks (as Starlette)
+async def answer_handled(found: Found, exc: Exception, sent: Sent, scope: Scope, receive: Receive,
+                         send: Send) -> None:
+    """`exc`, raised by the router or a route, answered by its handler among `found`; raised on
+    when it has none."""
+    handler = handler_for(found, exc)
+    if handler is None:
+        raise exc
+    if sent.started:
+        raise RuntimeError("Caught handled exception, but response already started.") from exc
+    request = Request(scope, receive, send)
+    if _is_async(handler):
+        response = await handler(request, exc)
+    else:
+        response = await run_in_threadpool(handler, request, exc)
+    if response is not None:
+        await response(scope, receive, send)
+    exc.__traceback__ = None  # reused exception instances would gather tracebacks (as Starlette)
 
 
 def _is_async(handler: Any) -> bool:

@@ -18,11 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from starlette.types import ASGIApp, Receive, Scope, Send
-
 from evidencekit.server.runtime._errors import ApiError, Forbidden, MisdirectedRequest
-from evidencekit.server.runtime._http_errors import error_answer
-from evidencekit.server.runtime._request_head import header_values
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 _KEPT_HOSTS = 1024  # Host values whose verdict is kept (a few, mostly; any value can be sent)
@@ -85,29 +81,3 @@ def _split(host: str) -> tuple[str, str | None]:
         return host[:end + 1], (rest[1:] if rest.startswith(":") else None if not rest else "")
     name, sep, port = host.partition(":")
     return name, port if sep else None
-
-
-class AllowedHosts:
-    """ASGI middleware: a request whose Host the policy refuses is answered 421 here, on every path
-    but `exempt` (the health check). The Host is read in the request's one head scan
-    (_request_head.header_values, which the bearer check and the endpoint read too)."""
-
-    def __init__(self, app: ASGIApp, policy: HostPolicy, exempt: Iterable[str] = ()) -> None:
-        self.app = app
-        self.policy = policy
-        self.exempt = frozenset(exempt)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
-            await self.app(scope, receive, send)
-            return
-        host = header_values(scope).get(b"host")
-        if self.policy.allows_host(host):
-            await self.app(scope, receive, send)
-            return
-        refusal = self.policy.host_refusal(host or None)
-        assert refusal is not None
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        await error_answer(refusal, scope)(scope, receive, send)

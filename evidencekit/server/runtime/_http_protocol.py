@@ -207,7 +207,7 @@ class BoundedHeadHttpTools(HttpToolsAdapter):
                 return
             self._head_bytes += in_head
             self._head_tail = seen[-(len(HEAD_END) - 1):]
-        super().data_received(data)
+        HttpToolsAdapter.data_received(self, data)  # by name: super() makes an object on every read
 
     def request_began(self) -> None:
         if self._reading_since is None:  # else the connection's own deadline still runs

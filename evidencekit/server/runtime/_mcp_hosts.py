@@ -1,4 +1,4 @@
-"""The checks `/mcp` makes besides the app's Host check (hosts.AllowedHosts, on every route): the
+"""The checks `/mcp` makes besides the app's Host check (_policies.py, on every route): the
 `Origin` of a browser's request (the MCP spec's DNS rebinding protection) and a POST's Content-Type,
 answered in the error shape of every other error. The MCP SDK's own checks answer plain text
 (`421 Invalid Host header`), which names neither what was refused nor how to allow it; they are left off.

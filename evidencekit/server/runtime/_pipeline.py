@@ -3,9 +3,10 @@ caller (_auth.py: who, then which credential and which capability), with the ope
 limit between the two (_request_size.py), validate the input against the contract, parse, check
 the caller's role where the payload acts, call the handler, check the answer against every
 published output variant (or take an answer checked when its data was written: checked_answer).
-REST (rest_runtime) calls `OperationPipeline.answer` for the answer's bytes, MCP (mcp) `run` for
-its data; each has identified the caller behind a credential sent first (auth.identify: the bearer
-check over HTTP, the tool caller over stdio).
+REST (rest_runtime) calls `OperationPipeline.checked` and sends the answer's bytes (a
+CheckedAnswer's, or json_answer.answer_bytes of its data), MCP (mcp) `run` for its data; each has
+identified the caller behind a credential sent first (auth.identify: the bearer check over HTTP,
+the tool caller over stdio).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from evidencekit.server.runtime._auth import UNAUTHENTICATED, Auth, check_caller
 from evidencekit.server.runtime._checked_answer import CheckedAnswer, answer_data
 from evidencekit.server.runtime._context import RequestContext
 from evidencekit.server.runtime._errors import BadRequest, ContractViolation
-from evidencekit.server.runtime._json_answer import answer_bytes
 from evidencekit.server.runtime._request_size import operation_limit
 
 Handler = Callable[[Any, RequestContext], Awaitable[BaseModel | Mapping[str, Any] | CheckedAnswer]]
@@ -64,11 +64,6 @@ class OperationPipeline:
         `context.principal` is the caller auth.identify found (None: none sent)."""
         answer = await self.checked(body, raw, context, size)
         return answer_data(answer) if isinstance(answer, CheckedAnswer) else answer
-
-    async def answer(self, body: Any, raw: bytes | str, context: RequestContext, size: int | None = None) -> bytes:
-        """`run`'s answer as the JSON text it is sent as (json_answer.answer_bytes)."""
-        answer = await self.checked(body, raw, context, size)
-        return answer.body if isinstance(answer, CheckedAnswer) else answer_bytes(answer)
 
     async def checked(self, body: Any, raw: bytes | str, context: RequestContext, size: int | None = None) -> Any:
         """The answer's JSON data, or the handler's CheckedAnswer when it was checked against

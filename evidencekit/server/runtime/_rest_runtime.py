@@ -26,10 +26,12 @@ from evidencekit.contracts._loader import CONTRACT_HASH_PATTERN
 from evidencekit.contracts._notes import NOTE_HEADER, header_value
 from evidencekit.contracts._query import from_query
 from evidencekit.contracts._spec import OperationSpec
+from evidencekit.server.runtime._checked_answer import CheckedAnswer
 from evidencekit.server.runtime._context import RequestContext
 from evidencekit.server.runtime._errors import BadRequest, PreconditionFailed
 from evidencekit.server.runtime._hooks import ServiceHooks
 from evidencekit.server.runtime._http_errors import error_answer, handled_by_app
+from evidencekit.server.runtime._json_answer import answer_bytes
 from evidencekit.server.runtime._pipeline import Handler, OperationPipeline
 from evidencekit.server.runtime._request_head import (
     CONTRACT_HASH_KEY,
@@ -39,6 +41,7 @@ from evidencekit.server.runtime._request_head import (
     request_id_of,
 )
 from evidencekit.server.runtime._request_size import DEFAULT_LIMIT, SizeLimit, json_input
+from evidencekit.server.runtime._sent import forwarding
 
 log = logging.getLogger("evidencekit.rest")
 
@@ -83,13 +86,6 @@ async def read_json_body(receive: Receive, headers: Mapping[bytes, str],
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
 
 
-async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    """One JSON response, `body` written by json_answer.answer_bytes."""
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
-    await send({"type": "http.response.body", "body": body})
-
-
 class OperationEndpoint:
     """An ASGI app that serves one operation exactly as its contract says."""
 
@@ -107,48 +103,52 @@ class OperationEndpoint:
         self._compatible = {known: [(CONTRACT_HASH_KEY, known.encode()), newer] for known in spec.compatible_hashes}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # one coroutine from the request to its answer's bytes: each one more would cost every
+        # request a frame (the pipeline's `checked` is the next)
         headers = header_values(scope)
         request_id = request_id_of(scope)
-        hash_headers = self._compatible.get(headers.get(CONTRACT_HASH_KEY, "").strip(), self._hash_header)
+        spec = self.spec
+        sent_hash = headers.get(CONTRACT_HASH_KEY)
+        expected = "" if sent_hash is None else sent_hash.strip()
+        hash_headers = self._compatible.get(expected, self._hash_header)
         notes: list[str] = []  # the handler's (RequestContext.notes): X-Note headers beside the body
         try:
-            body = await self._answer(scope, receive, headers, request_id, notes)
+            if sent_hash is not None and not _HASH_FORM.fullmatch(expected):  # sent empty too: no contract hash
+                raise BadRequest("X-Contract-Hash must be a contract hash (sha256: and 16 hex digits), "
+                                 f"not {expected[:80]!r}", code="invalid_contract_hash")
+            if expected and expected != spec.contract_hash and expected not in self._compatible:
+                # refused before anything is done
+                raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
+                                         f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
+            size = None  # a body's: its length
+            if self._query_schema is not None:  # a GET: the input is the query string, measured as MCP arguments are
+                body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
+                                  self._query_schema)
+                raw, size = json_input(body)
+            else:
+                raw, body = await read_json_body(receive, headers, self.pipeline.limit)  # refuses lone surrogates
+            state = scope.setdefault("state", {})
+            context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
+            answer = await self.pipeline.checked(body, raw, context, size)
+            answer_body = answer.body if type(answer) is CheckedAnswer else answer_bytes(answer)
         except ClientDisconnect:
-            log.info("client went away while sending %s (request %s)", self.spec.name, request_id)
+            log.info("client went away while sending %s (request %s)", spec.name, request_id)
             await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
         except Exception as exc:  # contract and handler errors, answered here unless the team handles them
             if handled_by_app(scope, exc):
                 raise  # an exception handler the team added answers it (Starlette's rules)
-            answer = error_answer(exc, scope, request_id=request_id, hooks=self.hooks,
-                                  where=f"{self.spec.name} (request {request_id})", headers=hash_headers)
-            await answer(scope, receive, send)
+            answer_error = error_answer(exc, scope, request_id=request_id, hooks=self.hooks,
+                                        where=f"{spec.name} (request {request_id})", headers=hash_headers)
+            await answer_error(scope, receive, send)
             return
-        await send_json(send, self.spec.success_status, body, [(REQUEST_ID_KEY, request_id.encode()), *hash_headers,
-                                                               *((NOTE_KEY, header_value(n).encode()) for n in notes)])
-
-    async def _answer(self, scope: Scope, receive: Receive, headers: Mapping[bytes, str], request_id: str,
-                      notes: list[str]) -> bytes:
-        spec = self.spec
-        sent = headers.get(CONTRACT_HASH_KEY)
-        expected = "" if sent is None else sent.strip()
-        if sent is not None and not _HASH_FORM.fullmatch(expected):  # sent empty too: no contract hash
-            raise BadRequest(f"X-Contract-Hash must be a contract hash (sha256: and 16 hex digits), not {expected[:80]!r}",
-                             code="invalid_contract_hash")
-        if expected and expected != spec.contract_hash and expected not in self._compatible:  # refused before anything is done
-            raise PreconditionFailed(f"this request was made for contract {expected[:80]} of {spec.name}; "
-                                     f"this server serves {spec.contract_hash}: regenerate or upgrade the client")
-        size = None  # a body's: its length
-        if self._query_schema is not None:  # a GET: the input is the query string, measured as MCP arguments are
-            body = from_query(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True),
-                              self._query_schema)
-            raw, size = json_input(body)
-        else:
-            raw, body = await read_json_body(receive, headers, self.pipeline.limit)  # refuses lone surrogates
-        state = scope.setdefault("state", {})
-        context = RequestContext(request_id, "rest", Headers(scope=scope), state, state.get("principal"), notes)
-        return await self.pipeline.answer(body, raw, context, size)
+        start, forward = forwarding(send, {"type": "http.response.start", "status": spec.success_status, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(answer_body)).encode()),
+            (REQUEST_ID_KEY, request_id.encode()), *hash_headers,
+            *((NOTE_KEY, header_value(n).encode()) for n in notes)]})
+        await forward(start)
+        await forward({"type": "http.response.body", "body": answer_body})
 
 
 def operation_endpoint(spec: OperationSpec, handler: Handler, hooks: ServiceHooks) -> OperationEndpoint:

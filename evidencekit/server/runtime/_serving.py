@@ -97,7 +97,7 @@ def run(app: Any, sock: socket.socket, limits: ServingLimits = ServingLimits(), 
         limits.read_seconds, limits.per_client, limits.max_connections, reserved_paths=limits.reserved_paths)
     heap.settle()
     # log_config=None: uvicorn's lines go through the logging configured by the caller (its own
-    # configuration would close that handler); access lines come from the app's AccessLog
+    # configuration would close that handler); access lines come from the app's policy layer (_policies.py)
     config = uvicorn.Config(app, log_level="info", log_config=None, access_log=False, http=protocol,
                             limit_concurrency=limits.max_connections if http == "h11" else None,
                             timeout_keep_alive=int(limits.keep_alive))

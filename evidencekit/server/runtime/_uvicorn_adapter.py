@@ -66,9 +66,9 @@ class HttpToolsAdapter(HttpToolsProtocol):
         """The client's address (None when the transport does not say)."""
         return self.client[0] if self.client else None
 
-    @property
-    def event_loop(self) -> asyncio.AbstractEventLoop:
-        return self.loop
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.event_loop: asyncio.AbstractEventLoop = self.loop  # read on every request: no property's call
 
     @property
     def keep_alive_seconds(self) -> float:
@@ -91,23 +91,24 @@ class HttpToolsAdapter(HttpToolsProtocol):
         """Close the connection as uvicorn does when its keep-alive timeout passes."""
         self.timeout_keep_alive_handler()
 
-    # -- uvicorn's internals, behind the hooks
+    # -- uvicorn's internals, behind the hooks (its methods called by name, not through super():
+    # each runs on every request, and super() makes an object each time)
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
+        HttpToolsProtocol.on_message_begin(self)
         self.request_began()
 
     def on_headers_complete(self) -> None:
         self.head_complete()
-        super().on_headers_complete()
+        HttpToolsProtocol.on_headers_complete(self)
 
     def on_message_complete(self) -> None:
-        super().on_message_complete()
+        HttpToolsProtocol.on_message_complete(self)
         self.request_complete()
 
     def _unset_keepalive_if_required(self) -> None:
         self.idle_ended()
-        super()._unset_keepalive_if_required()  # a timer uvicorn armed itself (none here)
+        HttpToolsProtocol._unset_keepalive_if_required(self)  # a timer uvicorn armed itself (none here)
 
     def on_response_complete(self) -> None:
         # uvicorn's own (0.45-0.55), with the keep-alive timer replaced by idle_began
