@@ -34,6 +34,10 @@ class Reply:
     delay: float = 0.0
     declared_length: int | None = None  # Content-Length to claim (to cut the body short)
     hold: Hold | None = None  # answered once the test releases it
+    # with a hold: its head at once, then a space this often until released, as a slow origin sends,
+    # so a fetcher's read timeout (10 s) does not end a page held while processes start on a loaded
+    # machine; the body follows the release
+    trickle: float = 0.0
 
 
 class Origin:
@@ -68,11 +72,15 @@ class Origin:
     async def _answer(self, reply: Reply, scope: Scope, receive: Receive, send: Send) -> None:
         if reply.delay:
             await asyncio.sleep(reply.delay)
-        if reply.hold is not None:
+        if reply.hold is not None and not reply.trickle:
             await reply.hold.wait()
         headers = dict(reply.headers)
         if reply.content_type:
             headers["content-type"] = reply.content_type
+        if reply.hold is not None and reply.trickle:
+            await StreamingResponse(_trickled(reply.hold, reply.trickle, reply.body), reply.status, headers)(
+                scope, receive, send)
+            return
         if reply.declared_length is not None:
             headers["content-length"] = str(reply.declared_length)
         if reply.chunks == 1 and reply.declared_length is None:
@@ -89,6 +97,16 @@ class Origin:
         # A body shorter than its declared length: uvicorn drops the connection, as intended.
         with contextlib.suppress(RuntimeError):
             await response(scope, receive, send)
+
+
+async def _trickled(hold: Hold, every: float, body: bytes) -> AsyncIterator[bytes]:
+    while True:
+        try:
+            await asyncio.wait_for(hold.wait(), every)
+            break
+        except TimeoutError:
+            yield b" "
+    yield body
 
 
 def gzip_bomb(size: int) -> bytes:

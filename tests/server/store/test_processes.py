@@ -30,6 +30,10 @@ def http_origin() -> Iterator[Origin]:
         yield origin
 
 
+# A held page sends a space this often: held across a process's start, it outlasts the fetch's read timeout
+TRICKLE = 1.0
+
+
 def env_for(database_url: str, origin: Origin, **extra: str) -> dict[str, str]:
     port = origin.url.rsplit(":", 1)[1]
     return {**os.environ, "DATABASE_URL": database_url, "EVIDENCEKIT_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{port}",
@@ -138,7 +142,7 @@ async def test_fifty_concurrent_identical_retrieves_make_one_receipt_and_one_fet
 
 async def test_a_worker_killed_mid_fetch_loses_nothing(database_url: str, http_origin: Origin) -> None:
     hold = Hold()  # the origin answers once the doomed worker is gone
-    slow = http_origin.reply("/slow", Reply(b"<html><body><p>Slow but sure.</p></body></html>", hold=hold))
+    slow = http_origin.reply("/slow", Reply(b"<html><body><p>Slow but sure.</p></body></html>", hold=hold, trickle=TRICKLE))
     async with open_store(database_url):
         ids = await submitted(slow, 4)
     env = env_for(database_url, http_origin, EVIDENCEKIT_LEASE_SECONDS="1.5", EVIDENCEKIT_POLL_SECONDS="0.1",
@@ -168,7 +172,7 @@ async def test_a_restart_on_the_same_machine_takes_up_the_dead_workers_receipts_
         database_url: str, http_origin: Origin) -> None:
     """The dead worker's leases run ten minutes; the restarted one must not wait them out."""
     hold = Hold()
-    slow = http_origin.reply("/stuck", Reply(b"<html><body><p>Taken up.</p></body></html>", hold=hold))
+    slow = http_origin.reply("/stuck", Reply(b"<html><body><p>Taken up.</p></body></html>", hold=hold, trickle=TRICKLE))
     async with open_store(database_url):
         ids = await submitted(slow, 4)
     env = env_for(database_url, http_origin, EVIDENCEKIT_LEASE_SECONDS=f"{LONG_LEASE:g}",
@@ -201,7 +205,7 @@ async def test_a_worker_killed_while_serve_runs_is_taken_up_within_20_s_not_its_
     once and found the doomed one alive (the seconds it takes are measured by
     scripts/bench_hostile.py, not asserted)."""
     hold = Hold()
-    slow = http_origin.reply("/held", Reply(b"<html><body><p>Taken up while serving.</p></body></html>", hold=hold))
+    slow = http_origin.reply("/held", Reply(b"<html><body><p>Taken up while serving.</p></body></html>", hold=hold, trickle=TRICKLE))
     async with open_store(database_url):
         ids = await submitted(slow, 4)
     env = env_for(database_url, http_origin, EVIDENCEKIT_LEASE_SECONDS=f"{LONG_LEASE:g}",
@@ -243,7 +247,7 @@ async def _all_settled(ids: list) -> bool:  # type: ignore[type-arg]
 async def _start_one_held(database_url: str, origin: Origin, hold: Hold, **extra: str) -> tuple[object, Running]:
     """A worker fetching one page the origin holds until `hold` is released."""
     path = f"/graceful-{uuid.uuid4().hex[:6]}"
-    url = origin.reply(path, Reply(b"<html><body><p>Worth the wait.</p></body></html>", hold=hold))
+    url = origin.reply(path, Reply(b"<html><body><p>Worth the wait.</p></body></html>", hold=hold, trickle=TRICKLE))
     async with open_store(database_url):
         receipt, _ = await submit(RetrieveRequest(uuid.uuid4(), uuid.uuid4(), url, "url_text"))
     worker = await start_worker(env_for(database_url, origin, EVIDENCEKIT_POLL_SECONDS="0.1", **extra))
