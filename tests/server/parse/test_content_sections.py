@@ -144,3 +144,48 @@ def test_a_blogs_comments_after_its_post_are_not_a_section_of_it(post: str, titl
     text = parse_html(page(body)).text
     assert "Paragraph 3 of the post" in text
     assert "Reader 1" not in text and "3 Comments" not in text
+
+
+SENTENCE = (
+    "The river rose again this spring, and the village moved its market to the hill, where the old "
+    "church has stood since the flood of 1910. "
+)
+STORY = "".join(f"<p>Body paragraph {n}. {SENTENCE * 2}</p>" for n in range(4))
+
+
+def test_the_articles_closing_heading_and_its_short_line_are_kept() -> None:
+    body = (
+        f"{NAV}<article><h1>The market moves uphill</h1><div class='text'>{STORY}</div>"
+        "<h3>Exhibition</h3><p>Town museum, Market Square 3</p></article>"
+    )
+    text = parse_html(page(body)).text
+    assert text.endswith("Body paragraph 3. " + SENTENCE.strip() + " " + SENTENCE.strip() + "\n\nExhibition\n\nTown museum, Market Square 3")
+
+
+def test_a_closing_heading_over_links_or_over_a_form_stays_out() -> None:
+    more = "<h3>More news</h3><p><a href='/news/1'>The bridge reopens</a></p>"
+    letter = "<h3>Newsletter</h3><p>Our weekly letter, free</p><form><input type='email'></form>"
+    for closing, gone in ((more, "More news"), (letter, "Newsletter")):
+        body = f"{NAV}<article><h1>The market moves uphill</h1><div class='text'>{STORY}</div>{closing}</article>"
+        text = parse_html(page(body)).text
+        assert "Body paragraph 3" in text and gone not in text
+
+
+def test_a_kicker_over_the_headline_is_kept() -> None:
+    body = f"{NAV}<article><h4>Flood</h4><h1>The market moves uphill</h1>{STORY}</article>"
+    result = parse_html(page(body))
+    assert result.text.startswith("Flood\n\nBody paragraph 0.")
+    assert result.markdown.startswith("#### Flood\n\n# The market moves uphill")
+
+
+def test_a_breadcrumb_over_the_headline_stays_out() -> None:
+    crumbs = "<h4><a href='/'>Home</a> › <a href='/region'>Region</a></h4>"
+    body = f"{NAV}<article>{crumbs}<h1>The market moves uphill</h1>{STORY}</article>"
+    assert parse_html(page(body)).text.startswith("Body paragraph 0.")
+
+
+def test_an_empty_sections_heading_inside_the_text_stays_out() -> None:
+    related = "<h3>Related</h3><ul><li><a href='/a'>Bridge reopens</a></li><li><a href='/b'>Ferry stops</a></li></ul>"
+    body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{related}<h3>Follow-up</h3>{STORY}</article>"
+    text = parse_html(page(body)).text
+    assert "Related" not in text and "Follow-up" in text

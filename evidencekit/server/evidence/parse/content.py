@@ -1022,7 +1022,28 @@ def _with_siblings(
             chosen.extend(pending_headings)
             chosen.append(sibling)
         pending_headings = []
-    return chosen
+    return chosen + _closing_section(found, siblings, chosen)
+
+
+_CLOSING_LINE = 200  # characters: a short line under the content's last heading ("Admission free")
+
+
+def _closing_section(found: Measure, siblings: list[Element], chosen: list[Element]) -> list[Element]:
+    """The content's closing section when it is a minor heading and one short line without links
+    right after the chosen blocks, and the last of their parent's ("Info" over the museum's
+    address): dropped as too short to score, it ends the text. A lone heading left after them (its
+    section was dropped) is not kept: the renderer would drop it."""
+    if len(siblings) < 3 or siblings[-3] is not chosen[-1]:
+        return []
+    heading, line = siblings[-2], siblings[-1]
+    if heading.tag not in _HEADINGS or heading.tag in _HEADLINES or line.tag in _HEADINGS:
+        return []
+    text, links = found.info[line]
+    if not 0 < text <= _CLOSING_LINE or links or any(child.tag in BLOCK_TAGS for child in line.iterdescendants()):
+        return []
+    if any(after.tag not in _SCRIPTS for after in line.itersiblings(etree.Element)):
+        return []  # a box left out after it (a sign-up form under "Newsletter"): the line is its prompt
+    return [heading, line]
 
 
 # The lead (standfirst, "Vorspann", teaser paragraph) before the chosen content: sought this many

@@ -116,15 +116,20 @@ def _without_repeats(
 
 def _without_empty_sections(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
     """Drop headings left with nothing under them ("Related posts" over a dropped link list):
-    a heading followed by a heading of the same or a higher rank, or by nothing."""
+    a heading followed by a heading of the same or a higher rank, or by nothing. The text's first
+    block is kept when a higher rank follows it: a kicker over the headline ("Flood" over "The
+    market moves uphill"), unless it is a row of links (a breadcrumb)."""
     if all(levels):
         return blocks, levels
     kept: list[Block] = []
     kept_levels: list[int] = []
     next_level = 0  # rank of the heading after the current block; 0: a block that is not one
     ended = True
-    for block, level in zip(reversed(blocks), reversed(levels), strict=True):
-        if level and (ended or (next_level and next_level <= level)):
+    first = len(blocks) - 1
+    for index, (block, level) in enumerate(zip(reversed(blocks), reversed(levels), strict=True)):
+        if level and (ended or (next_level and next_level <= level)) and not (
+            index == first and next_level and next_level < level and block[1].count("](") < 2
+        ):  # (a kicker or title over the headline or a date; not a breadcrumb, a row of links)
             continue
         kept.append(block)
         kept_levels.append(level)
