@@ -189,3 +189,57 @@ def test_an_empty_sections_heading_inside_the_text_stays_out() -> None:
     body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{related}<h3>Follow-up</h3>{STORY}</article>"
     text = parse_html(page(body)).text
     assert "Related" not in text and "Follow-up" in text
+
+
+def test_a_paragraph_that_is_one_linked_sentence_in_the_text_is_kept() -> None:
+    linked = "<p><a href='https://commission.example/report.pdf'>The commission has published its full report on the flood.</a></p>"
+    body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{linked}{STORY.replace('Body', 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert "The commission has published its full report on the flood." in text
+
+
+def test_a_linked_headline_or_a_closing_promotion_stays_out() -> None:
+    teaser = "<p><a href='/news/ferry'>Will the ferry run again this summer?</a></p>"
+    promo = "<p><a href='/app'>Our news is now available on your phone, free of charge.</a></p>"
+    body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{teaser}{STORY.replace('Body', 'Later')}{promo}</article>"
+    text = parse_html(page(body)).text
+    assert "Later paragraph 3" in text and "ferry" not in text and "phone" not in text
+
+
+SOURCES = (
+    "<ul><li><a href='https://www.weather-service.example/floods/2024'>Weather service: river levels in March 2024</a></li>"
+    "<li><a href='https://statistics.example/markets'>Statistics office: weekly markets by region</a></li>"
+    "<li><a href='https://archive.example.org/flood-1910'>Town archive: the flood of 1910 in pictures</a></li></ul>"
+)
+
+
+def test_a_list_of_sources_on_other_sites_is_kept() -> None:
+    body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}<h3>Sources</h3>{SOURCES}</article>"
+    text = parse_html(page(body)).text
+    assert "Sources" in text and "Statistics office: weekly markets by region" in text
+    assert "Town archive: the flood of 1910 in pictures" in text
+
+
+def test_a_list_of_the_sites_own_stories_a_partners_or_sharing_buttons_stays_out() -> None:
+    own = "".join(  # the site's stories, and its sister site's videos
+        f"<li><a href='https://{site}/region/{n}'>Story number {n} about the valley and its people</a></li>"
+        for n, site in enumerate(("news.example", "newsvideo.example") * 2)
+    )
+    nav = "".join(f"<a href='https://news.example/s{n}'>Section {n}</a>" for n in range(6))
+    partner = "".join(
+        f"<li><a href='https://recommend.example/go?id={n}'>You will not believe what happened to story {n}</a></li>"
+        for n in range(4)
+    )
+    share = (
+        "<ul><li><a href='https://facebook.example/share?u=1'>Share on Facebook</a></li>"
+        "<li><a href='https://x.example/intent?u=1'>Post on X</a></li>"
+        "<li><a href='https://mail.example/send?u=1'>Send by email</a></li></ul>"
+    )
+    body = (
+        f"<div>{nav}</div><article><h1>The market moves uphill</h1>{STORY}<h3>More from the region</h3>"
+        f"<ul>{own}</ul><h3>Around the web</h3><ul>{partner}</ul>{share}</article>"
+    )
+    text = parse_html(page(body)).text
+    assert "Body paragraph 3" in text
+    for gone in ("More from the region", "Story number", "Around the web", "believe", "Share on Facebook", "Send by"):
+        assert gone not in text

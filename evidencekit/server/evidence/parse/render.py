@@ -63,11 +63,13 @@ def render(
     drop_link_boxes: bool = True,
     base_url: str | None = None,
     leave_out: frozenset[Element] = frozenset(),
+    own_links: frozenset[Element] = frozenset(),
 ) -> tuple[str, str]:
     """base_url: what relative link targets are resolved against (the page's final URL, joined with
     its <base href>); without one they are kept as written. leave_out: elements inside nodes that
-    are not written (teaser grids inside the content)."""
-    renderer = _Renderer(found, drop_link_boxes, base_url, leave_out)
+    are not written (teaser grids inside the content). own_links: boxes of links that are written
+    all the same (own_links.py: a linked sentence, a list of sources)."""
+    renderer = _Renderer(found, drop_link_boxes, base_url, leave_out, own_links)
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
@@ -147,10 +149,12 @@ def _fence(code: str, minimum: int) -> str:
 
 class _Renderer:
     def __init__(
-        self, found: Measure, drop_link_boxes: bool, base_url: str | None = None, leave_out: frozenset[Element] = frozenset()
+        self, found: Measure, drop_link_boxes: bool, base_url: str | None = None,
+        leave_out: frozenset[Element] = frozenset(), own_links: frozenset[Element] = frozenset(),
     ) -> None:
         self.base_url = base_url
         self.leave_out = leave_out
+        self.own_links = own_links
         self.in_heading = False
         self.info = found.info
         self.link_boxes = _LINK_BOXES if drop_link_boxes else {}
@@ -205,7 +209,7 @@ class _Renderer:
         measured = self.info.get(element)
         if measured is None or element in self.leave_out:
             return True
-        return link_box(element, measured, self.link_boxes)
+        return link_box(element, measured, self.link_boxes) and element not in self.own_links
 
     def children(self, element: Element) -> None:
         if element.text:
