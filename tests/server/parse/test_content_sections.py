@@ -171,17 +171,24 @@ def test_a_closing_heading_over_links_or_over_a_form_stays_out() -> None:
         assert "Body paragraph 3" in text and gone not in text
 
 
-def test_a_kicker_over_the_headline_is_kept() -> None:
-    body = f"{NAV}<article><h4>Flood</h4><h1>The market moves uphill</h1>{STORY}</article>"
+def test_a_kicker_over_the_title_is_kept() -> None:
+    body = f"{NAV}<div class='story'><h4>Flood</h4><h2>The market moves uphill</h2>{STORY}</div>"
     result = parse_html(page(body))
-    assert result.text.startswith("Flood\n\nBody paragraph 0.")
-    assert result.markdown.startswith("#### Flood\n\n# The market moves uphill")
+    assert result.text.startswith("Flood\n\nThe market moves uphill\n\nBody paragraph 0.")
+    assert result.markdown.startswith("#### Flood\n\n## The market moves uphill")
 
 
-def test_a_breadcrumb_over_the_headline_stays_out() -> None:
-    crumbs = "<h4><a href='/'>Home</a> › <a href='/region'>Region</a></h4>"
-    body = f"{NAV}<article>{crumbs}<h1>The market moves uphill</h1>{STORY}</article>"
-    assert parse_html(page(body)).text.startswith("Body paragraph 0.")
+@pytest.mark.parametrize(
+    ("over", "title"),
+    [
+        ("<h4><a href='/'>Home</a> › <a href='/region'>Region</a></h4>", "h2"),  # a breadcrumb
+        ("<h4>Region</h4>", "h1"),  # the site's section name over the page's headline
+    ],
+)
+def test_a_breadcrumb_or_a_section_name_over_the_title_stays_out(over: str, title: str) -> None:
+    body = f"{NAV}<div class='story'>{over}<{title}>The market moves uphill</{title}>{STORY}</div>"
+    text = parse_html(page(body)).text
+    assert "Region" not in text and "Body paragraph 0" in text
 
 
 def test_an_empty_sections_heading_inside_the_text_stays_out() -> None:
@@ -198,12 +205,18 @@ def test_a_paragraph_that_is_one_linked_sentence_in_the_text_is_kept() -> None:
     assert "The commission has published its full report on the flood." in text
 
 
-def test_a_linked_headline_or_a_closing_promotion_stays_out() -> None:
+def test_a_linked_headline_an_advertisement_or_a_closing_promotion_stays_out() -> None:
     teaser = "<p><a href='/news/ferry'>Will the ferry run again this summer?</a></p>"
     promo = "<p><a href='/app'>Our news is now available on your phone, free of charge.</a></p>"
-    body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{teaser}{STORY.replace('Body', 'Later')}{promo}</article>"
+    advert = "<p><img src='/odds.jpg'><a href='https://odds.example/'>The cup draw is out, and the odds are in.</a></p>"
+    body = (
+        f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{teaser}{advert}"
+        f"{STORY.replace('Body', 'Later')}{promo}</article>"
+    )
     text = parse_html(page(body)).text
-    assert "Later paragraph 3" in text and "ferry" not in text and "phone" not in text
+    assert "Later paragraph 3" in text
+    for gone in ("ferry", "odds", "phone"):
+        assert gone not in text
 
 
 SOURCES = (

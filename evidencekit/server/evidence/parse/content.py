@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import islice
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -903,19 +904,17 @@ def _leading_heading(found: Measure, element: Element, depth: int = 3) -> Elemen
     return None
 
 
-def _parallel_section(found: Measure, top_rank: int, pending: list[Element], sibling: Element) -> bool:
+def _parallel_section(found: Measure, top_rank: Callable[[], int], pending: list[Element], sibling: Element) -> bool:
     """A section beside the best node's, led by a heading of its rank (a product's Details and
     Dimensions beside its Description, a recipe's Ingredients and Method under its headline): the
     page's other sections of the same document, with little link text. When the best node is led
     by the headline (h1), its sections are led by the next rank (h2): what the page put under
     its headline, not a footer's columns."""
-    if not top_rank:
-        return False
     heading = pending[-1] if pending else _leading_heading(found, sibling)
     if heading is None:
         return False
-    rank = int(heading.tag[1])
-    if rank != top_rank and not (top_rank == 1 and rank == 2):
+    rank, best = int(heading.tag[1]), top_rank()
+    if not best or (rank != best and not (best == 1 and rank == 2)):
         return False
     text, links = found.info[sibling]
     body = text if pending else text - found.text_len(heading)
@@ -997,7 +996,7 @@ def _with_siblings(
     chosen: list[Element] = []
     pending_headings: list[Element] = []
     siblings = _kept_children(found, parent)
-    top_rank = _section_rank(found, siblings, top)
+    top_rank = cache(lambda: _section_rank(found, siblings, top))  # worked out when a section first asks
     for sibling in siblings:
         if sibling is top:
             keep = True

@@ -17,6 +17,7 @@ from evidencekit.server.evidence.parse.render import link_box
 # A sentence: it ends with its stop (a closing quote or bracket may follow), and has some words
 _SENTENCE = re.compile(r"[.!…][\"'”’»)\]]*$")
 _SENTENCE_WORDS = 6
+_PICTURES = ("img", "picture", "video", "iframe")
 # A list of sources: items linking to other sites, each title this many words on average
 _SOURCE_WORDS = 4
 _SOURCES_AT_LEAST = 2  # items
@@ -24,29 +25,31 @@ _SOURCE_SITES = 2  # other sites the items link to, at least
 _SITE_LINKS_READ = 2000  # links read to find the page's own site, at most
 
 
-def own_links(found: Measure, chosen: list[Element]) -> frozenset[Element]:
-    """The paragraphs and lists inside the chosen content that the renderer would leave out as
-    boxes of links, but that are the text's own: a paragraph that is one linked sentence ("Read
-    the commission's full report on the flood."), a list whose items link to other sites than the
-    page's own, with titles of some words (the sources a text cites, not a related-stories list
-    of the site's own pages or a row of sharing buttons)."""
-    kept: set[Element] = set()
-    site: list[str | None] = []  # the page's own host, found once when a list asks for it
-    texts_end: dict[Element, set[Element]] = {}  # parent -> its children before its last text block
-    for node in chosen:
-        for element in node.iter("p", "ul", "ol"):
-            measured = found.info.get(element)
-            if measured is None or not link_box(element, measured):
-                continue
-            if element.tag == "p":
-                if _linked_sentence(element) and _text_after(found, element, texts_end):
-                    kept.add(element)
-            else:
-                if not site:
-                    site.append(_own_host(found.body, chosen))
-                if _sources(found, element, site[0]):
-                    kept.add(element)
-    return frozenset(kept)
+class OwnLinks:
+    """Which boxes of links inside the chosen content are the text's own, asked by the renderer of
+    each box it would leave out (so the page is not walked again): a paragraph that is one linked
+    sentence ("Read the commission's full report on the flood."), a list whose items link to other
+    sites than the page's own, with titles of some words (the sources a text cites, not a
+    related-stories list of the site's own pages or a row of sharing buttons)."""
+
+    def __init__(self, found: Measure, chosen: list[Element]) -> None:
+        self.found = found
+        self.chosen = chosen
+        self.site: list[str | None] = []  # the page's own site, found once when a list asks for it
+        self.texts_end: dict[Element, set[Element]] = {}  # parent -> its children before its last text block
+
+    def keeps(self, element: Element) -> bool:
+        """element: a box of links the renderer would leave out."""
+        if element.tag == "p":
+            return _linked_sentence(element) and _text_after(self.found, element, self.texts_end)
+        if element.tag not in ("ul", "ol"):
+            return False
+        hosts = _source_sites(self.found, element)
+        if not hosts:
+            return False
+        if not self.site:
+            self.site.append(_own_host(self.found.body, self.chosen))
+        return self.site[0] not in hosts
 
 
 def _text_after(found: Measure, element: Element, texts_end: dict[Element, set[Element]]) -> bool:
@@ -74,31 +77,36 @@ def _text_after(found: Measure, element: Element, texts_end: dict[Element, set[E
 
 
 def _linked_sentence(paragraph: Element) -> bool:
-    """One link, and a statement: a headline that links to a story is not one, and often asks."""
-    if next(islice(paragraph.iter("a"), 1, None), None) is not None:
+    """One link, and a statement, with no picture: a headline that links to a story is not one,
+    and often asks; a linked picture and line are a teaser or an advertisement."""
+    if next(islice(paragraph.iter("a"), 1, None), None) is not None or next(paragraph.iter(*_PICTURES), None) is not None:
         return False
     text = " ".join("".join(paragraph.itertext()).split())
     return len(text.split()) >= _SENTENCE_WORDS and _SENTENCE.search(text) is not None
 
 
-def _sources(found: Measure, listing: Element, site: str | None) -> bool:
+def _source_sites(found: Measure, listing: Element) -> set[str]:
+    """The sites a list's items link to when it may be a list of sources (every item links to
+    another site, the sites vary, the titles have some words); else an empty set."""
     items = [item for item in listing if item.tag == "li" and found.info.get(item, (0,))[0]]
     if len(items) < _SOURCES_AT_LEAST:
-        return False
+        return set()
     words = 0
     hosts: set[str] = set()
     for item in items:
         links = list(item.iter("a"))
         if not links:
-            return False
+            return set()
         for link in links:
             host = _host(link.get("href") or "")
-            if host is None or host == site:
-                return False  # a page of the site's own (related stories), or no web link
+            if host is None:
+                return set()  # a page of the site's own (a relative link), or no web link
             hosts.add(host)
         words += len("".join(item.itertext()).split())
     # (the sites vary: one or two other sites are a partner's or a sister site's recommendations)
-    return len(hosts) >= max(_SOURCE_SITES, len(items) / 2) and words >= _SOURCE_WORDS * len(items)
+    if len(hosts) < max(_SOURCE_SITES, len(items) / 2) or words < _SOURCE_WORDS * len(items):
+        return set()
+    return hosts
 
 
 def _host(href: str) -> str | None:
