@@ -910,11 +910,12 @@ def _parallel_section(found: Measure, top_rank: Callable[[], int], pending: list
     page's other sections of the same document, with little link text. When the best node is led
     by the headline (h1), its sections are led by the next rank (h2): what the page put under
     its headline, not a footer's columns."""
-    heading = pending[-1] if pending else _leading_heading(found, sibling)
+    best = top_rank()
+    heading = (pending[-1] if pending else _leading_heading(found, sibling)) if best else None
     if heading is None:
         return False
-    rank, best = int(heading.tag[1]), top_rank()
-    if not best or (rank != best and not (best == 1 and rank == 2)):
+    rank = int(heading.tag[1])
+    if rank != best and not (best == 1 and rank == 2):
         return False
     text, links = found.info[sibling]
     body = text if pending else text - found.text_len(heading)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from itertools import islice
-from urllib.parse import urlsplit
 
 from evidencekit.server.evidence.parse.content import Measure
 from evidencekit.server.evidence.parse.html_tree import Element
@@ -22,6 +21,7 @@ _PICTURES = ("img", "picture", "video", "iframe")
 _SOURCE_WORDS = 4
 _SOURCES_AT_LEAST = 2  # items
 _SOURCE_SITES = 2  # other sites the items link to, at least
+_AUTHORITY_END = re.compile(r"[/?#\\]")
 _SITE_LINKS_READ = 2000  # links read to find the page's own site, at most
 
 
@@ -112,12 +112,17 @@ def _source_sites(found: Measure, listing: Element) -> set[str]:
 def _host(href: str) -> str | None:
     """The site an absolute web link goes to; None for a relative link or another scheme."""
     href = href.strip()
-    if not href.lower().startswith(("http://", "https://", "//")):
+    lowered = href[:8].lower()
+    if lowered.startswith("//"):
+        rest = href[2:]
+    elif lowered.startswith("http://"):
+        rest = href[7:]
+    elif lowered.startswith("https://"):
+        rest = href[8:]
+    else:
         return None
-    try:
-        host = urlsplit(href if not href.startswith("//") else "http:" + href).hostname
-    except ValueError:
-        return None
+    # the authority, without credentials and port ("user@host:8080")
+    host = _AUTHORITY_END.split(rest, 1)[0].rpartition("@")[2].partition(":")[0].lower().rstrip(".")
     if not host:
         return None
     # the site's domain: its last two labels, three under a two-letter country's second level
