@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import islice
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -857,6 +858,85 @@ def _same_kind_section(found: Measure, top: Element, sibling: Element) -> bool:
     return heading is not None and text > found.text_len(heading) and links < 0.3 * text
 
 
+_FORM_TAGS = frozenset({"form", "input", "textarea", "select"})
+_SECTION_BODY = 40  # characters under its heading, at least: a section, not a label over a date or a widget
+_SECTION_LINKS = 0.3  # share of link text a sibling section may hold (a box of links is no section)
+
+
+def _section_rank(found: Measure, siblings: list[Element], top: Element) -> int:
+    """The rank (1-6) of the heading that leads top: the heading sibling right before it, or its
+    own first text; 0 when none does, or when top is a whole post (an <article>, a block named as
+    a blog's entry or post, or one whose heading links to a page: a post's title, its permalink),
+    after which come the blog's sections (comments, trackbacks), not the post's."""
+    if top.tag == "article" or _names_a_post(top):
+        return 0
+    heading = _leading_heading(found, top)
+    if heading is None:
+        index = next(i for i, sibling in enumerate(siblings) if sibling is top)
+        heading = siblings[index - 1] if index and siblings[index - 1].tag in _HEADINGS else None
+    if heading is None or any(not (a.get("href") or "#").lstrip().startswith("#") for a in heading.iter("a")):
+        return 0
+    return int(heading.tag[1])
+
+
+_POST_NAMES = frozenset({"entry", "hentry", "post", "article", "story", "blog"})
+
+
+def _names_a_post(element: Element) -> bool:
+    return any(
+        not _POST_NAMES.isdisjoint(_SLUG_GAPS.split(value.lower()))
+        for value in (element.get("class"), element.get("id"))
+        if value
+    )
+
+
+def _leading_heading(found: Measure, element: Element, depth: int = 3) -> Element | None:
+    """The heading whose text is element's first kept text, looked for a few levels down."""
+    if element.tag in _HEADINGS:
+        return element if found.text_len(element) else None
+    if depth == 0 or (element.text and element.text.strip()):
+        return None
+    for child in element:
+        if child in found.info and found.text_len(child):
+            return _leading_heading(found, child, depth - 1)
+        if child.tail and child.tail.strip():
+            return None
+    return None
+
+
+def _parallel_section(found: Measure, top_rank: Callable[[], int], pending: list[Element], sibling: Element) -> bool:
+    """A section beside the best node's, led by a heading of its rank (a product's Details and
+    Dimensions beside its Description, a recipe's Ingredients and Method under its headline): the
+    page's other sections of the same document, with little link text. When the best node is led
+    by the headline (h1), its sections are led by the next rank (h2): what the page put under
+    its headline, not a footer's columns."""
+    best = top_rank()
+    heading = (pending[-1] if pending else _leading_heading(found, sibling)) if best else None
+    if heading is None:
+        return False
+    rank = int(heading.tag[1])
+    if rank != best and not (best == 1 and rank == 2):
+        return False
+    text, links = found.info[sibling]
+    body = text if pending else text - found.text_len(heading)
+    return body >= _SECTION_BODY and links < _SECTION_LINKS * text and not _discussion_or_form(sibling)
+
+
+_NAMES_LOOKED_AT = 40  # elements of a sibling section whose names are read, at most
+
+
+def _discussion_or_form(element: Element) -> bool:
+    """A blog's comments, trackbacks or reply form after its post, or a box from elsewhere
+    (related posts), by the names of its first elements or a field or form in it."""
+    for node in islice(element.iter(), _NAMES_LOOKED_AT):
+        if node.tag in _FORM_TAGS:
+            return True
+        names = names_of(node)
+        if names.strip() and names_elsewhere(names):
+            return True
+    return False
+
+
 def _teasers(found: Measure, element: Element) -> bool:
     """A grid or list of teasers (related stories, reviews, more from the site): two or more
     headings or titles that are links."""
@@ -916,7 +996,9 @@ def _with_siblings(
     top_class = top.get("class")
     chosen: list[Element] = []
     pending_headings: list[Element] = []
-    for sibling in _kept_children(found, parent):
+    siblings = _kept_children(found, parent)
+    top_rank = cache(lambda: _section_rank(found, siblings, top))  # worked out when a section first asks
+    for sibling in siblings:
         if sibling is top:
             keep = True
         elif sibling.tag in _HEADINGS:
@@ -924,7 +1006,7 @@ def _with_siblings(
             continue
         elif (within and not _within_marks(sibling, within)) or _teasers(found, sibling):
             keep = False
-        elif _same_kind_section(found, top, sibling):
+        elif _same_kind_section(found, top, sibling) or _parallel_section(found, top_rank, pending_headings, sibling):
             keep = True
         else:
             bonus = top_score * 0.2 if top_class and sibling.get("class") == top_class else 0.0
@@ -940,7 +1022,28 @@ def _with_siblings(
             chosen.extend(pending_headings)
             chosen.append(sibling)
         pending_headings = []
-    return chosen
+    return chosen + _closing_section(found, siblings, chosen)
+
+
+_CLOSING_LINE = 200  # characters: a short line under the content's last heading ("Admission free")
+
+
+def _closing_section(found: Measure, siblings: list[Element], chosen: list[Element]) -> list[Element]:
+    """The content's closing section when it is a minor heading and one short line without links
+    right after the chosen blocks, and the last of their parent's ("Info" over the museum's
+    address): dropped as too short to score, it ends the text. A lone heading left after them (its
+    section was dropped) is not kept: the renderer would drop it."""
+    if len(siblings) < 3 or siblings[-3] is not chosen[-1]:
+        return []
+    heading, line = siblings[-2], siblings[-1]
+    if heading.tag not in _HEADINGS or heading.tag in _HEADLINES or line.tag in _HEADINGS:
+        return []
+    text, links = found.info[line]
+    if not 0 < text <= _CLOSING_LINE or links or any(child.tag in BLOCK_TAGS for child in line.iterdescendants()):
+        return []
+    if any(after.tag not in _SCRIPTS for after in line.itersiblings(etree.Element)):
+        return []  # a box left out after it (a sign-up form under "Newsletter"): the line is its prompt
+    return [heading, line]
 
 
 # The lead (standfirst, "Vorspann", teaser paragraph) before the chosen content: sought this many

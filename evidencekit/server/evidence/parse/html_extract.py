@@ -34,6 +34,7 @@ from evidencekit.server.evidence.parse.encoding import decode_html
 from evidencekit.server.evidence.parse.html_meta import Track
 from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
 from evidencekit.server.evidence.parse.json_ld import declared_body
+from evidencekit.server.evidence.parse.own_links import OwnLinks
 from evidencekit.server.evidence.parse.render import render
 from evidencekit.server.evidence.parse.text import looks_binary, nfc, nfc_or_none
 
@@ -141,7 +142,9 @@ def _base_url(url: str | None, base_href: str | None) -> str | None:
 def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     found, chosen, leave_out = find_content(root)
     leave_out |= judged_out(found, chosen, leave_out)
-    text, markdown = render(found, chosen, base_url=base_url, leave_out=leave_out)
+    text, markdown = render(
+        found, chosen, base_url=base_url, leave_out=leave_out, own_links=OwnLinks(found, chosen).keeps
+    )
     if len(text) < _SHORT_CONTENT and found.text_len(found.body) > 2 * len(text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
         # its boxes of links (navigation) unless they are all there is.

@@ -8,6 +8,7 @@ content (elements the measuring walk left out) and link-heavy lists and boxes ar
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import islice
 from urllib.parse import urljoin
 
@@ -64,11 +65,13 @@ def render(
     drop_link_boxes: bool = True,
     base_url: str | None = None,
     leave_out: frozenset[Element] = frozenset(),
+    own_links: Callable[[Element], bool] | None = None,
 ) -> tuple[str, str]:
     """base_url: what relative link targets are resolved against (the page's final URL, joined with
     its <base href>); without one they are kept as written. leave_out: elements inside nodes that
-    are not written (teaser grids inside the content)."""
-    renderer = _Renderer(found, drop_link_boxes, base_url, leave_out)
+    are not written (teaser grids inside the content). own_links: asked of each box of links left
+    out whether it is written all the same (own_links.py: a linked sentence, a list of sources)."""
+    renderer = _Renderer(found, drop_link_boxes, base_url, leave_out, own_links)
     for node in nodes:
         renderer.end_block()
         renderer.element(node)
@@ -134,17 +137,27 @@ def _without_widget_lines(blocks: list[Block], levels: list[int]) -> tuple[list[
     return [blocks[i] for i in kept], [levels[i] for i in kept]
 
 
+_KICKER_RANK = 4  # the smallest heading a kicker is set in (h5 and h6 hold credits and bylines)
+
+
 def _without_empty_sections(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
     """Drop headings left with nothing under them ("Related posts" over a dropped link list):
-    a heading followed by a heading of the same or a higher rank, or by nothing."""
+    a heading followed by a heading of the same or a higher rank, or by nothing. The text's first
+    block is kept when a higher rank follows it, other than the page's headline (h1): a kicker over
+    the title ("Flood" over "The market moves uphill"), a blog post's title over its date, unless
+    it is a row of links (a breadcrumb) or set in h5/h6. Over an h1 stand the site's section
+    names and dates."""
     if all(levels):
         return blocks, levels
     kept: list[Block] = []
     kept_levels: list[int] = []
     next_level = 0  # rank of the heading after the current block; 0: a block that is not one
     ended = True
-    for block, level in zip(reversed(blocks), reversed(levels), strict=True):
-        if level and (ended or (next_level and next_level <= level)):
+    first = len(blocks) - 1
+    for index, (block, level) in enumerate(zip(reversed(blocks), reversed(levels), strict=True)):
+        if level and (ended or (next_level and next_level <= level)) and not (
+            index == first and 1 < next_level < level <= _KICKER_RANK and block[1].count("](") < 2
+        ):  # (a kicker or a post's title over a subtitle or a date; not a breadcrumb, a row of links)
             continue
         kept.append(block)
         kept_levels.append(level)
@@ -162,10 +175,12 @@ def _fence(code: str, minimum: int) -> str:
 
 class _Renderer:
     def __init__(
-        self, found: Measure, drop_link_boxes: bool, base_url: str | None = None, leave_out: frozenset[Element] = frozenset()
+        self, found: Measure, drop_link_boxes: bool, base_url: str | None = None,
+        leave_out: frozenset[Element] = frozenset(), own_links: Callable[[Element], bool] | None = None,
     ) -> None:
         self.base_url = base_url
         self.leave_out = leave_out
+        self.own_links = own_links
         self.in_heading = False
         self.info = found.info
         self.link_boxes = _LINK_BOXES if drop_link_boxes else {}
@@ -220,7 +235,9 @@ class _Renderer:
         measured = self.info.get(element)
         if measured is None or element in self.leave_out:
             return True
-        return link_box(element, measured, self.link_boxes)
+        if not link_box(element, measured, self.link_boxes):
+            return False
+        return self.own_links is None or not self.own_links(element)
 
     def children(self, element: Element) -> None:
         if element.text:
