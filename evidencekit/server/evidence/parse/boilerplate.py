@@ -60,12 +60,14 @@ _ANYWHERE_WORDS = frozenset(
 _LAST_WORDS = frozenset({"meta", "bio", "actions", "buttons", "icons", "credit"})
 _WHOLE_TOKENS = frozenset(
     {
-        "hidden", "hide", "d-none", "is-hidden", "sr-only", "visually-hidden", "visuallyhidden",
-        "screen-reader-text", "screen-reader-only", "element-invisible", "invisible", "offscreen",
+        "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
+        "element-invisible", "offscreen",
         "site-header", "global-header", "top-header", "skip-link", "skip-to-content", "noprint",
         "mw-editsection", "credit",
     }
 )  # fmt: skip
+# Hidden for now, as a closed tab or accordion panel is: furniture unless it is such a panel (content.py)
+_HIDDEN_TOKENS = frozenset({"hidden", "hide", "d-none", "is-hidden", "invisible"})
 # Furniture also at the end of a word written without separators ("postcomments", "socialshare").
 _JOINED_LAST = ("comments", "sharing", "sidebar")
 # ...and at the start of one ("commentsblock", "commentslist"), but for a comment's own text
@@ -161,14 +163,35 @@ _TAXONOMY = ("tag-", "category-", "author-")
 _CAPTION = frozenset({"caption", "captions", "credits", "attribution"})
 
 
-def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) -> bool:
+@lru_cache(maxsize=4096)
+def marks_only_hidden(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names furniture only by hiding the element ("tab-pane hidden",
+    "is-hidden"): a closed panel of tabs or an accordion is hidden so, and holds the page's text."""
+    return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, hidden=False)
+
+
+_PANEL_PARTS = frozenset({"accordion", "collapse", "collapsible", "tabpanel", "faq", "answer", "expandable"})
+_PANEL_TOKENS = frozenset({"tab-pane", "tab-panel", "tab-content", "tabcontent", "tabs-panel", "tabs-content"})
+
+
+@lru_cache(maxsize=4096)
+def names_panel(value: str) -> bool:
+    """True when a class value names a panel of tabs or an accordion ("tab-pane", "accordion__body",
+    "faq-answer", Bootstrap's "collapse")."""
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        if raw in _PANEL_TOKENS or not _PANEL_PARTS.isdisjoint(_parts(raw)):
+            return True
+    return False
+
+
+def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True, hidden: bool = True) -> bool:
     words = _WORDS if captions else _WORDS - _CAPTION
     tokens = _CAMEL.sub(r"\1-\2", value).lower().split()
     post = not is_id and "hentry" in tokens  # a post's classes name its tags and author: any word
     for raw in tokens:
         if post and raw.startswith(_TAXONOMY):
             continue
-        if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS):
+        if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS) or (hidden and raw in _HIDDEN_TOKENS):
             return True
         if raw.startswith(_MODIFIERS):
             continue

@@ -26,6 +26,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     hidden_style,
     marks_boilerplate,
     marks_only_caption,
+    marks_only_hidden,
     marks_only_widget,
     name_reading,
     names_elsewhere,
@@ -33,6 +34,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
 from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.panels import controlled_ids, holds_panels, is_panel
 
 BLOCK_TAGS = frozenset(
     {
@@ -168,11 +170,21 @@ class _Walker:
         self.use_classes = use_classes
         self.exempt = exempt
         self.path: list[Element] = []
+        self._controlled: frozenset[str] | None = None
+
+    def panel(self, element: Element) -> bool:
+        """A hidden element that is a closed tab or accordion panel (panels.py); the page's controls
+        are read once, at the first hidden element."""
+        if self._controlled is None:
+            self._controlled = controlled_ids(self.result.body)
+        return is_panel(element, self._controlled)
 
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
         exempt = element in self.exempt  # read as a plain container: its tag, role, class and id aside
-        if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
+        if (tag in SKIP_TAGS and not (tag == "button" and _opens_panel(element))) or (
+            ":" in tag and tag.rpartition(":")[2] in SKIP_TAGS
+        ):
             if exempt and (tag in WRAPPING_TAGS or tag == "head"):
                 pass
             elif tag != "aside":
@@ -210,6 +222,7 @@ class _Walker:
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element))
                     and not (marks_only_caption(value, key == "id") and _holds_caption_prose(element))
+                    and not (marks_only_hidden(value, key == "id") and self.panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
                 ):
                     self.result.soft_dropped.append(element)
@@ -220,14 +233,14 @@ class _Walker:
                     self.result.comment_boxes.append(element)
             elif key == "role":
                 role = value.strip().lower()
-                if role in JUNK_ROLES and not exempt:
+                if role in JUNK_ROLES and not exempt and not (role == "tablist" and holds_panels(element)):
                     if role in _WRAPPING_ROLES:
                         self.result.tag_dropped.append(element)
                     return 0
                 if role == "main":
                     kind = 2
             elif key == "hidden" or (key == "style" and hidden_style(value)):
-                if tag not in CLASS_EXEMPT_TAGS:
+                if tag not in CLASS_EXEMPT_TAGS and not self.panel(element):
                     return 0
             elif key == "itemprop" and value.strip() == "articleBody":
                 kind = 2
@@ -339,7 +352,8 @@ def prune_furniture(root: Element) -> None:
 
 
 def _pruned(element: Element, tag: str) -> bool:
-    if tag in _PRUNED_TAGS or (element.get("role") or "").strip().lower() in JUNK_ROLES:
+    role = (element.get("role") or "").strip().lower()
+    if tag in _PRUNED_TAGS or (role in JUNK_ROLES and not (role == "tablist" and holds_panels(element))):
         return True
     return tag in _PRUNED_BY_CLASS and any(
         marks_boilerplate(element.get(key) or "", key == "id") for key in ("class", "id")
@@ -568,6 +582,17 @@ def _slug_of_heading(element: Element, value: str) -> bool:
         return False
     rest = name[len(slug):]
     return not rest or (rest[0] == "-" and rest[1:].isdigit())  # "-1": a generator's duplicate
+
+
+def _opens_panel(button: Element) -> bool:
+    """An accordion's button in a heading (the ARIA pattern, `<h3><button aria-expanded=false
+    aria-controls=...>`): its text is the heading's, a FAQ's question."""
+    parent = button.getparent()
+    return (
+        parent is not None
+        and parent.tag in _HEADINGS
+        and (button.get("aria-controls") is not None or button.get("aria-expanded") is not None)
+    )
 
 
 def _is_photo_caption(caption: Element) -> bool:

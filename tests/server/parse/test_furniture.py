@@ -1,0 +1,84 @@
+"""Real content that furniture rules must not take for furniture (issue 56): closed panels of tabs
+and accordions, galleries whose captions are the text, page builders' widgets, opinion pieces
+named "comment", wrappers a parser made of unclosed tags. Each page also holds real furniture of
+the same kind, which stays out."""
+
+from __future__ import annotations
+
+from evidencekit.server.evidence.parse import parse_html
+
+SENTENCE = (
+    "The river rose again this spring, and the village moved its market to the hill, where the old "
+    "church has stood since the flood of 1910. "
+)
+ANSWER = "Yes, the lot behind the church is free on market days, and it fills by nine."
+
+
+def paragraphs(count: int, label: str = "Body") -> str:
+    return "".join(f"<p>{label} paragraph {n}. {SENTENCE * 2}</p>" for n in range(count))
+
+
+def page(body: str) -> bytes:
+    return f"<!DOCTYPE html><html><head><title>Flood Market</title></head><body>{body}</body></html>".encode()
+
+
+NAV = "<ul class='top'>" + "".join(f'<li><a href="/s{n}">Section {n}</a></li>' for n in range(12)) + "</ul>"
+
+
+def test_closed_accordion_panels_are_text_with_their_questions() -> None:
+    faq = "".join(
+        f'<h3><button aria-expanded="false" aria-controls="faq{n}">Question {n}: can I park there?</button></h3>'
+        f'<div id="faq{n}" hidden><p>Answer {n}. {ANSWER}</p></div>'
+        for n in range(4)
+    )
+    # Hidden too, but no control opens it and nothing names it a panel: a notice a script shows
+    notice = "<div style='display:none'><p>Your browser is out of date, please update it to read on.</p></div>"
+    # Opened by a control, but named as the menu it is
+    menu = (
+        '<button aria-controls="mobile-menu" aria-expanded="false">Menu</button>'
+        '<div id="mobile-menu" class="mobile-menu" hidden><p>Markets, churches and rivers of the valley.</p></div>'
+    )
+    text = parse_html(page(f"{NAV}{menu}<main><h1>Market FAQ</h1>{paragraphs(2)}{faq}{notice}</main>")).text
+    for n in range(4):
+        assert f"Question {n}: can I park there?" in text
+        assert f"Answer {n}. {ANSWER}" in text
+    assert "out of date" not in text and "Markets, churches" not in text
+
+
+def test_tab_panels_hidden_by_style_or_class_are_text() -> None:
+    tabs = (
+        '<ul class="tabs" role="tablist"><li><a role="tab" href="#details">Details</a></li>'
+        '<li><a role="tab" href="#care">Care</a></li><li><a role="tab" href="#delivery">Delivery</a></li></ul>'
+        f'<div class="tab-pane active" id="details"><p>Details: a copper kettle of 1.5 litres. {SENTENCE}</p></div>'
+        f'<div class="tab-pane hidden" id="care"><p>Care: rinse it with vinegar once a month. {SENTENCE}</p></div>'
+        f'<div role="tabpanel" id="delivery" style="display: none"><p>Delivery: three days to the valley. {SENTENCE}</p></div>'
+    )
+    # A class that hides a block which is no panel: a price the shop no longer shows
+    old = "<p class='hidden'>Was 49 euros until the spring sale ended.</p>"
+    text = parse_html(page(f"{NAV}<div class='product'><h1>Kettle</h1>{paragraphs(1)}{old}{tabs}</div>")).text
+    for kept in ("Details: a copper kettle", "Care: rinse it", "Delivery: three days"):
+        assert kept in text
+    assert "Was 49 euros" not in text
+
+
+def test_an_accordion_whose_tablist_holds_its_panels_is_text_and_a_strip_of_tabs_is_not() -> None:
+    accordion = '<div class="guide-steps" role="tablist">' + "".join(
+        f'<h3 role="tab" id="step{n}">Step {n}</h3>'
+        f'<div role="tabpanel" aria-labelledby="step{n}"><p>Step {n} text. {SENTENCE}</p></div>'
+        for n in range(4)
+    ) + "</div>"
+    strip = '<div role="tablist"><span role="tab">Overview</span> <span role="tab">Reviews (12)</span></div>'
+    text = parse_html(page(f"{NAV}<div class='content'><h1>Guide</h1>{strip}{paragraphs(1)}{accordion}</div>")).text
+    for n in range(4):
+        assert f"Step {n} text." in text
+    assert "Reviews (12)" not in text
+
+
+def test_a_hidden_media_tab_with_its_photo_caption_stays_out() -> None:
+    media = (
+        '<div id="media"><div id="photos" class="tabPanel" style="display:none"><img src="/p.jpg">'
+        "<p>The mayor on the church steps, 4 March 2024 (Photo: Agency)</p></div></div>"
+    )
+    text = parse_html(page(f"{NAV}<div class='story'><h1>Flood</h1>{paragraphs(4)}{media}</div>")).text
+    assert text.count("Body paragraph") == 4
+    assert "The mayor on the church steps" not in text
