@@ -82,3 +82,25 @@ def test_a_hidden_media_tab_with_its_photo_caption_stays_out() -> None:
     text = parse_html(page(f"{NAV}<div class='story'><h1>Flood</h1>{paragraphs(4)}{media}</div>")).text
     assert text.count("Body paragraph") == 4
     assert "The mayor on the church steps" not in text
+
+
+def figures(count: int, label: str) -> str:
+    return "".join(
+        f'<figure><img src="/{label}{n}.jpg"><figcaption>{label} {n}. {SENTENCE * 2}</figcaption></figure>'
+        for n in range(count)
+    )
+
+
+def test_a_gallery_told_in_its_captions_is_read_as_its_text() -> None:
+    body = f"{NAV}<article><h1>Ten stops on the river</h1><p>Our pick for the summer.</p>{figures(5, 'Stop')}</article>"
+    text = parse_html(page(body)).text
+    for n in range(5):
+        assert f"Stop {n}. {SENTENCE * 2}".strip() in text
+    assert "Section 3" not in text
+
+
+def test_photo_captions_beside_a_story_of_its_own_stay_out() -> None:
+    body = f"{NAV}<article><h1>Flood</h1>{paragraphs(6)}{figures(5, 'Photo')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 6
+    assert "Photo 1." not in text

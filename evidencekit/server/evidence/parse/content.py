@@ -82,6 +82,7 @@ class Measure:
     soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
     tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag or a role (see WRAPPING_TAGS)
     comment_boxes: list[Element] = field(default_factory=list)  # named like comments (see the walk), in document order
+    photo_captions: list[Element] = field(default_factory=list)  # <figcaption>s of photos, left out
     _container_sizes: dict[Element, int] = field(default_factory=dict)
 
     def text_len(self, element: Element) -> int:
@@ -204,7 +205,8 @@ class _Walker:
                 if self.use_classes:
                     self.result.soft_dropped.append(element)  # a page may put a transcript in one
                 return 0
-        if tag == "figcaption" and _is_photo_caption(element):
+        if tag == "figcaption" and not exempt and _is_photo_caption(element):
+            self.result.photo_captions.append(element)
             return 0  # a photo caption or credit; captions of code listings and tables stay
         if tag == "form" and not exempt and len(list(islice(element.iter("p"), 3))) < 3:
             self.result.tag_dropped.append(element)
@@ -403,6 +405,24 @@ def wrapped_page(found: Measure) -> tuple[Element | None, int]:
     that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
     role=complementary wrapper the parser made hold the page."""
     return _largest([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], _text_outside_links)
+
+
+# A gallery's captions are its text when there are this many, with this much text together outside
+# links, and this many times what the rest of the page keeps outside links (a story's photos, even a
+# slideshow of twenty after a short story, are captioned beside a text of its own)
+_GALLERY_PHOTOS, _GALLERY_TEXT, _GALLERY_SHARE = 3, 500, 2
+
+
+def gallery_captions(found: Measure) -> frozenset[Element]:
+    """The photo captions left out (<figcaption>s in a <figure> with a photo) when they are the
+    page's text: a gallery or a slideshow told in its captions."""
+    captions = found.photo_captions
+    if len(captions) < _GALLERY_PHOTOS:
+        return frozenset()
+    held = sum(_text_outside_links(caption) for caption in captions)
+    if held < _GALLERY_TEXT or held < _GALLERY_SHARE * found.text_outside_links(found.body):
+        return frozenset()
+    return frozenset(captions)
 
 
 def _largest(elements: list[Element], size: Callable[[Element], int]) -> tuple[Element | None, int]:

@@ -18,6 +18,7 @@ from evidencekit.server.evidence.parse.content import (
     choose,
     discussion_blocks,
     dropped_container,
+    gallery_captions,
     held_text,
     holding_main,
     marked_main,
@@ -193,9 +194,14 @@ def find_content(root: Element) -> tuple[Measure, list[Element], frozenset[Eleme
             break
         found, exempt = exempted, exempt | {container}
     kept = found.text_len(body)
-    if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
+    use_classes = not (kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2)
+    if not use_classes:
         # Ignore classes altogether when nearly nothing is left and no such element explains it.
         found = measure(body, use_classes=False, exempt=exempt)
+    captions = gallery_captions(found)
+    if captions:
+        # The photos' captions hold more text than the page keeps beside them: a gallery told in them
+        found = measure(body, use_classes=use_classes, exempt=exempt | captions)
     chosen = with_lead(found, choose(found, marked))
     leave_out = teaser_grids(found, chosen) | discussion_blocks(found, chosen) | byline_blocks(found, chosen)
     return found, chosen, leave_out
