@@ -104,3 +104,21 @@ def test_photo_captions_beside_a_story_of_its_own_stay_out() -> None:
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 6
     assert "Photo 1." not in text
+
+
+def test_an_unclosed_header_and_an_unclosed_nav_in_it_do_not_swallow_the_story() -> None:
+    links = "".join(f"<a href='/s{n}'>Section {n}</a> " for n in range(8))
+    # Neither the <header> nor the <nav> is closed: the parser puts the story inside both
+    body = f"<header><div class='logo'>Valley Post</div><nav>{links}<div class='story'><h1>Flood</h1>{paragraphs(5)}</div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 5
+    assert "Section 3" not in text and "Valley Post" not in text
+
+
+def test_a_closed_header_beside_the_story_stays_out() -> None:
+    links = "".join(f"<a href='/s{n}'>Section {n}</a> " for n in range(8))
+    blurb = "<p>The Valley Post has reported on the river towns since 1921, every morning but Sunday.</p>"
+    body = f"<header><div class='logo'>Valley Post</div>{blurb}<nav>{links}</nav></header><div class='story'>{paragraphs(5)}</div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 5
+    assert "since 1921" not in text and "Section 3" not in text

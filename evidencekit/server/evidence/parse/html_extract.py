@@ -167,16 +167,22 @@ def find_content(root: Element) -> tuple[Measure, list[Element], frozenset[Eleme
     # <form> is not the page's own text
     kept_own = found.text_outside_links(body)
     raw, total = _text_lengths(body)
-    # (held <= total - kept: no wrapper can hold 4x the kept text outside links and 200 characters
-    # unless this holds)
-    can_wrap = total - kept >= max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE)
-    wrapper, held = wrapped_page(found) if can_wrap else (None, 0)
-    if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept_own:
+    for _ in range(_CONTAINER_ROUNDS):
         # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
-        # role=complementary), it holds the page and nothing else was kept: read it as a container.
+        # role=complementary), it holds the page and nothing else was kept: read it as a container,
+        # and look again inside it (an unclosed <nav> in an unclosed <header>).
+        # (held <= total - kept: no wrapper can hold 4x the kept text outside links and 200
+        # characters unless this holds)
+        if total - kept < max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE):
+            break
+        wrapper, held = wrapped_page(found)
+        if wrapper is None or held < _WRAPPED_PAGE or held < _WRAPPED_SHARE * kept_own:
+            break
         exempted = measure(body, exempt=exempt | {wrapper})
-        if _gained(exempted, kept):
-            found, exempt = exempted, exempt | {wrapper}
+        if not _gained(exempted, kept):
+            break
+        found, exempt = exempted, exempt | {wrapper}
+        kept, kept_own = found.text_len(body), found.text_outside_links(body)
     held_elsewhere = 0
     for _ in range(_CONTAINER_ROUNDS):
         # Class names (or an <aside>) hid most of the page: a main container named like furniture
