@@ -122,3 +122,22 @@ def test_a_closed_header_beside_the_story_stays_out() -> None:
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 5
     assert "since 1921" not in text and "Section 3" not in text
+
+
+def test_a_page_builders_text_widgets_of_one_paragraph_each_are_the_text() -> None:
+    widgets = "".join(
+        f'<div class="elementor-element elementor-widget elementor-widget-text-editor">'
+        f'<div class="elementor-widget-container"><p>Widget {n}. {SENTENCE * 2}</p></div></div>'
+        for n in range(4)
+    )
+    menu = (
+        '<div class="elementor-element elementor-widget elementor-widget-nav-menu"><div class="elementor-widget-container">'
+        + "".join(f"<a href='/m{n}'>Menu entry {n}</a> " for n in range(6)) + "</div></div>"
+    )
+    # A blog's sidebar text widget ("widget widget_text") in a column its theme does not name
+    about = f"<div class='col-4'><div class='widget widget_text'><p>About me: I write on rivers, {SENTENCE}</p></div></div>"
+    body = f"{NAV}<div class='elementor elementor-12'>{menu}{widgets}</div>{about}"
+    text = parse_html(page(body)).text
+    for n in range(4):
+        assert f"Widget {n}." in text
+    assert "Menu entry 2" not in text and "About me" not in text

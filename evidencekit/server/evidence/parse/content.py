@@ -222,7 +222,7 @@ class _Walker:
                     and self.use_classes
                     and tag not in CLASS_EXEMPT_TAGS
                     and not exempt
-                    and not (marks_only_widget(value, key == "id") and _holds_prose(element))
+                    and not (marks_only_widget(value, key == "id") and _holds_prose(element, _WIDGET_PROSE))
                     and not (marks_only_caption(value, key == "id") and _holds_caption_prose(element))
                     and not (marks_only_hidden(value, key == "id") and self.panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
@@ -509,10 +509,11 @@ def _first_chars(pieces: list[str]) -> str:
 
 
 _PROSE_PARAGRAPH = 80  # characters
+_WIDGET_PROSE = 1  # paragraphs in a block named only as a widget (a page builder's text block)
 
 
-def _holds_prose(element: Element) -> bool:
-    """Two paragraphs of text or more, with little link text: a page builder's text block."""
+def _holds_prose(element: Element, need: int = 2) -> bool:
+    """need paragraphs of text or more, with little link text: a page builder's text block."""
     found = 0
     for paragraph in islice(element.iter("p"), 50):
         text = "".join(paragraph.itertext()).strip()
@@ -520,7 +521,7 @@ def _holds_prose(element: Element) -> bool:
             links = sum(len("".join(a.itertext())) for a in paragraph.iter("a"))
             if links < 0.3 * len(text):
                 found += 1
-                if found >= 2:
+                if found >= need:
                     return True
     return False
 
