@@ -141,3 +141,23 @@ def test_a_page_builders_text_widgets_of_one_paragraph_each_are_the_text() -> No
     for n in range(4):
         assert f"Widget {n}." in text
     assert "Menu entry 2" not in text and "About me" not in text
+
+
+SIDE_COLUMN = "<div class='col'>" + "".join(f"<p>Side {n}. {SENTENCE}</p>" for n in range(2)) + "</div>"
+
+
+def test_an_opinion_piece_named_comment_is_the_text_and_readers_comments_are_not() -> None:
+    readers = "".join(f"<div class='comment'><p>Reader {n} says: {SENTENCE}</p></div>" for n in range(3))
+    for name in ("content content--comment", "tonal tonal--tone-comment"):
+        body = f"{NAV}<div class='wrap'><div class='{name}'><h1>Why the market must stay</h1>{paragraphs(3)}</div>{SIDE_COLUMN}</div>"
+        text = parse_html(page(body + f"<div id='comments'>{readers}</div>")).text
+        assert text.count("Body paragraph") == 3, name
+        assert "Reader 1 says" not in text
+
+
+def test_a_block_named_free_of_furniture_is_the_text_and_an_ad_slot_is_not() -> None:
+    ad = f"<div class='ad-slot'><p>Advertisement: the best kettles of the year, {SENTENCE}</p></div>"
+    body = f"{NAV}<div class='wrap'><div class='story ad-free'>{paragraphs(3)}{ad}</div>{SIDE_COLUMN}</div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 3
+    assert "best kettles" not in text

@@ -4,7 +4,9 @@ Class and id values are split into tokens ("site-footer" -> site, footer; camelC
 marks boilerplate when its first or last part is a boilerplate word, so layout wrappers that only
 mention one in the middle ("content-sidebar-wrap") and state modifiers ("has-sidebar") keep their
 content. "comment-body" / "comment-content" stay: on a page whose content is a comment they are
-the text, and inside a comment section the section itself is dropped already.
+the text, and inside a comment section the section itself is dropped already. Nor is an opinion
+piece's kind ("article--comment", "tone-comment"), or a token that says the furniture is absent
+("ad-free").
 """
 
 from __future__ import annotations
@@ -107,6 +109,30 @@ def _parts(token: str) -> list[str]:
     return parts
 
 
+# "comment" is an opinion piece in British and German newsrooms' templates: as the piece's kind
+# ("tone-comment") or as a modifier of the article's own block ("article--comment") it names the
+# piece, not a comment
+_KIND_PARTS = frozenset({"tone", "type", "genre", "format", "kind"})
+# A token that says the furniture is absent ("ad-free", "navigation-free", "sidebar-less")
+_ABSENT = frozenset({"free", "less"})
+
+
+def _names_opinion(raw: str) -> bool:
+    if not raw.endswith("comment"):
+        return False
+    block, modifier, _ = raw.rpartition("--")
+    if modifier:
+        parts = _parts(block)
+        if parts and parts[-1] in _POSITIVE:
+            return True
+    parts = _parts(raw)
+    return len(parts) > 1 and parts[-1] == "comment" and parts[-2] in _KIND_PARTS
+
+
+def _names_absence(parts: list[str]) -> bool:
+    return len(parts) > 1 and parts[-1] in _ABSENT
+
+
 @lru_cache(maxsize=4096)
 def marks_boilerplate(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names page furniture (see the module docstring)."""
@@ -133,7 +159,7 @@ def names_comment_box(value: str) -> bool:
     "commentsblock"), not as a page's state ("has-comments"): narrower than names_discussion, whose
     other words ("discussion", "responses", "feedback") name sections of papers and posts too."""
     for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
-        if raw.startswith(_MODIFIERS):
+        if raw.startswith(_MODIFIERS) or _names_opinion(raw):
             continue
         parts = _parts(raw)
         if not _COMMENT.isdisjoint(parts) or any(part.startswith(_JOINED_FIRST) for part in parts):
@@ -193,14 +219,14 @@ def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True, hi
             continue
         if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS) or (hidden and raw in _HIDDEN_TOKENS):
             return True
-        if raw.startswith(_MODIFIERS):
+        if raw.startswith(_MODIFIERS) or _names_opinion(raw):
             continue
         if raw.startswith(_PLACES):
             raw = raw.partition("-")[2]
             if raw in _PLACED_NEXT_TO:
                 continue
         parts = _parts(raw)
-        if not parts:
+        if not parts or _names_absence(parts):
             continue
         first, last = parts[0], parts[-1]
         if first in ("comment", "comments") and last in _COMMENT_CONTENT:
@@ -249,6 +275,8 @@ def names_content(value: str) -> bool:
 def names_discussion(value: str) -> bool:
     """True when a class or id value names comments or replies ("commentsblock" too)."""
     for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        if _names_opinion(raw):
+            continue
         parts = _parts(raw)
         if not _DISCUSSION.isdisjoint(parts) or any(part.startswith(_JOINED_FIRST) for part in parts):
             return True
@@ -274,7 +302,11 @@ def names_elsewhere(value: str) -> bool:
     stories, promotions, sharing, navigation): what a main container named like furniture is not."""
     if names_discussion(value):
         return True
-    return any(set(_parts(raw)) & _ELSEWHERE for raw in _CAMEL.sub(r"\1-\2", value).lower().split())
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        parts = _parts(raw)
+        if not _ELSEWHERE.isdisjoint(parts) and not _names_absence(parts):
+            return True
+    return False
 
 
 def hidden_style(style: str) -> bool:
