@@ -161,3 +161,17 @@ def test_a_block_named_free_of_furniture_is_the_text_and_an_ad_slot_is_not() -> 
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 3
     assert "best kettles" not in text
+
+
+def test_a_page_hidden_until_a_script_shows_it_is_read() -> None:
+    body = f"<div id='page' style='display: none'>{NAV}<div class='story'><h1>Flood</h1>{paragraphs(5)}</div></div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 5
+    assert "Section 3" not in text
+
+
+def test_a_hidden_box_of_prose_beside_a_shown_story_stays_out() -> None:
+    terms = f"<div class='terms' style='display:none'>{paragraphs(3, 'Terms')}</div>"
+    text = parse_html(page(f"{NAV}<div class='story'>{paragraphs(5)}</div>{terms}")).text
+    assert text.count("Body paragraph") == 5
+    assert "Terms paragraph" not in text

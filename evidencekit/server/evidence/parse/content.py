@@ -80,7 +80,7 @@ class Measure:
     scores: dict[Element, float] = field(default_factory=dict)
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
     soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
-    tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag or a role (see WRAPPING_TAGS)
+    tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag, a role or a hidden state (see WRAPPING_TAGS)
     comment_boxes: list[Element] = field(default_factory=list)  # named like comments (see the walk), in document order
     photo_captions: list[Element] = field(default_factory=list)  # <figcaption>s of photos, left out
     _container_sizes: dict[Element, int] = field(default_factory=dict)
@@ -242,7 +242,9 @@ class _Walker:
                 if role == "main":
                     kind = 2
             elif key == "hidden" or (key == "style" and hidden_style(value)):
-                if tag not in CLASS_EXEMPT_TAGS and not self.panel(element):
+                if tag not in CLASS_EXEMPT_TAGS and not exempt and not self.panel(element):
+                    # (a wrapper a script shows once the page has loaded may hold the whole page)
+                    self.result.tag_dropped.append(element)
                     return 0
             elif key == "itemprop" and value.strip() == "articleBody":
                 kind = 2
@@ -401,9 +403,9 @@ def held_text(elements: list[Element]) -> int:
 
 
 def wrapped_page(found: Measure) -> tuple[Element | None, int]:
-    """The element left out for its tag or role alone that holds the most text outside links, and
-    that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
-    role=complementary wrapper the parser made hold the page."""
+    """The element left out for its tag, role or hidden state alone that holds the most text outside
+    links, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
+    role=complementary wrapper the parser made hold the page, a wrapper hidden until a script shows it."""
     return _largest([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], _text_outside_links)
 
 
