@@ -175,3 +175,18 @@ def test_a_hidden_box_of_prose_beside_a_shown_story_stays_out() -> None:
     text = parse_html(page(f"{NAV}<div class='story'>{paragraphs(5)}</div>{terms}")).text
     assert text.count("Body paragraph") == 5
     assert "Terms paragraph" not in text
+
+
+def test_a_slideshows_text_in_a_box_named_caption_is_read_and_photo_captions_are_not() -> None:
+    strip = "<div class='slides'>" + "".join(f"<img src='/s{n}.jpg'>" for n in range(6)) + "</div>"
+    # The slide's text stands apart from the strip of photos, under the slide's title
+    slide = f"<div class='slide-info'><h3>At dawn</h3><div class='caption' id='slide-content'><p>Slide text. {SENTENCE * 3}</p></div></div>"
+    photo = (
+        "<div class='image-block'><img src='/a.jpg'><div class='image-caption'><p>Boats moored by the church "
+        "steps, seen from the bridge at dawn on the fourth of March.</p></div></div>"
+    )
+    line = "<p class='caption'>Harry talks to Lois, whose market stall the river took, about moving up the hill.</p>"
+    body = f"{NAV}<div class='gallery'><h1>Flood in pictures</h1>{strip}{slide}{photo}{line}</div>"
+    text = parse_html(page(body)).text
+    assert "Slide text." in text
+    assert "Boats moored" not in text and "Harry talks" not in text

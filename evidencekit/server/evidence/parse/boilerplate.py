@@ -182,6 +182,16 @@ def marks_only_caption(value: str, is_id: bool = False) -> bool:
     return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, captions=False)
 
 
+@lru_cache(maxsize=4096)
+def names_caption(value: str) -> bool:
+    """True when a class or id value calls the element a caption ("caption", "slide-captions"), not a
+    credit or an attribution."""
+    return any(
+        not _CAPTION_WORD.isdisjoint(_parts(raw)) for raw in _CAMEL.sub(r"\1-\2", value).lower().split()
+    )
+
+
+_CAPTION_WORD = frozenset({"caption", "captions"})
 _WIDGET = frozenset({"widget", "widgets"})
 # A post's taxonomy classes (WordPress's post_class beside "hentry"): "tag-tax-credits",
 # "category-social", "author-admin" name what the post is about, not furniture.

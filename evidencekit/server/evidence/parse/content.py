@@ -29,6 +29,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     marks_only_hidden,
     marks_only_widget,
     name_reading,
+    names_caption,
     names_elsewhere,
 )
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
@@ -223,7 +224,7 @@ class _Walker:
                     and tag not in CLASS_EXEMPT_TAGS
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element, _WIDGET_PROSE))
-                    and not (marks_only_caption(value, key == "id") and _holds_caption_prose(element))
+                    and not (marks_only_caption(value, key == "id") and (_holds_caption_prose(element) or _caption_without_photo(element, value)))
                     and not (marks_only_hidden(value, key == "id") and self.panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
                 ):
@@ -549,6 +550,23 @@ def _holds_caption_prose(element: Element) -> bool:
         if tag == "a":
             links += size
     return text - links >= _CAPTION_RUN
+
+
+_PHOTO_NEAR = 40  # elements looked at for a photo, in the block and in its parent
+
+
+def _caption_without_photo(element: Element, value: str) -> bool:
+    """A box named as a caption (not a credit) that holds a prose paragraph and has no photo in it
+    or beside it (in its parent): a slideshow's text apart from its photos, or a theme's name for
+    the article's own text. Not a paragraph so named: that is a video's or a photo's caption line,
+    wherever the player or the photo stands."""
+    if element.tag == "p" or not names_caption(value) or not _holds_prose(element, 1):
+        return False
+    parent = element.getparent()
+    for node in islice((parent if parent is not None else element).iter(), _PHOTO_NEAR):
+        if node.tag in _PHOTOS or node.tag in ("figure", "picture", "noscript"):
+            return False
+    return True
 
 
 _SLUG_GAPS = re.compile(r"[\W_]+")
