@@ -190,3 +190,17 @@ def test_a_slideshows_text_in_a_box_named_caption_is_read_and_photo_captions_are
     text = parse_html(page(body)).text
     assert "Slide text." in text
     assert "Boats moored" not in text and "Harry talks" not in text
+
+
+def test_an_article_wrapped_in_a_widget_is_the_text_and_sidebar_widgets_are_not() -> None:
+    article = f"<div class='so-panel widget widget_text'><div class='textwidget'>{paragraphs(5)}</div></div>"
+    about = f"<div class='widget widget_text'><p>About me: I write on rivers, {SENTENCE}</p><p>Write to me, {SENTENCE}</p></div>"
+    recent = "<div class='widget recent_posts'><ul>" + "".join(
+        f"<li><h4><a href='/p{n}'>Older post {n}</a></h4><p>Summary {n}: {SENTENCE}</p></li>" for n in range(3)
+    ) + "</ul></div>"
+    # Text of the site's own beside it, enough that the article is not most of the page
+    notes = "<div class='notes'>" + "".join(f"<p>Note {n}. {SENTENCE}</p>" for n in range(4)) + "</div>"
+    body = f"{NAV}<div class='wrap'>{article}{notes}</div><div class='col-4'>{about}{recent}</div>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 5
+    assert "About me" not in text and "Summary 1" not in text

@@ -175,6 +175,13 @@ def marks_only_widget(value: str, is_id: bool = False) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def marks_only_widgets(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names furniture only by a widget word, first or last in a
+    token ("widget widget_text", as page builders name a block holding the whole article)."""
+    return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, widgets=False)
+
+
+@lru_cache(maxsize=4096)
 def marks_only_caption(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names furniture only by calling it a caption, a credit or an
     attribution: galleries and photo posts put the text of the page in one, and so does a theme's
@@ -220,8 +227,11 @@ def names_panel(value: str) -> bool:
     return False
 
 
-def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True, hidden: bool = True) -> bool:
+def _marks(
+    value: str, is_id: bool, widget_last: bool, captions: bool = True, hidden: bool = True, widgets: bool = True
+) -> bool:
     words = _WORDS if captions else _WORDS - _CAPTION
+    words = words if widgets else words - _WIDGET
     tokens = _CAMEL.sub(r"\1-\2", value).lower().split()
     post = not is_id and "hentry" in tokens  # a post's classes name its tags and author: any word
     for raw in tokens:

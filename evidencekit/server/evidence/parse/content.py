@@ -28,6 +28,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
     marks_only_caption,
     marks_only_hidden,
     marks_only_widget,
+    marks_only_widgets,
     name_reading,
     names_caption,
     names_elsewhere,
@@ -224,6 +225,7 @@ class _Walker:
                     and tag not in CLASS_EXEMPT_TAGS
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element, _WIDGET_PROSE))
+                    and not (marks_only_widgets(value, key == "id") and _holds_prose(element, _WIDGET_WRAPPER_PROSE, False))
                     and not (marks_only_caption(value, key == "id") and (_holds_caption_prose(element) or _caption_without_photo(element, value)))
                     and not (marks_only_hidden(value, key == "id") and self.panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
@@ -513,12 +515,18 @@ def _first_chars(pieces: list[str]) -> str:
 
 _PROSE_PARAGRAPH = 80  # characters
 _WIDGET_PROSE = 1  # paragraphs in a block named only as a widget (a page builder's text block)
+# ...and in one named so by a token's first word ("widget widget_text"): a sidebar's text widget
+# holds one or two, an article wrapped in a page builder's widget more
+_WIDGET_WRAPPER_PROSE = 3
 
 
-def _holds_prose(element: Element, need: int = 2) -> bool:
-    """need paragraphs of text or more, with little link text: a page builder's text block."""
+def _holds_prose(element: Element, need: int = 2, in_items: bool = True) -> bool:
+    """need paragraphs of text or more, with little link text: a page builder's text block.
+    in_items=False: not counting paragraphs in list items (a list of teasers' summaries)."""
     found = 0
     for paragraph in islice(element.iter("p"), 50):
+        if not in_items and _in_item(paragraph, element):
+            continue
         text = "".join(paragraph.itertext()).strip()
         if len(text) >= _PROSE_PARAGRAPH:
             links = sum(len("".join(a.itertext())) for a in paragraph.iter("a"))
@@ -526,6 +534,15 @@ def _holds_prose(element: Element, need: int = 2) -> bool:
                 found += 1
                 if found >= need:
                     return True
+    return False
+
+
+def _in_item(node: Element, within: Element) -> bool:
+    for ancestor in node.iterancestors():
+        if ancestor is within:
+            return False
+        if ancestor.tag == "li":
+            return True
     return False
 
 
