@@ -36,7 +36,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
 from evidencekit.server.evidence.parse.html_tree import Element
-from evidencekit.server.evidence.parse.panels import controlled_ids, holds_panels, is_panel
+from evidencekit.server.evidence.parse.panels import holds_panels, is_panel
 
 BLOCK_TAGS = frozenset(
     {
@@ -173,14 +173,6 @@ class _Walker:
         self.use_classes = use_classes
         self.exempt = exempt
         self.path: list[Element] = []
-        self._controlled: frozenset[str] | None = None
-
-    def panel(self, element: Element) -> bool:
-        """A hidden element that is a closed tab or accordion panel (panels.py); the page's controls
-        are read once, at the first hidden element."""
-        if self._controlled is None:
-            self._controlled = controlled_ids(self.result.body)
-        return is_panel(element, self._controlled)
 
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
@@ -227,7 +219,7 @@ class _Walker:
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element, _WIDGET_PROSE))
                     and not (marks_only_widgets(value, key == "id") and _holds_prose(element, _WIDGET_WRAPPER_PROSE, False))
                     and not (marks_only_caption(value, key == "id") and (_holds_caption_prose(element) or _caption_without_photo(element, value)))
-                    and not (marks_only_hidden(value, key == "id") and self.panel(element))
+                    and not (marks_only_hidden(value, key == "id") and is_panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
                 ):
                     self.result.soft_dropped.append(element)
@@ -245,7 +237,7 @@ class _Walker:
                 if role == "main":
                     kind = 2
             elif key == "hidden" or (key == "style" and hidden_style(value)):
-                if tag not in CLASS_EXEMPT_TAGS and not exempt and not self.panel(element):
+                if tag not in CLASS_EXEMPT_TAGS and not exempt and not is_panel(element):
                     # (a wrapper a script shows once the page has loaded may hold the whole page)
                     self.result.tag_dropped.append(element)
                     return 0
@@ -405,11 +397,26 @@ def held_text(elements: list[Element]) -> int:
     return _largest(elements, _text_outside_links)[1]
 
 
-def wrapped_page(found: Measure) -> tuple[Element | None, int]:
+def wrapped_page(found: Measure, at_least: int = 0) -> tuple[Element | None, int]:
     """The element left out for its tag, role or hidden state alone that holds the most text outside
     links, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
-    role=complementary wrapper the parser made hold the page, a wrapper hidden until a script shows it."""
-    return _largest([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], _text_outside_links)
+    role=complementary wrapper the parser made hold the page, a wrapper hidden until a script shows it.
+    at_least: what the caller takes, at least (an element that cannot hold as much is not measured)."""
+    # All its text bounds an element's text outside links and code, and is cheaper to read: the
+    # largest are measured first, until no other can hold more (hidden elements are many on some pages)
+    best, best_len = None, max(0, at_least - 1)
+    for bound, element in sorted(((stripped_length(e), e) for e in found.tag_dropped), key=_first, reverse=True):
+        if bound <= best_len:
+            break
+        if _has_blocks(element, _WRAPPED_BLOCKS):
+            length = _text_outside_links(element)
+            if length > best_len:
+                best, best_len = element, length
+    return (best, best_len) if best is not None else (None, 0)
+
+
+def _first(pair: tuple[int, Element]) -> int:
+    return pair[0]
 
 
 # A gallery's captions are its text when there are this many, with this much text together outside

@@ -175,7 +175,7 @@ def find_content(root: Element) -> tuple[Measure, list[Element], frozenset[Eleme
         # characters unless this holds)
         if total - kept < max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE):
             break
-        wrapper, held = wrapped_page(found)
+        wrapper, held = wrapped_page(found, max(_WRAPPED_PAGE, _WRAPPED_SHARE * kept_own))
         if wrapper is None or held < _WRAPPED_PAGE or held < _WRAPPED_SHARE * kept_own:
             break
         exempted = measure(body, exempt=exempt | {wrapper})
