@@ -175,10 +175,23 @@ def marks_only_widget(value: str, is_id: bool = False) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def marks_only_widgets(value: str, is_id: bool = False) -> bool:
+def marks_only_text_widget(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names furniture only by a widget word, first or last in a
-    token ("widget widget_text", as page builders name a block holding the whole article)."""
-    return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, widgets=False)
+    token, and names a text widget ("widget widget_text", "widget_sow-editor": a page builder's
+    block may hold the whole article)."""
+    return (
+        any(_names_text_widget(raw) for raw in value.lower().split())
+        and _marks(value, is_id, widget_last=True)
+        and not _marks(value, is_id, widget_last=True, widgets=False)
+    )
+
+
+_TEXT_KINDS = frozenset({"text", "editor", "sow"})
+
+
+def _names_text_widget(raw: str) -> bool:
+    parts = _parts(raw)
+    return len(parts) > 1 and parts[0] in _WIDGET and parts[1] in _TEXT_KINDS
 
 
 @lru_cache(maxsize=4096)

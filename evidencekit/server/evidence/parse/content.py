@@ -27,8 +27,8 @@ from evidencekit.server.evidence.parse.boilerplate import (
     marks_boilerplate,
     marks_only_caption,
     marks_only_hidden,
+    marks_only_text_widget,
     marks_only_widget,
-    marks_only_widgets,
     name_reading,
     names_caption,
     names_elsewhere,
@@ -217,7 +217,7 @@ class _Walker:
                     and tag not in CLASS_EXEMPT_TAGS
                     and not exempt
                     and not (marks_only_widget(value, key == "id") and _holds_prose(element, _WIDGET_PROSE))
-                    and not (marks_only_widgets(value, key == "id") and _holds_prose(element, _WIDGET_WRAPPER_PROSE, False))
+                    and not (marks_only_text_widget(value, key == "id") and _holds_prose(element, _WIDGET_WRAPPER_PROSE, False))
                     and not (marks_only_caption(value, key == "id") and (_holds_caption_prose(element) or _caption_without_photo(element, value)))
                     and not (marks_only_hidden(value, key == "id") and is_panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
@@ -238,8 +238,11 @@ class _Walker:
                     kind = 2
             elif key == "hidden" or (key == "style" and hidden_style(value)):
                 if tag not in CLASS_EXEMPT_TAGS and not exempt and not is_panel(element):
-                    # (a wrapper a script shows once the page has loaded may hold the whole page)
-                    self.result.tag_dropped.append(element)
+                    if len(list(islice(element.iter("p", "br"), _WRAPPED_BLOCKS))) == _WRAPPED_BLOCKS:
+                        # (a wrapper a script shows once the page has loaded may hold the whole
+                        # page; hidden menus and templates, without paragraphs or line breaks, are
+                        # not measured)
+                        self.result.tag_dropped.append(element)
                     return 0
             elif key == "itemprop" and value.strip() == "articleBody":
                 kind = 2
@@ -522,8 +525,8 @@ def _first_chars(pieces: list[str]) -> str:
 
 _PROSE_PARAGRAPH = 80  # characters
 _WIDGET_PROSE = 1  # paragraphs in a block named only as a widget (a page builder's text block)
-# ...and in one named so by a token's first word ("widget widget_text"): a sidebar's text widget
-# holds one or two, an article wrapped in a page builder's widget more
+# ...and in a text widget named so by a token's first word ("widget widget_text"): a sidebar's holds
+# one or two, an article wrapped in a page builder's widget more
 _WIDGET_WRAPPER_PROSE = 3
 
 
