@@ -4,7 +4,9 @@ Class and id values are split into tokens ("site-footer" -> site, footer; camelC
 marks boilerplate when its first or last part is a boilerplate word, so layout wrappers that only
 mention one in the middle ("content-sidebar-wrap") and state modifiers ("has-sidebar") keep their
 content. "comment-body" / "comment-content" stay: on a page whose content is a comment they are
-the text, and inside a comment section the section itself is dropped already.
+the text, and inside a comment section the section itself is dropped already. Nor is an opinion
+piece's kind ("article--comment", "tone-comment"), or a token that says the furniture is absent
+("ad-free").
 """
 
 from __future__ import annotations
@@ -60,12 +62,14 @@ _ANYWHERE_WORDS = frozenset(
 _LAST_WORDS = frozenset({"meta", "bio", "actions", "buttons", "icons", "credit"})
 _WHOLE_TOKENS = frozenset(
     {
-        "hidden", "hide", "d-none", "is-hidden", "sr-only", "visually-hidden", "visuallyhidden",
-        "screen-reader-text", "screen-reader-only", "element-invisible", "invisible", "offscreen",
+        "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
+        "element-invisible", "offscreen",
         "site-header", "global-header", "top-header", "skip-link", "skip-to-content", "noprint",
         "mw-editsection", "credit",
     }
 )  # fmt: skip
+# Hidden for now, as a closed tab or accordion panel is: furniture unless it is such a panel (content.py)
+_HIDDEN_TOKENS = frozenset({"hidden", "hide", "d-none", "is-hidden", "invisible"})
 # Furniture also at the end of a word written without separators ("postcomments", "socialshare").
 _JOINED_LAST = ("comments", "sharing", "sidebar")
 # ...and at the start of one ("commentsblock", "commentslist"), but for a comment's own text
@@ -105,6 +109,30 @@ def _parts(token: str) -> list[str]:
     return parts
 
 
+# "comment" is an opinion piece in British and German newsrooms' templates: as the piece's kind
+# ("tone-comment") or as a modifier of the article's own block ("article--comment") it names the
+# piece, not a comment
+_KIND_PARTS = frozenset({"tone", "type", "genre", "format", "kind"})
+# A token that says the furniture is absent ("ad-free", "navigation-free", "sidebar-less")
+_ABSENT = frozenset({"free", "less"})
+
+
+def _names_opinion(raw: str) -> bool:
+    if not raw.endswith("comment"):
+        return False
+    block, modifier, _ = raw.rpartition("--")
+    if modifier:
+        parts = _parts(block)
+        if parts and parts[-1] in _POSITIVE:
+            return True
+    parts = _parts(raw)
+    return len(parts) > 1 and parts[-1] == "comment" and parts[-2] in _KIND_PARTS
+
+
+def _names_absence(parts: list[str]) -> bool:
+    return len(parts) > 1 and parts[-1] in _ABSENT
+
+
 @lru_cache(maxsize=4096)
 def marks_boilerplate(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names page furniture (see the module docstring)."""
@@ -131,7 +159,7 @@ def names_comment_box(value: str) -> bool:
     "commentsblock"), not as a page's state ("has-comments"): narrower than names_discussion, whose
     other words ("discussion", "responses", "feedback") name sections of papers and posts too."""
     for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
-        if raw.startswith(_MODIFIERS):
+        if raw.startswith(_MODIFIERS) or _names_opinion(raw):
             continue
         parts = _parts(raw)
         if not _COMMENT.isdisjoint(parts) or any(part.startswith(_JOINED_FIRST) for part in parts):
@@ -147,6 +175,26 @@ def marks_only_widget(value: str, is_id: bool = False) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def marks_only_text_widget(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names furniture only by a widget word, first or last in a
+    token, and names a text widget ("widget widget_text", "widget_sow-editor": a page builder's
+    block may hold the whole article)."""
+    return (
+        any(_names_text_widget(raw) for raw in value.lower().split())
+        and _marks(value, is_id, widget_last=True)
+        and not _marks(value, is_id, widget_last=True, widgets=False)
+    )
+
+
+_TEXT_KINDS = frozenset({"text", "editor", "sow"})
+
+
+def _names_text_widget(raw: str) -> bool:
+    parts = _parts(raw)
+    return len(parts) > 1 and parts[0] in _WIDGET and parts[1] in _TEXT_KINDS
+
+
+@lru_cache(maxsize=4096)
 def marks_only_caption(value: str, is_id: bool = False) -> bool:
     """True when a class or id value names furniture only by calling it a caption, a credit or an
     attribution: galleries and photo posts put the text of the page in one, and so does a theme's
@@ -154,6 +202,16 @@ def marks_only_caption(value: str, is_id: bool = False) -> bool:
     return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, captions=False)
 
 
+@lru_cache(maxsize=4096)
+def names_caption(value: str) -> bool:
+    """True when a class or id value calls the element a caption ("caption", "slide-captions"), not a
+    credit or an attribution."""
+    return any(
+        not _CAPTION_WORD.isdisjoint(_parts(raw)) for raw in _CAMEL.sub(r"\1-\2", value).lower().split()
+    )
+
+
+_CAPTION_WORD = frozenset({"caption", "captions"})
 _WIDGET = frozenset({"widget", "widgets"})
 # A post's taxonomy classes (WordPress's post_class beside "hentry"): "tag-tax-credits",
 # "category-social", "author-admin" name what the post is about, not furniture.
@@ -161,23 +219,47 @@ _TAXONOMY = ("tag-", "category-", "author-")
 _CAPTION = frozenset({"caption", "captions", "credits", "attribution"})
 
 
-def _marks(value: str, is_id: bool, widget_last: bool, captions: bool = True) -> bool:
+@lru_cache(maxsize=4096)
+def marks_only_hidden(value: str, is_id: bool = False) -> bool:
+    """True when a class or id value names furniture only by hiding the element ("tab-pane hidden",
+    "is-hidden"): a closed panel of tabs or an accordion is hidden so, and holds the page's text."""
+    return _marks(value, is_id, widget_last=True) and not _marks(value, is_id, widget_last=True, hidden=False)
+
+
+_PANEL_PARTS = frozenset({"accordion", "collapse", "collapsible", "tabpanel", "faq", "answer", "expandable"})
+_PANEL_TOKENS = frozenset({"tab-pane", "tab-panel", "tab-content", "tabcontent", "tabs-panel", "tabs-content"})
+
+
+@lru_cache(maxsize=4096)
+def names_panel(value: str) -> bool:
+    """True when a class value names a panel of tabs or an accordion ("tab-pane", "accordion__body",
+    "faq-answer", Bootstrap's "collapse")."""
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        if raw in _PANEL_TOKENS or not _PANEL_PARTS.isdisjoint(_parts(raw)):
+            return True
+    return False
+
+
+def _marks(
+    value: str, is_id: bool, widget_last: bool, captions: bool = True, hidden: bool = True, widgets: bool = True
+) -> bool:
     words = _WORDS if captions else _WORDS - _CAPTION
+    words = words if widgets else words - _WIDGET
     tokens = _CAMEL.sub(r"\1-\2", value).lower().split()
     post = not is_id and "hentry" in tokens  # a post's classes name its tags and author: any word
     for raw in tokens:
         if post and raw.startswith(_TAXONOMY):
             continue
-        if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS):
+        if raw in _WHOLE_TOKENS or (is_id and raw in _WHOLE_IDS) or (hidden and raw in _HIDDEN_TOKENS):
             return True
-        if raw.startswith(_MODIFIERS):
+        if raw.startswith(_MODIFIERS) or _names_opinion(raw):
             continue
         if raw.startswith(_PLACES):
             raw = raw.partition("-")[2]
             if raw in _PLACED_NEXT_TO:
                 continue
         parts = _parts(raw)
-        if not parts:
+        if not parts or _names_absence(parts):
             continue
         first, last = parts[0], parts[-1]
         if first in ("comment", "comments") and last in _COMMENT_CONTENT:
@@ -226,6 +308,8 @@ def names_content(value: str) -> bool:
 def names_discussion(value: str) -> bool:
     """True when a class or id value names comments or replies ("commentsblock" too)."""
     for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        if _names_opinion(raw):
+            continue
         parts = _parts(raw)
         if not _DISCUSSION.isdisjoint(parts) or any(part.startswith(_JOINED_FIRST) for part in parts):
             return True
@@ -251,7 +335,11 @@ def names_elsewhere(value: str) -> bool:
     stories, promotions, sharing, navigation): what a main container named like furniture is not."""
     if names_discussion(value):
         return True
-    return any(set(_parts(raw)) & _ELSEWHERE for raw in _CAMEL.sub(r"\1-\2", value).lower().split())
+    for raw in _CAMEL.sub(r"\1-\2", value).lower().split():
+        parts = _parts(raw)
+        if not _ELSEWHERE.isdisjoint(parts) and not _names_absence(parts):
+            return True
+    return False
 
 
 def hidden_style(style: str) -> bool:

@@ -27,13 +27,17 @@ from evidencekit.server.evidence.parse.boilerplate import (
     hidden_style,
     marks_boilerplate,
     marks_only_caption,
+    marks_only_hidden,
+    marks_only_text_widget,
     marks_only_widget,
     name_reading,
+    names_caption,
     names_elsewhere,
 )
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
 from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.panels import holds_panels, is_panel
 
 BLOCK_TAGS = frozenset(
     {
@@ -79,8 +83,9 @@ class Measure:
     scores: dict[Element, float] = field(default_factory=dict)
     semantic: list[Element] = field(default_factory=list)  # article, main, role=main, itemprop=articleBody
     soft_dropped: list[Element] = field(default_factory=list)  # left out for a class or id alone, or as <aside>/<footer>
-    tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag or a role (see WRAPPING_TAGS)
+    tag_dropped: list[Element] = field(default_factory=list)  # left out for a wrapping tag, a role or a hidden state (see WRAPPING_TAGS)
     comment_boxes: list[Element] = field(default_factory=list)  # named like comments (see the walk), in document order
+    photo_captions: list[Element] = field(default_factory=list)  # <figcaption>s of photos, left out
     _container_sizes: dict[Element, int] = field(default_factory=dict)
 
     def text_len(self, element: Element) -> int:
@@ -173,7 +178,9 @@ class _Walker:
     def keep(self, element: Element, tag: str, in_section: bool, in_code: bool) -> int:
         """0: boilerplate, 1: content, 2: content that marks itself as the main content."""
         exempt = element in self.exempt  # read as a plain container: its tag, role, class and id aside
-        if tag in SKIP_TAGS or (":" in tag and tag.rpartition(":")[2] in SKIP_TAGS):
+        if (tag in SKIP_TAGS and not (tag == "button" and _opens_panel(element))) or (
+            ":" in tag and tag.rpartition(":")[2] in SKIP_TAGS
+        ):
             if exempt and (tag in WRAPPING_TAGS or tag == "head"):
                 pass
             elif tag != "aside":
@@ -193,7 +200,8 @@ class _Walker:
                 if self.use_classes:
                     self.result.soft_dropped.append(element)  # a page may put a transcript in one
                 return 0
-        if tag == "figcaption" and _is_photo_caption(element):
+        if tag == "figcaption" and not exempt and _is_photo_caption(element):
+            self.result.photo_captions.append(element)
             return 0  # a photo caption or credit; captions of code listings and tables stay
         if tag == "form" and not exempt and len(list(islice(element.iter("p"), 3))) < 3:
             self.result.tag_dropped.append(element)
@@ -209,8 +217,10 @@ class _Walker:
                     and self.use_classes
                     and tag not in CLASS_EXEMPT_TAGS
                     and not exempt
-                    and not (marks_only_widget(value, key == "id") and _holds_prose(element))
-                    and not (marks_only_caption(value, key == "id") and _holds_caption_prose(element))
+                    and not (marks_only_widget(value, key == "id") and _holds_prose(element, _WIDGET_PROSE))
+                    and not (marks_only_text_widget(value, key == "id") and _holds_prose(element, _WIDGET_WRAPPER_PROSE, False))
+                    and not (marks_only_caption(value, key == "id") and (_holds_caption_prose(element) or _caption_without_photo(element, value)))
+                    and not (marks_only_hidden(value, key == "id") and is_panel(element))
                     and not (key == "id" and _named_after_its_heading(element, value))
                 ):
                     self.result.soft_dropped.append(element)
@@ -221,14 +231,19 @@ class _Walker:
                     self.result.comment_boxes.append(element)
             elif key == "role":
                 role = value.strip().lower()
-                if role in JUNK_ROLES and not exempt:
+                if role in JUNK_ROLES and not exempt and not (role == "tablist" and holds_panels(element)):
                     if role in _WRAPPING_ROLES:
                         self.result.tag_dropped.append(element)
                     return 0
                 if role == "main":
                     kind = 2
             elif key == "hidden" or (key == "style" and hidden_style(value)):
-                if tag not in CLASS_EXEMPT_TAGS:
+                if tag not in CLASS_EXEMPT_TAGS and not exempt and not is_panel(element):
+                    if len(list(islice(element.iter("p", "br"), _WRAPPED_BLOCKS))) == _WRAPPED_BLOCKS:
+                        # (a wrapper a script shows once the page has loaded may hold the whole
+                        # page; hidden menus and templates, without paragraphs or line breaks, are
+                        # not measured)
+                        self.result.tag_dropped.append(element)
                     return 0
             elif key == "itemprop" and value.strip() == "articleBody":
                 kind = 2
@@ -340,7 +355,8 @@ def prune_furniture(root: Element) -> None:
 
 
 def _pruned(element: Element, tag: str) -> bool:
-    if tag in _PRUNED_TAGS or (element.get("role") or "").strip().lower() in JUNK_ROLES:
+    role = (element.get("role") or "").strip().lower()
+    if tag in _PRUNED_TAGS or (role in JUNK_ROLES and not (role == "tablist" and holds_panels(element))):
         return True
     return tag in _PRUNED_BY_CLASS and any(
         marks_boilerplate(element.get(key) or "", key == "id") for key in ("class", "id")
@@ -385,11 +401,44 @@ def held_text(elements: list[Element]) -> int:
     return _largest(elements, _text_outside_links)[1]
 
 
-def wrapped_page(found: Measure) -> tuple[Element | None, int]:
-    """The element left out for its tag or role alone that holds the most text outside links, and
-    that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
-    role=complementary wrapper the parser made hold the page."""
-    return _largest([e for e in found.tag_dropped if _has_blocks(e, _WRAPPED_BLOCKS)], _text_outside_links)
+def wrapped_page(found: Measure, at_least: int = 0) -> tuple[Element | None, int]:
+    """The element left out for its tag, role or hidden state alone that holds the most text outside
+    links, and that text's length: an unclosed <header> or <noscript>, a page-wide <form>, a
+    role=complementary wrapper the parser made hold the page, a wrapper hidden until a script shows it.
+    at_least: what the caller takes, at least (an element that cannot hold as much is not measured)."""
+    # All its text bounds an element's text outside links and code, and is cheaper to read: the
+    # largest are measured first, until no other can hold more (hidden elements are many on some pages)
+    best, best_len = None, max(0, at_least - 1)
+    for bound, element in sorted(((stripped_length(e), e) for e in found.tag_dropped), key=_first, reverse=True):
+        if bound <= best_len:
+            break
+        if _has_blocks(element, _WRAPPED_BLOCKS):
+            length = _text_outside_links(element)
+            if length > best_len:
+                best, best_len = element, length
+    return (best, best_len) if best is not None else (None, 0)
+
+
+def _first(pair: tuple[int, Element]) -> int:
+    return pair[0]
+
+
+# A gallery's captions are its text when there are this many, with this much text together outside
+# links, and this many times what the rest of the page keeps outside links (a story's photos, even a
+# slideshow of twenty after a short story, are captioned beside a text of its own)
+_GALLERY_PHOTOS, _GALLERY_TEXT, _GALLERY_SHARE = 3, 500, 2
+
+
+def gallery_captions(found: Measure) -> frozenset[Element]:
+    """The photo captions left out (<figcaption>s in a <figure> with a photo) when they are the
+    page's text: a gallery or a slideshow told in its captions."""
+    captions = found.photo_captions
+    if len(captions) < _GALLERY_PHOTOS:
+        return frozenset()
+    held = sum(_text_outside_links(caption) for caption in captions)
+    if held < _GALLERY_TEXT or held < _GALLERY_SHARE * found.text_outside_links(found.body):
+        return frozenset()
+    return frozenset(captions)
 
 
 def _largest(elements: list[Element], size: Callable[[Element], int]) -> tuple[Element | None, int]:
@@ -476,19 +525,35 @@ def _first_chars(pieces: list[str]) -> str:
 
 
 _PROSE_PARAGRAPH = 80  # characters
+_WIDGET_PROSE = 1  # paragraphs in a block named only as a widget (a page builder's text block)
+# ...and in a text widget named so by a token's first word ("widget widget_text"): a sidebar's holds
+# one or two, an article wrapped in a page builder's widget more
+_WIDGET_WRAPPER_PROSE = 3
 
 
-def _holds_prose(element: Element) -> bool:
-    """Two paragraphs of text or more, with little link text: a page builder's text block."""
+def _holds_prose(element: Element, need: int = 2, in_items: bool = True) -> bool:
+    """need paragraphs of text or more, with little link text: a page builder's text block.
+    in_items=False: not counting paragraphs in list items (a list of teasers' summaries)."""
     found = 0
     for paragraph in islice(element.iter("p"), 50):
+        if not in_items and _in_item(paragraph, element):
+            continue
         text = "".join(paragraph.itertext()).strip()
         if len(text) >= _PROSE_PARAGRAPH:
             links = sum(len("".join(a.itertext())) for a in paragraph.iter("a"))
             if links < 0.3 * len(text):
                 found += 1
-                if found >= 2:
+                if found >= need:
                     return True
+    return False
+
+
+def _in_item(node: Element, within: Element) -> bool:
+    for ancestor in node.iterancestors():
+        if ancestor is within:
+            return False
+        if ancestor.tag == "li":
+            return True
     return False
 
 
@@ -513,6 +578,23 @@ def _holds_caption_prose(element: Element) -> bool:
         if tag == "a":
             links += size
     return text - links >= _CAPTION_RUN
+
+
+_PHOTO_NEAR = 40  # elements looked at for a photo, in the block and in its parent
+
+
+def _caption_without_photo(element: Element, value: str) -> bool:
+    """A box named as a caption (not a credit) that holds a prose paragraph and has no photo in it
+    or beside it (in its parent): a slideshow's text apart from its photos, or a theme's name for
+    the article's own text. Not a paragraph so named: that is a video's or a photo's caption line,
+    wherever the player or the photo stands."""
+    if element.tag == "p" or not names_caption(value) or not _holds_prose(element, 1):
+        return False
+    parent = element.getparent()
+    for node in islice((parent if parent is not None else element).iter(), _PHOTO_NEAR):
+        if node.tag in _PHOTOS or node.tag in ("figure", "picture", "noscript"):
+            return False
+    return True
 
 
 _SLUG_GAPS = re.compile(r"[\W_]+")
@@ -569,6 +651,17 @@ def _slug_of_heading(element: Element, value: str) -> bool:
         return False
     rest = name[len(slug):]
     return not rest or (rest[0] == "-" and rest[1:].isdigit())  # "-1": a generator's duplicate
+
+
+def _opens_panel(button: Element) -> bool:
+    """An accordion's button in a heading (the ARIA pattern, `<h3><button aria-expanded=false
+    aria-controls=...>`): its text is the heading's, a FAQ's question."""
+    parent = button.getparent()
+    return (
+        parent is not None
+        and parent.tag in _HEADINGS
+        and (button.get("aria-controls") is not None or button.get("aria-expanded") is not None)
+    )
 
 
 def _is_photo_caption(caption: Element) -> bool:

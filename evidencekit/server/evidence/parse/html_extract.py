@@ -18,6 +18,7 @@ from evidencekit.server.evidence.parse.content import (
     choose,
     discussion_blocks,
     dropped_container,
+    gallery_captions,
     held_text,
     holding_main,
     marked_main,
@@ -169,16 +170,22 @@ def find_content(root: Element) -> tuple[Measure, list[Element], frozenset[Eleme
     # <form> is not the page's own text
     kept_own = found.text_outside_links(body)
     raw, total = _text_lengths(body)
-    # (held <= total - kept: no wrapper can hold 4x the kept text outside links and 200 characters
-    # unless this holds)
-    can_wrap = total - kept >= max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE)
-    wrapper, held = wrapped_page(found) if can_wrap else (None, 0)
-    if wrapper is not None and held >= _WRAPPED_PAGE and held >= _WRAPPED_SHARE * kept_own:
+    for _ in range(_CONTAINER_ROUNDS):
         # Left out for its tag or role (an unclosed <header> or <noscript>, a page-wide <form>,
-        # role=complementary), it holds the page and nothing else was kept: read it as a container.
+        # role=complementary), it holds the page and nothing else was kept: read it as a container,
+        # and look again inside it (an unclosed <nav> in an unclosed <header>).
+        # (held <= total - kept: no wrapper can hold 4x the kept text outside links and 200
+        # characters unless this holds)
+        if total - kept < max(_WRAPPED_SHARE * kept_own, _WRAPPED_PAGE):
+            break
+        wrapper, held = wrapped_page(found, max(_WRAPPED_PAGE, _WRAPPED_SHARE * kept_own))
+        if wrapper is None or held < _WRAPPED_PAGE or held < _WRAPPED_SHARE * kept_own:
+            break
         exempted = measure(body, exempt=exempt | {wrapper})
-        if _gained(exempted, kept):
-            found, exempt = exempted, exempt | {wrapper}
+        if not _gained(exempted, kept):
+            break
+        found, exempt = exempted, exempt | {wrapper}
+        kept, kept_own = found.text_len(body), found.text_outside_links(body)
     held_elsewhere = 0
     for _ in range(_CONTAINER_ROUNDS):
         # Class names (or an <aside>) hid most of the page: a main container named like furniture
@@ -196,9 +203,14 @@ def find_content(root: Element) -> tuple[Measure, list[Element], frozenset[Eleme
             break
         found, exempt = exempted, exempt | {container}
     kept = found.text_len(body)
-    if kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2:
+    use_classes = not (kept < 500 and raw > 4 * kept + 500 and held_elsewhere <= raw // 2)
+    if not use_classes:
         # Ignore classes altogether when nearly nothing is left and no such element explains it.
         found = measure(body, use_classes=False, exempt=exempt)
+    captions = gallery_captions(found)
+    if captions:
+        # The photos' captions hold more text than the page keeps beside them: a gallery told in them
+        found = measure(body, use_classes=use_classes, exempt=exempt | captions)
     chosen = with_lead(found, choose(found, marked))
     leave_out = teaser_grids(found, chosen) | discussion_blocks(found, chosen) | byline_blocks(found, chosen)
     return found, chosen, leave_out
