@@ -21,6 +21,7 @@ from evidencekit.server.generated.operations import STATUS
 from evidencekit.server.runtime._checked_answer import CheckedAnswer
 from evidencekit.server.runtime._context import RequestContext
 from evidencekit.server.runtime._errors import ContractViolation
+from evidencekit.server.runtime._json_answer import answer_bytes
 from evidencekit.server.runtime._pipeline import OperationPipeline
 from tests.server.store.test_receipts import RESULT, WORKSPACE, contract_errors, request
 from tests.support import AllowAll
@@ -43,7 +44,9 @@ async def status_answer() -> Any:
     ask = {"workspace_id": str(WORKSPACE), "mutation_id": str(request().mutation_id)}
     answer = await EvidenceHandlers().status(STATUS.input_model.model_validate(ask), RequestContext("r", "rest"))
     pipeline = OperationPipeline(STATUS, EvidenceHandlers().status, AllowAll())
-    sent = await pipeline.answer(ask, json.dumps(ask), RequestContext("r", "rest", principal=AllowAll.Caller()))
+    checked = await pipeline.checked(ask, json.dumps(ask), RequestContext("r", "rest", principal=AllowAll.Caller()))
+    # the bytes REST sends for it (rest_runtime: a CheckedAnswer's own body, else the data's JSON)
+    sent = checked.body if type(checked) is CheckedAnswer else answer_bytes(checked)
     return answer, json.loads(sent)
 
 
