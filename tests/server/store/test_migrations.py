@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tortoise.connection import get_connection
@@ -186,11 +187,7 @@ async def test_postgresql_results_move_to_json_text_unchanged(postgres_url: str)
                 "valid_until, result, attempts) VALUES ($1, $2, $3, 'h', 'https://example.com/a', 'url_text', "
                 "'completed', now(), now() + interval '1 day', $4::jsonb, 0)",
                 uuid.uuid4(), WORKSPACE, mutation_id, None if result is None else json.dumps(result))
-        lz4 = True
-        try:
-            await connection.execute("CREATE TEMP TABLE lz4_probe (t text COMPRESSION lz4)")
-        except asyncpg.PostgresError:
-            lz4 = False
+        lz4 = await _has_lz4(connection)
     finally:
         await connection.close()
 
@@ -272,11 +269,7 @@ async def test_postgresql_compresses_a_settled_pages_text_with_lz4_after_0019(po
                                                       [json.dumps(segments)])
     connection = await asyncpg.connect(postgres_url)
     try:
-        lz4 = True
-        try:
-            await connection.execute("CREATE TEMP TABLE lz4_probe (t text COMPRESSION lz4)")
-        except asyncpg.PostgresError:
-            lz4 = False
+        lz4 = await _has_lz4(connection)
     finally:
         await connection.close()
 
@@ -298,3 +291,14 @@ async def test_postgresql_compresses_a_settled_pages_text_with_lz4_after_0019(po
     assert sorted(hit["parent"] for hit in found["results"]) == ["documents/example.com/after",
                                                                 "documents/example.com/before"]
     assert text in str(served)
+
+
+async def _has_lz4(connection: Any) -> bool:
+    """Whether this PostgreSQL compresses with lz4 (14+, built with it): else pglz stays."""
+    import asyncpg
+
+    try:
+        await connection.execute("CREATE TEMP TABLE lz4_probe (t text COMPRESSION lz4)")
+    except asyncpg.PostgresError:
+        return False
+    return True
