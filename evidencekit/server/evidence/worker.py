@@ -267,8 +267,7 @@ class _Hand:
         while not stop.is_set():
             free_regular = self.worker.slots - (len(self.retrieving) - len(self.spares))
             free = free_regular + self.worker.spare - len(self.spares)
-            settling = len(self.held) - len(self.retrieving)
-            if free <= 0 or settling > self.worker.slots + self.worker.spare:
+            if free <= 0 or self._settles_backed_up():
                 self.freed.clear()
                 await self._until_freed(stop)
                 continue
@@ -337,13 +336,17 @@ class _Hand:
         self.spares.discard(receipt_id)
         self.freed.set()
 
+    def _settles_backed_up(self) -> bool:
+        """More fetched receipts wait to be settled than slots and spares together: no claim till they drain."""
+        return len(self.held) - len(self.retrieving) > self.worker.slots + self.worker.spare
+
     def _drop(self, ids: list[str]) -> None:
         """No longer held (settled, or given up). A claim is worth making again only if this frees a
         slot, makes room in a settle backlog that held claims back, or leaves a workspace with none of
         its receipts here (its next one may now be a fair choice for a spare slot): a settle in a
         workspace still running here changes nothing a claim could find, and made one claim in three
         of a backlog's drain come back empty."""
-        backlog = len(self.held) - len(self.retrieving) > self.worker.slots + self.worker.spare
+        backlog = self._settles_backed_up()
         slot = any(receipt_id in self.retrieving for receipt_id in ids)
         spaces = {self.held[receipt_id].workspace_id for receipt_id in ids if receipt_id in self.held}
         for receipt_id in ids:
