@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure, is_main_mark
+from evidencekit.server.evidence.parse.content import BLOCK_TAGS, OWN_STORY, Measure, is_main_mark
 from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.render import link_box
 
@@ -58,14 +58,13 @@ _MANY_CHILDREN = etree.XPath(f".//*[count(*) >= {_QUOTE_CARDS}]")
 # A pointer to another story inside the article ("Read also: <headline>", a related story's card):
 # one link away whose text reads as a headline, this long, in a box this short that it fills this
 # much of (a labelled paragraph: all but its label), after the article's first prose paragraph, with
-# this much of the content's own text beside the pointers
+# the content's own story beside the pointers (content.OWN_STORY, as beside teaser grids)
 _HEADLINE = (20, 200)
 _HEADLINE_WORDS = 3
 _POINTER_BOX = 350
 _POINTER_SHARE, _LABELLED_SHARE = 0.3, 0.6
 _LABEL = 30  # characters before the link in a labelled line, at most ("Lesen Sie auch:", "Related article:")
 _PROSE = 80
-_OWN_STORY = 400
 _NOT_AWAY = ("#", "javascript:", "mailto:", "tel:")
 _SENTENCE_ENDS = (".", "。", "!", "！")
 # A link in these is an entry of a list or a table (sources, a table of contents), not a pointer
@@ -309,7 +308,7 @@ def story_pointers(found: Measure, chosen: list[Element], leave_out: frozenset[E
     if not pointers:
         return frozenset()
     total = sum(info[node][0] for node in chosen)
-    if total - sum(info[box][0] for box in pointers) < _OWN_STORY:
+    if total - sum(info[box][0] for box in pointers) < OWN_STORY:
         return frozenset()  # the pointers are the page (an index of stories)
     return frozenset(pointers)
 

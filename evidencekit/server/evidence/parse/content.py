@@ -1250,7 +1250,7 @@ def _kept_text(found: Measure, element: Element) -> str:
 
 # The grids are left out when the content has more text than they have together, or a story of
 # its own this long beside them; else they are the content (an index page, a docs landing page).
-_TEASER_BOX_SHARE, _OWN_STORY = 0.5, 400
+_TEASER_BOX_SHARE, OWN_STORY = 0.5, 400
 _TEASER_TEXT = 400  # characters per linked heading, at most: a summary, not a section
 _TEASERS_AT_MOST = 200  # linked headings looked at (each one's ancestors are walked)
 
@@ -1292,7 +1292,7 @@ def teaser_grids(found: Measure, chosen: list[Element]) -> frozenset[Element]:
             stack.append(iter(box))
         in_grids = sum(found.info[box][0] for box in found_here)
         outside = found.info[node][0] - in_grids
-        if found_here and (in_grids <= _TEASER_BOX_SHARE * found.info[node][0] or outside >= _OWN_STORY):
+        if found_here and (in_grids <= _TEASER_BOX_SHARE * found.info[node][0] or outside >= OWN_STORY):
             grids.update(found_here)
     return frozenset(grids)
 
