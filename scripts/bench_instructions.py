@@ -4,8 +4,9 @@
 
 On a shared 2-core machine bench_servers.py's rates move +-30% between runs; the instructions a
 request costs move far less. Each side of bench_servers.py (`--serve ours`: the library example
-served the documented way, access log off; `--serve fastapi`: its FastAPI peer on `uvicorn.run`)
-runs under `valgrind --tool=cachegrind`, three times per load, each answering requests from a client
+served the documented way, access log off; `--serve ours_logged`: the same at INFO, its access
+lines written by the log thread, whose instructions count too; `--serve fastapi`: its FastAPI peer
+on `uvicorn.run`) runs under `valgrind --tool=cachegrind`, three times per load, each answering requests from a client
 in this process over one keep-alive connection, one request at a time, then stopped (SIGINT) so
 cachegrind writes its count: N_LOW requests, N_HIGH requests, and N_LOW requests followed by
 IDLE_SECONDS of waiting. What a server does to start, warm up and stop is the same in each; its
@@ -16,6 +17,11 @@ request costs the server: the HTTP parser, the app and the socket writes, in Pyt
 the kernel (ours writes a response with one system call, uvicorn's own protocol with two). The
 ratio peer / ours stands in for bench_servers' rate ratio ours / peer: a server bound by its CPU
 answers in inverse proportion to what a request costs it.
+
+The access log's row is an upper bound of what a line costs: the log thread writes what waited every
+0.05 s, and under valgrind a request comes every 20-50 ms, so each write carries a line or two and
+its fixed cost (a lock, a clock read, a system call) is paid per line; at wrk's rates a write
+carries hundreds (scripts/bench_servers.py measures the rate).
 
 Runs two servers at once (the machine's two cores: instruction counts do not mind sharing).
 `--keep DIR` keeps each run's cachegrind.out for `cg_annotate` (which sees CPython's C functions,
@@ -42,7 +48,7 @@ from bench_servers import HEADERS, PATHS, bodies, books, build_example
 N_LOW, N_HIGH = 200, 1200
 IDLE_SECONDS = 20.0
 LOADS = ("rest_get", "rest_search")
-SIDES = ("ours", "fastapi")
+SIDES = ("ours", "ours_logged", "fastapi")
 _IREFS = re.compile(rb"I\s+refs:\s+([\d,]+)")
 
 
@@ -98,8 +104,11 @@ def count(side: str, load: str, requests: int, idle: float, project: Path, books
     command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
                PYTHON, str(ROOT / "scripts" / "bench_servers.py"), "--serve", side, "--port", str(port),
                "--project", str(project)]
-    process = subprocess.Popen(command, cwd=ROOT / "scripts", env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+    # cachegrind's summary and the access lines go to one file, read once the server stopped (a pipe
+    # nobody reads while the server runs would hold its log writer)
+    errors_file = folder / f"stderr.{side}.{load}.{requests}.{idle:g}"
+    with errors_file.open("wb") as stderr:
+        process = subprocess.Popen(command, cwd=ROOT / "scripts", env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         with connect(port, process) as sock:
             cycle = [request_bytes(load, body) for body in bodies(load, json.loads(books_file.read_text()))]
@@ -116,11 +125,12 @@ def count(side: str, load: str, requests: int, idle: float, project: Path, books
             time.sleep(idle)  # what the server's timers cost while it waits (see `per_request`)
         served = time.monotonic() - since
         process.send_signal(signal.SIGINT)
-        _, errors = process.communicate(timeout=300)
+        process.wait(timeout=300)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+    errors = errors_file.read_bytes()
     found = _IREFS.search(errors)
     if found is None:
         raise SystemExit(f"{side} {load}: no instruction count from cachegrind:\n{errors.decode()[-2000:]}")
@@ -167,7 +177,9 @@ def main() -> int:
                                    for n, idle in ((N_LOW, 0.0), (N_HIGH, 0.0), (N_LOW, IDLE_SECONDS))))
                for side in sides}
         shown = "  ".join(f"{side} {value / 1000:8.1f}k" for side, (value, _) in per.items())
-        ratio = f"  peer / ours {per['fastapi'][0] / per['ours'][0]:.2f}x" if len(per) == 2 else ""
+        ratio = f"  peer / ours {per['fastapi'][0] / per['ours'][0]:.2f}x" if {"fastapi", "ours"} <= per.keys() else ""
+        if {"ours", "ours_logged"} <= per.keys():
+            ratio += f"  access log {1 - per['ours'][0] / per['ours_logged'][0]:.1%} of a logged request"
         timers = ", ".join(f"{side} {second / 1e6:.1f}M" for side, (_, second) in per.items())
         print(f"  {load:12} {shown}{ratio}   (timers a second: {timers})")
     return 0

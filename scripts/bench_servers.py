@@ -9,7 +9,10 @@ interleaved rounds with wrk (2 threads, 32 connections, loopback), each serving 
 ours           the example's app served the documented way (`serve`, logs off the event
                loop: what `python -m library_api.serve` and `evidencekit serve` do), log level
                WARNING (no access log)
-ours_logged    the same at INFO: one access line per request, written to a file
+ours_logged    the same process at INFO: one access line per request, written to a file. The
+               bench sets the level before each of the two sides' runs (SIGUSR1: INFO, SIGUSR2:
+               WARNING) and warms up 1 s after it (the access log looks the level up every
+               0.1 s), so the difference between them is the log's alone, not two processes'
 fastapi        scripts/library_peers/fastapi_app.py (pydantic models, response_model) on
                `uvicorn.run`, access log off
 fastmcp_json   scripts/library_peers/fastmcp_app.py (the SDK's MCPServer, stateless Streamable
@@ -27,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -175,6 +180,8 @@ def serve(side: str, port: int, project: Path) -> None:
         for book in loaded:
             catalogue.keep(book)
         log_off_the_loop("INFO" if side == "ours_logged" else "WARNING")
+        for number, level in ((signal.SIGUSR1, logging.INFO), (signal.SIGUSR2, logging.WARNING)):
+            signal.signal(number, lambda _number, _frame, level=level: logging.getLogger().setLevel(level))
         # wrk's 32 connections are one client: /mcp's limit of calls in progress per credential
         # (McpSettings.streams, 8 by default) is set above them, as a team serving one busy client would
         settings = McpSettings(name="Library catalogue API", streams=StreamLimits(per_credential=64))
@@ -211,12 +218,16 @@ def main() -> int:
         data = books()
         books_file = data_dir / "books.json"
         books_file.write_text(json.dumps(data))
-        ports = {side: free_port() for side in sides}
-        logs = {"ours_logged": data_dir / "ours_logged.log"}
+        servers = [side for side in sides if side != "ours_logged"]  # ours_logged: ours at INFO
+        ports = {side: free_port() for side in servers}
+        if "ours_logged" in sides:
+            ports["ours_logged"] = ports["ours"]
+        log_file = data_dir / "ours.log"
         try:
-            for side in sides:
-                processes.append(start(side, ports[side], project, books_file, logs.get(side)))
-            for side, process in zip(sides, processes, strict=True):
+            for side in servers:
+                processes.append(start(side, ports[side], project, books_file, log_file if side == "ours" else None))
+            by_side = dict(zip(servers, processes, strict=True))
+            for side, process in by_side.items():
                 wait_ready(f"http://127.0.0.1:{ports[side]}/openapi.json" if side.startswith("ours")
                            else f"http://127.0.0.1:{ports[side]}/", process)
             for load in loads:
@@ -233,6 +244,9 @@ def main() -> int:
             for turn in range(args.rounds):
                 for load, side in runs[turn % len(runs):] + runs[:turn % len(runs)]:
                     url = f"http://127.0.0.1:{ports[side]}{PATHS[load]}"
+                    if "ours_logged" in SIDES[load] and side.startswith("ours"):
+                        by_side["ours"].send_signal(signal.SIGUSR1 if side == "ours_logged" else signal.SIGUSR2)
+                        wrk(url, data_dir / f"{load}.lua", 1)
                     rates[load, side].append(wrk(url, data_dir / f"{load}.lua", args.seconds))
                 print(f"round {turn + 1} of {args.rounds} done", flush=True)
         finally:
@@ -240,7 +254,7 @@ def main() -> int:
                 process.terminate()
             for process in processes:
                 process.wait(timeout=30)
-        logged = sum(1 for _ in logs["ours_logged"].open("rb")) if logs["ours_logged"].exists() else 0
+        logged = sum(1 for _ in log_file.open("rb")) if log_file.exists() else 0
     print(f"\nrequests/s, median of {args.rounds} rounds (wrk -t2 -c32, {args.seconds} s each)")
     for (load, side), values in rates.items():
         print(f"  {load:12} {side:14} {statistics.median(values):9.0f}   ({', '.join(f'{v:.0f}' for v in values)})")
