@@ -359,3 +359,50 @@ def test_a_warning_never_writes_to_a_stalled_stream_from_the_thread_that_logs_it
         handler.close()
         logger.removeHandler(handler)
     assert stream.getvalue().rstrip().endswith("Invalid HTTP request received.")
+
+
+class _CountedEvent(threading.Event):
+    """An Event that notes the timeout of each wait on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return super().wait(timeout)
+
+
+def test_an_idle_writer_sleeps_until_a_line_comes_and_writes_what_comes_meanwhile() -> None:
+    """The writer woke every 0.05 s to find nothing, taking the interpreter lock from an idle event
+    loop each time; it now waits without a timeout until a line (or a warning, a flush) comes."""
+    stream = io.StringIO()
+    handler = BatchedLog(stream)
+    writes = []
+    real_write = handler._write_waiting
+
+    def counted_write() -> None:
+        writes.append(len(handler.waiting))
+        real_write()
+
+    handler._write_waiting = counted_write  # type: ignore[method-assign]
+    first_wake, handler.wake = handler.wake, _CountedEvent()
+    first_wake.set()  # the writer leaves its wait on the first Event and waits on the counted one
+    logger = logging.getLogger("evidencekit.test.idle")
+    logger.propagate = False
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        eventually(lambda: handler.wake.waits, what="the writer to wait on the counted Event")  # type: ignore[attr-defined]
+        logger.info("one line")
+        eventually(lambda: "one line" in stream.getvalue(), what="the line to be written")
+        eventually(lambda: len(handler.wake.waits) >= 2, what="the writer to wait again")  # type: ignore[attr-defined]
+        assert handler.wake.waits == [None] * len(handler.wake.waits)  # type: ignore[attr-defined]
+        done = len(writes)
+        for number in range(3):  # lines queued straight to an idle writer wake it as a record does
+            handler.put([formatted, time.perf_counter(), "evidencekit.access", "GET /put/%d 200", (number,)])
+        eventually(lambda: "/put/2 200" in stream.getvalue(), what="the put lines to be written")
+        assert len(writes) - done <= 2  # one batch (or the first line and then the rest), not a wake per line
+    finally:
+        handler.close()
+        logger.removeHandler(handler)

@@ -3,8 +3,10 @@ them in batches.
 
 Formatting a line and writing it to stderr on the loop cost about a quarter of a status read's
 throughput (scripts/bench.py status, the logged rows). A thread woken for every record costs as
-much again, in hand-overs of the interpreter lock; so the writer wakes every INTERVAL seconds
-(or once BATCH records wait) and writes what waits with one write. A WARNING or worse is written
+much again, in hand-overs of the interpreter lock; so the writer, woken by the first record to
+wait, lets a batch gather for INTERVAL seconds (or until BATCH records wait) and writes it with one
+write. With nothing to write it sleeps until something comes: an idle server's writer never takes
+the interpreter lock from its event loop. A WARNING or worse is written
 at once, after what waits before it: the thread that logs it wakes the writer and waits until it
 is written, so the lines a crash leaves are on disk. Records keep their arguments until written
 (the access log's are strings and numbers). `close()`, also at exit, writes what is still queued.
@@ -41,8 +43,8 @@ from operator import itemgetter
 from typing import Any, TextIO, cast
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
-INTERVAL = 0.05  # seconds a line may wait
-BATCH = 1024  # records that wake the writer before INTERVAL is over
+INTERVAL = 0.05  # seconds a batch gathers once its first line waits
+BATCH = 1024  # records that end a batch's gathering before INTERVAL is over
 MAX_WAITING = 10_000  # INFO records queued at most; warnings may take as many again
 STALL_SECONDS = 1.0  # how long a warning waits for a write under way
 
@@ -90,7 +92,8 @@ class BatchedLog(logging.Handler):
         self.dropped = 0  # records not queued since the last write said so (under `queue`)
         self.stalled = False  # a wait for the writer ran out, and no write has completed since
         self.writing = threading.Lock()  # one batch written at a time, in order
-        self.wake = threading.Event()
+        self.wake = threading.Event()  # set by a record that finds nothing waiting: a batch begins
+        self.now = threading.Event()  # set by a warning, a flush, BATCH records or close: write it now
         self.closing = False
         self.writer = threading.Thread(target=self._write_on, name="evidencekit-log-writer", daemon=True)
         self.writer.start()
@@ -113,9 +116,12 @@ class BatchedLog(logging.Handler):
         if not self._room(warning):
             return
         if not warning:
+            waited = len(self.waiting)
             self.waiting.append(record)
-            if len(self.waiting) >= BATCH and not self.wake.is_set():
+            if not waited:
                 self.wake.set()
+            elif waited >= BATCH and not self.now.is_set():
+                self.now.set()
             return
         written = threading.Event()
         with self.queue:
@@ -127,20 +133,23 @@ class BatchedLog(logging.Handler):
         """Wake the writer and wait for `written`, at most `timeout` s: the caller (the event loop)
         never writes to a stream that may block."""
         self.wake.set()
+        self.now.set()
         if not written.wait(timeout):
             self.stalled = True
 
     def put(self, item: list[Any]) -> None:
         """A line queued as `[maker, time.perf_counter(), *what it says]` (`Maker`), for callers
-        that `direct_handler` gave this handler; while the queue holds fewer than
+        that `direct_handler` gave this handler; while the queue holds at least one and fewer than
         min(BATCH, max_waiting) lines, appending to `waiting` does what this does."""
         waiting = self.waiting
         waited = len(waiting)
         if waited >= self.max_waiting and not self._room(False):
             return
         waiting.append(item)
-        if waited == BATCH:
+        if not waited:
             self.wake.set()
+        elif waited == BATCH:
+            self.now.set()
 
     def _made(self, run: list[list[Any]], second_text: Callable[[int], str], to_wall: float) -> list[str]:
         """The text of a run of one maker's lines; a line it cannot make is reported, as logging
@@ -208,9 +217,14 @@ class BatchedLog(logging.Handler):
             written.set()
 
     def _write_on(self) -> None:
+        # A record appended while a write takes the queue finds it not empty and wakes no one: it
+        # is seen here, after the write, and gathers with the next batch.
         while not self.closing:
-            self.wake.wait(INTERVAL)
+            if not self.waiting:
+                self.wake.wait()
+            self.now.wait(INTERVAL)
             self.wake.clear()
+            self.now.clear()
             with self.writing:
                 self._write_waiting()
 
@@ -220,6 +234,7 @@ class BatchedLog(logging.Handler):
         if not self.closing:
             self.closing = True
             self.wake.set()
+            self.now.set()
             self.writer.join(timeout=5)
         self.flush()
         super().close()
