@@ -128,3 +128,14 @@ def test_a_thread_keeps_the_dates_of_its_posts() -> None:
     html = f"<!DOCTYPE html><html><body>{NAV}<div class='thread'>{posts}</div></body></html>"
     text = parse_html(html.encode()).text
     assert text.count("06-29-2004") == 6
+
+
+def test_a_date_line_indented_in_the_source_is_left_out() -> None:
+    """The block's text as written (a template's indentation and newlines) is read as the reader
+    sees it: its spaces do not make it a long line of many words."""
+    indent = "\n" + " " * 40
+    sentence = ARTICLES["en"][0]
+    date = "Thu, January 10, 2008"
+    text = parse_html(article("en", [f"<b>{indent}{date}{indent}</b>{indent}"])).text
+    assert date not in text and text.count(sentence) == 12
+    assert is_byline_line(f"{indent}{date}{indent}")

@@ -201,7 +201,11 @@ _NOT_NAMES = _FILLERS | _JOINS | _LEADS | {"the", "a", "an", "der", "die", "das"
 def is_byline_line(text: str) -> bool:
     """Whether text (one block's, lines joined by newlines) is only a byline, a date or time, a
     reading time, or some of them (see the module docstring)."""
-    if len(text) > MAX_CHARS or not text.strip() or text.count(" ") > _MAX_SPACES:
+    if len(text) > MAX_CHARS or text.count(" ") > _MAX_SPACES:
+        text = " ".join(text.split())  # (as the reader sees it: a template's indentation is not the line's)
+        if len(text) > MAX_CHARS or text.count(" ") > _MAX_SPACES:
+            return False
+    if not text.strip():
         return False
     if not _DIGIT.search(text) and not _LEAD_START.match(text):
         return False  # (no date nor reading time, and no lead: most lines end here, before the patterns)
