@@ -19,6 +19,11 @@ from evidencekit.server.evidence.parse.widget_words import LINE_CHARS, widget_li
 
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _PROSE_HEADING = 300  # characters: a "heading" longer than this is a paragraph in a heading's type
+# ...and so are two or more in a row below the headline's rank that are sentences of this many words
+# or more (each ends with its stop): old pages set their paragraphs in <h4>. A section's title has
+# no stop, and a lone sentence in a heading is a standfirst or a footnote, which references drop.
+_SENTENCE_HEADING = 12
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’»)\]]*$")
 _LISTS = frozenset({"ul", "ol", "dl", "dir"})
 _QUOTES = frozenset({"blockquote"})
 # Boxes dropped when most of their text is link text (related links, tag lists, teasers), with the
@@ -76,7 +81,7 @@ def render(
         renderer.end_block()
         renderer.element(node)
     blocks, levels = _without_widget_lines(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
-    blocks, levels = _without_empty_sections(blocks, levels)
+    blocks, levels = _without_empty_sections(*_prose_headings(blocks, levels))
     # The headline (h1) is the page's title, not its text: it stays in the markdown only, unless it
     # is all the text there is.
     text = "\n\n".join(b[0] for b, level in zip(blocks, levels, strict=True) if level != 1)
@@ -135,6 +140,24 @@ def _without_widget_lines(blocks: list[Block], levels: list[int]) -> tuple[list[
         return blocks, levels
     kept = [i for i in range(len(blocks)) if i not in dropped]
     return [blocks[i] for i in kept], [levels[i] for i in kept]
+
+
+def _prose_headings(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
+    """Headings in a row that are sentences (see _SENTENCE_HEADING) written as paragraphs."""
+    prose = [level > 1 and _sentence(text) for (text, _), level in zip(blocks, levels, strict=True)]
+    if sum(prose) < 2:
+        return blocks, levels
+    blocks, levels = list(blocks), list(levels)
+    for index, is_prose in enumerate(prose):
+        if is_prose and ((index and prose[index - 1]) or (index + 1 < len(prose) and prose[index + 1])):
+            text, markdown = blocks[index]
+            blocks[index] = (text, markdown[levels[index] + 1 :])  # (without its "#### ")
+            levels[index] = 0
+    return blocks, levels
+
+
+def _sentence(text: str) -> bool:
+    return text.count(" ") + 1 >= _SENTENCE_HEADING and _SENTENCE_END.search(text) is not None
 
 
 _KICKER_RANK = 4  # the smallest heading a kicker is set in (h5 and h6 hold credits and bylines)
