@@ -198,9 +198,10 @@ _AFTER = frozenset(word for language in LANGUAGES.values() for word in language.
 _NOT_NAMES = _FILLERS | _JOINS | _LEADS | {"the", "a", "an", "der", "die", "das", "les", "los", "il", "lo", "het", "een"}
 
 
-def is_byline_line(text: str) -> bool:
+def is_byline_line(text: str, names: bool = True) -> bool:
     """Whether text (one block's, lines joined by newlines) is only a byline, a date or time, a
-    reading time, or some of them (see the module docstring)."""
+    reading time, or some of them (see the module docstring); names=False: only a date or time, a
+    reading time, or both (no byline)."""
     if len(text) > MAX_CHARS or text.count(" ") > _MAX_SPACES:
         text = " ".join(text.split())  # (as the reader sees it: a template's indentation is not the line's)
         if len(text) > MAX_CHARS or text.count(" ") > _MAX_SPACES:
@@ -219,6 +220,8 @@ def is_byline_line(text: str) -> bool:
         if word in _SKIPPED or word.casefold() in _FILLERS:
             at += 1
             continue
+        if not names:
+            return False
         end = _byline_end(words, at)
         if end is None:
             return False

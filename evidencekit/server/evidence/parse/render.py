@@ -12,6 +12,8 @@ from collections.abc import Callable
 from itertools import islice
 from urllib.parse import urljoin
 
+from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _DATE_CHARS
+from evidencekit.server.evidence.parse.bylines import is_byline_line
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
 from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
@@ -81,6 +83,7 @@ def render(
         renderer.end_block()
         renderer.element(node)
     blocks, levels = _without_widget_lines(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
+    blocks, levels = _without_date_lines(blocks, levels)
     blocks, levels = _without_empty_sections(*_prose_headings(blocks, levels))
     # The headline (h1) is the page's title, not its text: it stays in the markdown only, unless it
     # is all the text there is.
@@ -158,6 +161,28 @@ def _prose_headings(blocks: list[Block], levels: list[int]) -> tuple[list[Block]
 
 def _sentence(text: str) -> bool:
     return text.count(" ") + 1 >= _SENTENCE_HEADING and _SENTENCE_END.search(text) is not None
+
+
+# More date lines than this: a thread's or a log's entries, which keep their dates
+_MOST_DATE_LINES = 4
+
+
+def _without_date_lines(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
+    """Drop plain blocks that are only a date or time, a reading time, or both ("December 27,
+    2007, 5:19 pm", "Published - Sunday, December 30, 2007"), by their words: the lines content.py's
+    byline_blocks does not read, written from an inline element (a <span> or <em> between blocks)
+    or a cell. Not a byline ("By Jane Doe, March 3"): Dragnet's and Readability's references keep
+    those. Not when there are more than _MOST_DATE_LINES."""
+    dropped = [
+        index
+        for index, ((text, markdown), level) in enumerate(zip(blocks, levels, strict=True))
+        if not level and len(text) <= _DATE_CHARS and not markdown.startswith(_NOT_PLAIN)
+        and is_byline_line(text, names=False)
+    ]
+    if not dropped or len(dropped) > _MOST_DATE_LINES:
+        return blocks, levels
+    kept = [i for i in range(len(blocks)) if i not in dropped]
+    return [blocks[i] for i in kept], [levels[i] for i in kept]
 
 
 _KICKER_RANK = 4  # the smallest heading a kicker is set in (h5 and h6 hold credits and bylines)
