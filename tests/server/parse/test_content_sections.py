@@ -271,3 +271,15 @@ def test_paragraphs_set_in_headings_in_a_row_are_text() -> None:
     for line in lines:
         assert line in result.text and f"\n\n{line}" in result.markdown
     assert "Related" not in result.text
+
+
+def test_a_paragraph_that_links_to_another_site_in_the_text_is_kept() -> None:
+    nav = "<ul class='top'>" + "".join(f"<li><a href='https://news.example/s{n}'>Section {n}</a></li>" for n in range(8)) + "</ul>"
+    place = "<p><a href='https://maps.example/hill-market'>maps.example/hill-market</a></p>"  # (no headline)
+    own = "<p><a href='https://news.example/region/ferry'>Ferry timetable</a></p>"
+    advert = "<p><img src='/odds.jpg'><a href='https://odds.example/'>Cup odds</a></p>"
+    later = STORY.replace("Body", "Later")
+    body = f"{nav}<article><h1>The market moves uphill</h1>{STORY}{place}{own}{advert}{later}</article>"
+    text = parse_html(page(body)).text
+    assert "maps.example/hill-market" in text and "Later paragraph 3" in text
+    assert "Ferry timetable" not in text and "Cup odds" not in text
