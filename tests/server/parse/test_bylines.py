@@ -128,3 +128,58 @@ def test_a_thread_keeps_the_dates_of_its_posts() -> None:
     html = f"<!DOCTYPE html><html><body>{NAV}<div class='thread'>{posts}</div></body></html>"
     text = parse_html(html.encode()).text
     assert text.count("06-29-2004") == 6
+
+
+def test_a_date_line_indented_in_the_source_is_left_out() -> None:
+    """The block's text as written (a template's indentation and newlines) is read as the reader
+    sees it: its spaces do not make it a long line of many words."""
+    indent = "\n" + " " * 40
+    sentence = ARTICLES["en"][0]
+    date = "Thu, January 10, 2008"
+    text = parse_html(article("en", [f"<b>{indent}{date}{indent}</b>{indent}"])).text
+    assert date not in text and text.count(sentence) == 12
+    assert is_byline_line(f"{indent}{date}{indent}")
+
+
+def story(lines: str) -> bytes:
+    sentence = ARTICLES["en"][0]
+    paragraphs = "".join(f"<p>{n}: {sentence} {sentence}</p>" for n in range(6))
+    html = (
+        f"<!DOCTYPE html><html><head><title>T</title></head><body>{NAV}"
+        f"<article><h1>The market moves uphill</h1><div class='text'>{lines}{paragraphs}</div></article></body></html>"
+    )
+    return html.encode()
+
+
+INLINE_DATES = [
+    "<div class='meta'><h2>Flood</h2><small class='date'>December 27, 2007, 5:19 pm</small></div>",
+    "<table><tr><td><span class='published'>Published - Sunday, December 30, 2007</span></td></tr></table>",
+    "<em>Updated 3 March 2026</em>",
+    "<span>5 min read</span>",
+]
+
+
+@pytest.mark.parametrize("line", INLINE_DATES)
+def test_a_date_line_written_from_an_inline_element_is_left_out(line: str) -> None:
+    text = parse_html(story(line)).text
+    for words in ("2007", "2026", "min read"):
+        assert words not in text
+    assert text.count(ARTICLES["en"][0]) == 12
+
+
+def test_an_inline_byline_and_a_dated_sentence_stay() -> None:
+    lines = (
+        "<span>By Jane Doe, 3 March 2026</span><p>Lead.</p>"
+        "<em>The market reopened on 3 March 2024, two weeks after the water went down.</em>"
+    )
+    text = parse_html(story(lines)).text
+    assert "By Jane Doe, 3 March 2026" in text and "The market reopened on 3 March 2024" in text
+
+
+def test_a_log_of_inline_dates_keeps_them() -> None:
+    """More date lines than an article has: a log's entries, which keep their dates."""
+    sentence = ARTICLES["en"][0]
+    entries = "".join(f"<span>June {n + 1}, 2004</span><p>Entry {n}. {sentence} {sentence}</p>" for n in range(6))
+    html = f"<!DOCTYPE html><html><body>{NAV}<div class='log'>{entries}</div></body></html>"
+    text = parse_html(html.encode()).text
+    assert all(f"June {n + 1}, 2004" in text for n in range(6))

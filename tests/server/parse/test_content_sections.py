@@ -256,3 +256,30 @@ def test_a_list_of_the_sites_own_stories_a_partners_or_sharing_buttons_stays_out
     assert "Body paragraph 3" in text
     for gone in ("More from the region", "Story number", "Around the web", "believe", "Share on Facebook", "Send by"):
         assert gone not in text
+
+
+def test_paragraphs_set_in_headings_in_a_row_are_text() -> None:
+    """An old page's paragraphs set in <h5>, one sentence each: not sections left empty."""
+    lines = [
+        "Once the whole family agrees on the stall's place, a water bowl can be set under the table.",
+        "While the market is open, a drip pan should stand under the bowl so that the floor stays dry.",
+    ]
+    headed = "".join(f"<h5>{line}</h5>" for line in lines)
+    related = "<h3>Related</h3><ul><li><a href='/a'>Bridge reopens</a></li><li><a href='/b'>Ferry stops</a></li></ul>"
+    body = f"{NAV}<article><h1>The market moves uphill</h1>{STORY}{headed}{related}</article>"
+    result = parse_html(page(body))
+    for line in lines:
+        assert line in result.text and f"\n\n{line}" in result.markdown
+    assert "Related" not in result.text
+
+
+def test_a_paragraph_that_links_to_another_site_in_the_text_is_kept() -> None:
+    nav = "<ul class='top'>" + "".join(f"<li><a href='https://news.example/s{n}'>Section {n}</a></li>" for n in range(8)) + "</ul>"
+    place = "<p><a href='https://maps.example/hill-market'>maps.example/hill-market</a></p>"  # (no headline)
+    own = "<p><a href='https://news.example/region/ferry'>Ferry timetable</a></p>"
+    advert = "<p><img src='/odds.jpg'><a href='https://odds.example/'>Cup odds</a></p>"
+    later = STORY.replace("Body", "Later")
+    body = f"{nav}<article><h1>The market moves uphill</h1>{STORY}{place}{own}{advert}{later}</article>"
+    text = parse_html(page(body)).text
+    assert "maps.example/hill-market" in text and "Later paragraph 3" in text
+    assert "Ferry timetable" not in text and "Cup odds" not in text

@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from evidencekit.server.evidence.parse import bylines
 from evidencekit.server.evidence.parse.content import _sample, marked_main
 from evidencekit.server.evidence.parse.html_tree import load_tree
 from evidencekit.server.evidence.parse.render import escape_text
@@ -88,3 +89,18 @@ def test_the_marked_main_content_is_its_plain_definition(elements: list[str]) ->
                 or element.get("itemprop") == "articleBody" or identifier == "maincontent")
 
     assert marked_main(body) == [element for element in body.iterdescendants() if marks(element)]
+
+
+_MONTHS_PLAIN = bylines._compile(lambda words: "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")")[0]
+_DATE_PIECES = ["Jan", "jan.", "January", "Juni", "Jun", "mär", "März", "Mai", "mayo", "sept", "Sept.", "septembre",
+                "ב-", "במרץ", "3", "03", "2024", ". ", ", ", " ", "de ", "th", "x", "\n"]
+
+
+@settings(max_examples=400, database=None)
+@given(st.lists(st.sampled_from(_DATE_PIECES), max_size=12))
+@example(["3", " ", "de ", "mayo", " ", "de ", "2024"])
+@example(["Sept.", " ", "3", "th", ", ", "2024"])
+def test_dates_read_with_the_month_trie_are_their_plain_definition(pieces: list[str]) -> None:
+    """bylines' month names written as a trie match what the plain alternation (longest first) matches."""
+    text = "".join(pieces)
+    assert bylines._DATES.sub("#", text) == _MONTHS_PLAIN.sub("#", text)

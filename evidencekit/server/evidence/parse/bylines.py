@@ -20,6 +20,7 @@ How a line is read (is_byline_line):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -157,15 +158,15 @@ _HEBREW_WORD = re.compile("[\u05d0-\u05ea][\u05d0-\u05ea'\"׳״-]*")
 _NAME_MARKS = frozenset("'’.-")
 
 
-def _compile() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    months = sorted({m for language in LANGUAGES.values() for m in language.months}, key=len, reverse=True)
-    month = r"(?:ב-?)?(?:" + "|".join(re.escape(m) for m in months) + r")\b\.?"
+def _compile(group: Callable[[set[str]], str] | None = None) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """group: what writes the month names as one group (_trie)."""
+    months = {m for language in LANGUAGES.values() for m in language.months}
+    month = r"(?:ב-?)?" + (group or _trie)(months) + r"\b\.?"
     day = r"\d{1,2}(?:st|nd|rd|th|er|º|°)?\.?"
     year = r"\d{4}"
     dates = [
         rf"{day}\s*(?:de\s+)?{month}(?:,?\s*(?:de\s+)?{year})?",  # 3 mars 2024, 3. März 2024, 3 de marzo de 2024
-        rf"{month}\s*\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{year})?",  # March 3, 2024
-        rf"{month}\s*(?:de\s+)?{year}",  # March 2024
+        rf"{month}\s*(?:\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{year})?|(?:de\s+)?{year})",  # March 3, 2024; March 2024
         r"\d{1,2}[./-]\d{1,2}[./-](?:\d{4}|\d{2})",  # 12/03/2024, 3.3.24
         r"\d{4}[./-]\d{1,2}[./-]\d{1,2}(?:T\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?",
         r"(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*日",  # 2024年3月3日
@@ -180,6 +181,20 @@ def _compile() -> tuple[re.Pattern[str], re.Pattern[str]]:
         re.IGNORECASE,
     )
     return strong, weak
+
+
+def _trie(words: set[str]) -> str:
+    """One group matching any of words, the longest first, their shared beginnings written once
+    (the regex engine tries an alternation's branches one by one: 150 month names at every word)."""
+    if "" in words and len(words) == 1:
+        return ""
+    heads: dict[str, set[str]] = {}
+    for word in words:
+        if word:
+            heads.setdefault(word[0], set()).add(word[1:])
+    branches = [re.escape(head) + _trie(rests) for head, rests in sorted(heads.items())]
+    group = "(?:" + "|".join(branches) + ")"
+    return group + "?" if "" in words else group
 
 
 _DATES, _TIMES = _compile()
@@ -198,12 +213,17 @@ _AFTER = frozenset(word for language in LANGUAGES.values() for word in language.
 _NOT_NAMES = _FILLERS | _JOINS | _LEADS | {"the", "a", "an", "der", "die", "das", "les", "los", "il", "lo", "het", "een"}
 
 
-def is_byline_line(text: str) -> bool:
+def is_byline_line(text: str, names: bool = True) -> bool:
     """Whether text (one block's, lines joined by newlines) is only a byline, a date or time, a
-    reading time, or some of them (see the module docstring)."""
-    if len(text) > MAX_CHARS or not text.strip() or text.count(" ") > _MAX_SPACES:
+    reading time, or some of them (see the module docstring); names=False: only a date or time, a
+    reading time, or both (no byline)."""
+    if len(text) > MAX_CHARS or text.count(" ") > _MAX_SPACES:
+        text = " ".join(text.split())  # (as the reader sees it: a template's indentation is not the line's)
+        if len(text) > MAX_CHARS or text.count(" ") > _MAX_SPACES:
+            return False
+    if not text.strip():
         return False
-    if not _DIGIT.search(text) and not _LEAD_START.match(text):
+    if not _DIGIT.search(text) and (not names or not _LEAD_START.match(text)):
         return False  # (no date nor reading time, and no lead: most lines end here, before the patterns)
     marked = _TIMES.sub(_WEAK, _DATES.sub(_STRONG, text))
     found = _STRONG in marked
@@ -215,6 +235,8 @@ def is_byline_line(text: str) -> bool:
         if word in _SKIPPED or word.casefold() in _FILLERS:
             at += 1
             continue
+        if not names:
+            return False
         end = _byline_end(words, at)
         if end is None:
             return False

@@ -1,6 +1,8 @@
 """Blocks inside the chosen content that are all links and still the text's own: the renderer
 leaves a box of links out (related stories, tag lists), but a paragraph that is one linked
-sentence, or a list of sources the text cites on other sites, is part of what the author wrote.
+sentence or that links only to other sites than the page's own (a place, a video, a document the
+text points to), or a list of sources the text cites on other sites, is part of what the author
+wrote.
 """
 
 from __future__ import annotations
@@ -28,28 +30,46 @@ _SITE_LINKS_READ = 2000  # links read to find the page's own site, at most
 class OwnLinks:
     """Which boxes of links inside the chosen content are the text's own, asked by the renderer of
     each box it would leave out (so the page is not walked again): a paragraph that is one linked
-    sentence ("Read the commission's full report on the flood."), a list whose items link to other
+    sentence ("Read the commission's full report on the flood.") or whose links all go to other
+    sites than the page's own, with more of the text after it, a list whose items link to other
     sites than the page's own, with titles of some words (the sources a text cites, not a
     related-stories list of the site's own pages or a row of sharing buttons)."""
 
     def __init__(self, found: Measure, chosen: list[Element]) -> None:
         self.found = found
         self.chosen = chosen
-        self.site: list[str | None] = []  # the page's own site, found once when a list asks for it
+        self.site: list[str | None] = []  # the page's own site, found once when a box asks for it
         self.texts_end: dict[Element, set[Element]] = {}  # parent -> its children before its last text block
 
     def keeps(self, element: Element) -> bool:
         """element: a box of links the renderer would leave out."""
         if element.tag == "p":
-            return _linked_sentence(element) and _text_after(self.found, element, self.texts_end)
+            return (_linked_sentence(element) or self._away(element)) and _text_after(
+                self.found, element, self.texts_end
+            )
         if element.tag not in ("ul", "ol"):
             return False
         hosts = _source_sites(self.found, element)
-        if not hosts:
-            return False
+        return bool(hosts) and self._own_site() not in hosts
+
+    def _own_site(self) -> str | None:
         if not self.site:
             self.site.append(_own_host(self.found.body, self.chosen))
-        return self.site[0] not in hosts
+        return self.site[0]
+
+    def _away(self, paragraph: Element) -> bool:
+        """Every link of paragraph goes to another site than the page's own (known), and it holds
+        no picture (a linked picture and line are an advertisement)."""
+        if next(paragraph.iter(*_PICTURES), None) is not None:
+            return False
+        hosts: set[str] = set()
+        for link in paragraph.iter("a"):
+            host = _host(link.get("href") or "")
+            if host is None:
+                return False
+            hosts.add(host)
+        site = self._own_site() if hosts else None
+        return site is not None and site not in hosts
 
 
 def _text_after(found: Measure, element: Element, texts_end: dict[Element, set[Element]]) -> bool:

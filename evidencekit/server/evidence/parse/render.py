@@ -12,6 +12,8 @@ from collections.abc import Callable
 from itertools import islice
 from urllib.parse import urljoin
 
+from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _DATE_CHARS
+from evidencekit.server.evidence.parse.bylines import is_byline_line
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
 from evidencekit.server.evidence.parse.html_tree import Element
 from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
@@ -19,6 +21,11 @@ from evidencekit.server.evidence.parse.widget_words import LINE_CHARS, widget_li
 
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _PROSE_HEADING = 300  # characters: a "heading" longer than this is a paragraph in a heading's type
+# ...and so are two or more in a row below the headline's rank that are sentences of this many words
+# or more (each ends with its stop): old pages set their paragraphs in <h4>. A section's title has
+# no stop, and a lone sentence in a heading is a standfirst or a footnote, which references drop.
+_SENTENCE_HEADING = 12
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’»)\]]*$")
 _LISTS = frozenset({"ul", "ol", "dl", "dir"})
 _QUOTES = frozenset({"blockquote"})
 # Boxes dropped when most of their text is link text (related links, tag lists, teasers), with the
@@ -76,7 +83,8 @@ def render(
         renderer.end_block()
         renderer.element(node)
     blocks, levels = _without_widget_lines(*_without_repeats(renderer.finish(), renderer.levels, renderer.containers))
-    blocks, levels = _without_empty_sections(blocks, levels)
+    blocks, levels = _without_date_lines(blocks, levels)
+    blocks, levels = _without_empty_sections(*_prose_headings(blocks, levels))
     # The headline (h1) is the page's title, not its text: it stays in the markdown only, unless it
     # is all the text there is.
     text = "\n\n".join(b[0] for b, level in zip(blocks, levels, strict=True) if level != 1)
@@ -132,6 +140,46 @@ def _without_widget_lines(blocks: list[Block], levels: list[int]) -> tuple[list[
         if not level and len(text) <= LINE_CHARS and not markdown.startswith(_NOT_PLAIN) and widget_line(text)
     }
     if not dropped:
+        return blocks, levels
+    kept = [i for i in range(len(blocks)) if i not in dropped]
+    return [blocks[i] for i in kept], [levels[i] for i in kept]
+
+
+def _prose_headings(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
+    """Headings in a row that are sentences (see _SENTENCE_HEADING) written as paragraphs."""
+    prose = [level > 1 and _sentence(text) for (text, _), level in zip(blocks, levels, strict=True)]
+    if sum(prose) < 2:
+        return blocks, levels
+    blocks, levels = list(blocks), list(levels)
+    for index, is_prose in enumerate(prose):
+        if is_prose and ((index and prose[index - 1]) or (index + 1 < len(prose) and prose[index + 1])):
+            text, markdown = blocks[index]
+            blocks[index] = (text, markdown[levels[index] + 1 :])  # (without its "#### ")
+            levels[index] = 0
+    return blocks, levels
+
+
+def _sentence(text: str) -> bool:
+    return text.count(" ") + 1 >= _SENTENCE_HEADING and _SENTENCE_END.search(text) is not None
+
+
+# More date lines than this: a thread's or a log's entries, which keep their dates
+_MOST_DATE_LINES = 4
+
+
+def _without_date_lines(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
+    """Drop plain blocks that are only a date or time, a reading time, or both ("December 27,
+    2007, 5:19 pm", "Published - Sunday, December 30, 2007"), by their words: the lines content.py's
+    byline_blocks does not read, written from an inline element (a <span> or <em> between blocks)
+    or a cell. Not a byline ("By Jane Doe, March 3"): Dragnet's and Readability's references keep
+    those. Not when there are more than _MOST_DATE_LINES."""
+    dropped = [
+        index
+        for index, ((text, markdown), level) in enumerate(zip(blocks, levels, strict=True))
+        if not level and len(text) <= _DATE_CHARS and not markdown.startswith(_NOT_PLAIN)
+        and is_byline_line(text, names=False)
+    ]
+    if not dropped or len(dropped) > _MOST_DATE_LINES:
         return blocks, levels
     kept = [i for i in range(len(blocks)) if i not in dropped]
     return [blocks[i] for i in kept], [levels[i] for i in kept]
