@@ -7,6 +7,7 @@ migration executor's `_schema_editor`, a SQLite transaction's `_in_transaction`)
 - records_schema_editor: the editor the migration executor makes for its records' table (migrate).
 - NestingSqliteTransaction, sqlite_transaction: a SQLite transaction whose savepoints keep its class
   (migrate's one transaction for every pending migration, sqlite_scripts).
+- BeginOnlySqliteTransaction: one whose start is its BEGIN alone (write_transaction).
 
 The migrations themselves use public operations only (RunSQL, RunPython). tortoise-orm is pinned to
 one version, 1.1.9 (pyproject.toml), the one tested: tests/server/store/test_tortoise_adapter.py holds
@@ -15,6 +16,7 @@ each function to the behaviour the store relies on, on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from tortoise.backends.base.client import (
@@ -28,6 +30,7 @@ from tortoise.backends.sqlite.client import (
     SqliteTransactionWrapper,
 )
 from tortoise.connection import ConnectionHandler
+from tortoise.exceptions import TransactionManagementError
 from tortoise.migrations.executor import MigrationExecutor
 from tortoise.migrations.schema_editor.base import BaseSchemaEditor
 
@@ -64,3 +67,19 @@ def sqlite_transaction(connection: SqliteClient, kind: type[NestingSqliteTransac
     """A transaction on `connection` (`async with`), run through `kind`: what the connection's own
     `in_transaction` does with tortoise's class, holding the connection's lock while it is open."""
     return SqliteTransactionContext(kind(connection), connection._lock)
+
+
+class BeginOnlySqliteTransaction(NestingSqliteTransaction):
+    """tortoise's SQLite transaction commits before its BEGIN, a hop to aiosqlite's thread that
+    finds nothing to commit: the store's connection runs in autocommit (isolation_level None), where
+    no transaction is open unless one's end never ran. That commit is sent only then, as tortoise
+    would; else the BEGIN alone."""
+
+    async def begin(self) -> None:
+        if self._connection.in_transaction:
+            await super().begin()
+            return
+        try:
+            await self._connection.execute("BEGIN")
+        except sqlite3.OperationalError as exc:
+            raise TransactionManagementError(exc) from exc
