@@ -1,6 +1,7 @@
 """What a page's submit and settle cost SQLite's connection in hops to aiosqlite's thread (issue 54:
-each is ~60 us of CPU, two threads woken): one per statement, BEGIN and COMMIT, and none more.
-tortoise's transaction sent a commit before its BEGIN, finding nothing to commit."""
+each is ~60 us of CPU, two threads woken): one per statement, the first with its BEGIN, and the
+COMMIT. tortoise's transaction sent a commit before its BEGIN, finding nothing to commit, and the
+BEGIN on its own."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from typing import Any
 import aiosqlite
 import pytest
 from tortoise.connection import get_connection
+from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence import source_urls
 from evidencekit.server.evidence.store import jobs, ratelimit, receipts
 from evidencekit.server.evidence.store.db import open_store
 from evidencekit.server.evidence.store.evidence import Content
 from evidencekit.server.evidence.store.store_keys import store_key
+from evidencekit.server.evidence.store.write_transaction import write_transaction
 from tests.server.store.test_receipts import RESULT
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +43,7 @@ def hops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         yield sent
 
 
-async def test_a_new_receipts_submit_and_its_settle_hop_once_a_statement(tmp_path: Path,
+async def test_a_new_receipts_submit_and_its_settle_hop_once_a_statement_and_to_commit(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     async with open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}"):
         await get_connection("default").execute_query("SELECT 1")  # the connection is opened
@@ -57,11 +60,11 @@ async def test_a_new_receipts_submit_and_its_settle_hop_once_a_statement(tmp_pat
         await store_key(source_urls.NAMES_KEY)  # read once per client: before
         with hops(monkeypatch) as settled:
             assert await jobs.settle_many("w1", [jobs.Settle(claimed, RESULT, content)]) == {str(claimed.id)}
-    assert submitted == ["execute BEGIN", "_execute_fetchall INSERT", "_execute_fetchall SELECT", "commit"]
-    # the evidence row, its revision's number and row, the index, the receipt
-    assert settled == ["execute BEGIN", *["_execute_fetchall INSERT", "_execute_fetchall UPDATE",
-                                          "_execute_fetchall INSERT", "_execute_fetchall INSERT",
-                                          "_execute_fetchall UPDATE"], "commit"]
+    # BEGIN and the receipt's insert, the rate's count
+    assert submitted == ["begin_and_run", "_execute_fetchall SELECT", "commit"]
+    # BEGIN and the evidence row, its revision's number and row, the index, the receipt
+    assert settled == ["begin_and_run", "_execute_fetchall UPDATE", "_execute_fetchall INSERT",
+                       "_execute_fetchall INSERT", "_execute_fetchall UPDATE", "commit"]
 
 
 async def test_a_transaction_left_open_is_committed_before_the_next_begins_as_tortoise_did(
@@ -74,3 +77,23 @@ async def test_a_transaction_left_open_is_committed_before_the_next_begins_as_to
         _, created = await receipts.submit(request)
         assert created
         assert (await receipts.existing(request)) is not None
+
+
+async def test_a_transaction_that_sends_nothing_costs_no_hop_and_a_savepoint_begins_one_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}"):
+        await get_connection("default").execute_query("SELECT 1")
+        with hops(monkeypatch) as idle:
+            async with write_transaction():
+                pass
+        assert idle == []
+        async with write_transaction() as connection:
+            try:
+                async with in_transaction():  # a savepoint of the open transaction, undone
+                    await connection.execute_query("INSERT INTO store_key (name, secret) VALUES ('undone', '00')")
+                    raise LookupError
+            except LookupError:
+                pass
+            await connection.execute_query("INSERT INTO store_key (name, secret) VALUES ('kept', '00')")
+        names = await get_connection("default").execute_query_dict("SELECT name FROM store_key WHERE name IN ('kept', 'undone')")
+    assert [row["name"] for row in names] == ["kept"]

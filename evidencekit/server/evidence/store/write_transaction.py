@@ -1,5 +1,5 @@
-"""The transaction a receipt's submit and its settle write in: tortoise's `in_transaction`, one hop
-to SQLite's thread fewer (tortoise_adapter.BeginOnlySqliteTransaction): two a page of a drain."""
+"""The transaction a receipt's submit and its settle write in: tortoise's `in_transaction`, two hops
+to SQLite's thread fewer (tortoise_adapter.LazyBeginSqliteTransaction): four a page of a drain."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence.store.tortoise_adapter import (
-    BeginOnlySqliteTransaction,
+    LazyBeginSqliteTransaction,
     sqlite_transaction,
 )
 
@@ -18,5 +18,5 @@ def write_transaction(name: str = "default") -> TransactionContext:
     """A transaction on connection `name` (`async with`); inside one already, a savepoint of it."""
     connection = get_connection(name)
     if isinstance(connection, SqliteClient) and not isinstance(connection, TransactionalDBClient):
-        return sqlite_transaction(connection, BeginOnlySqliteTransaction)
+        return sqlite_transaction(connection, LazyBeginSqliteTransaction)
     return in_transaction(name)
