@@ -29,7 +29,6 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
-from tortoise.transactions import in_transaction
 
 from evidencekit.server.evidence import source_urls
 from evidencekit.server.evidence.index_words import IndexWords, entry_words
@@ -47,6 +46,7 @@ from evidencekit.server.evidence.store.sql import (
     stored_json,
 )
 from evidencekit.server.evidence.store.store_keys import store_key
+from evidencekit.server.evidence.store.write_transaction import write_transaction
 
 # One statement: first the oldest pending receipt of each workspace with nothing running (the
 # running receipts are few), so one workspace's backlog delays another's receipt by one slot at
@@ -248,7 +248,7 @@ async def _settle_all(worker_id: str, settles: Sequence[Settle], now: datetime,
     The evidence is written first, its statement a write: on SQLite it takes the write lock before
     anything is read. On PostgreSQL the receipt rows are locked last, by the UPDATE that settles
     them; nothing else holds a receipt row while waiting for an evidence row, so no deadlock."""
-    async with in_transaction() as connection:
+    async with write_transaction() as connection:
         postgres = is_postgres_connection(connection)
         with_content = [item for item in settles if item.content is not None]
         keys = {str(item.receipt.id): source_urls.source_key(item.receipt.url, names_key) for item in with_content}

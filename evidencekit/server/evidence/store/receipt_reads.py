@@ -97,8 +97,10 @@ class ReceiptView:
         return cls(*row)
 
 
-# The store's SQLite memory settings, for this reader too (db.SQLITE_PRAGMAS)
-SQLITE_MEMORY = {"cache_size": -65536, "mmap_size": 1 << 30}
+# The store's SQLite memory settings, for this reader too (db.SQLITE_PRAGMAS). temp_store: a
+# statement's transient tables (the claim's materialized choices, a settle's rows) in memory; in
+# temp files they cost ~200 page faults a claim (its CPU, 0.8 ms, was 4x the statement's own).
+SQLITE_MEMORY = {"cache_size": -65536, "mmap_size": 1 << 30, "temp_store": "MEMORY"}
 
 # One reader per (database file, thread): a thread's event loop uses only its own.
 _all_direct: dict[tuple[str, int], sqlite3.Connection] = {}

@@ -34,6 +34,7 @@ from evidencekit.server.evidence.store.sql import (
     sql_uuid,
 )
 from evidencekit.server.evidence.store.timestamps import as_datetime, contract_time
+from evidencekit.server.evidence.store.write_transaction import write_transaction
 
 DEFAULT_RETENTION = timedelta(hours=24)
 RETENTION_ENV = "EVIDENCEKIT_RETENTION_HOURS"
@@ -105,7 +106,7 @@ async def submit(request: RetrieveRequest, *, now: datetime | None = None,
                       input_hash=request.input_hash, url=request.url, kind=request.kind,
                       language=request.language, state="pending", created_at=created_at,
                       valid_until=created_at + retention, attempts=0)
-    async with in_transaction("default") as connection:
+    async with write_transaction() as connection:
         postgres = is_postgres_connection(connection)
         rows = await connection.execute_query_dict(dialect_params(_INSERT, postgres), [
             *(sql_uuid(value, postgres) for value in (receipt.id, request.workspace_id, request.mutation_id)),
