@@ -1,6 +1,8 @@
 """What the store reads and does of tortoise-orm that tortoise does not publish: the only module that
 touches its private names (ConnectionHandler's `_get_storage`, a client's `_pool` and `_lock`, the
-migration executor's `_schema_editor`, a SQLite transaction's `_in_transaction`).
+migration executor's `_schema_editor`, a SQLite transaction's `_in_transaction`), and of aiosqlite,
+tortoise's SQLite driver (a connection's `_conn` and `_execute`: aiosqlite is pinned to 0.22.x, and
+tests/server/store/test_sqlite_hops.py passed on 0.22.0 and 0.22.1).
 
 - current_client: a context's connection without tortoise's loop check (receipt_reads' status path).
 - pool_of: asyncpg's pool behind a client (pg_reads keeps one connection of it).
