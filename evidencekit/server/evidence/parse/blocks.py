@@ -17,6 +17,7 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.content import BLOCK_TAGS, OWN_STORY, Measure, is_main_mark
 from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.posts import post_lists
 from evidencekit.server.evidence.parse.render import link_box
 
 # Judged as one block however they nest inside (the renderer writes each as one block)
@@ -110,9 +111,10 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
-    testimonial cards, pointers to other stories."""
+    testimonial cards, pointers to other stories, signed posts (a thread, reviews)."""
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
-            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out))
+            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out)
+            | post_lists(found, chosen, _OWN_TEXT_BESIDE))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:

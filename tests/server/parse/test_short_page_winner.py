@@ -1,0 +1,82 @@
+"""A short article beside what competes with it on its page (issue 56): a comment thread, reviews,
+testimonials, a FAQ, an author's bio, a footer's blurb. No block is named for what it is: the
+article is told from them by the page's shape. Each with a page where the competitor is the text."""
+
+from __future__ import annotations
+
+from evidencekit.server.evidence.parse import parse_html
+
+NAV = "<ul class='top'>" + "".join(f'<li><a href="/s{n}">Section {n}</a></li>' for n in range(12)) + "</ul>"
+HEADLINE = "<h1>The market moves up the hill</h1>"
+ARTICLE = (
+    "<p>The river rose again this spring, and the village moved its Saturday market to the hill behind "
+    "the church, where the stalls stand on dry ground and the view reaches the old bridge.</p>"
+    "<p>Stallholders voted for the move in March. Most of them say trade is as good as it was by the "
+    "water, and the baker, who lost her oven in the flood of 2019, says it is better.</p>"
+    "<p>The council will decide in the autumn whether the market stays on the hill for good.</p>"
+)
+ARTICLE_LINES = ("The river rose again", "Stallholders voted", "The council will decide")
+
+
+def page(body: str) -> bytes:
+    return f"<!DOCTYPE html><html><head><title>Market</title></head><body>{NAV}{body}</body></html>".encode()
+
+
+def assert_article_alone(text: str, *furniture: str) -> None:
+    for line in ARTICLE_LINES:
+        assert line in text
+    for words in furniture:
+        assert words not in text
+
+
+def thread(count: int = 8) -> str:
+    """Posts as a forum or blog engine renders them, with no name that says so: a username's link
+    and a date, the post's text, a reply link."""
+    return "".join(
+        f"<div class='item'><div class='meta'><a href='/u/walker{n}'>walker{n}</a> <span>{n + 1} days ago</span></div>"
+        f"<div class='txt'><p>Went on Saturday, stalls were busy, the bread was good, and parking easy, visit {n}.</p></div>"
+        f"<div class='actions'><a href='#reply{n}'>Reply</a></div></div>"
+        for n in range(count)
+    )
+
+
+def test_an_unnamed_comment_thread_after_the_article_is_left_out() -> None:
+    box = f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div><div class='list'><h3>8 responses</h3>{thread()}</div></div>"
+    assert_article_alone(parse_html(page(box)).text, "visit 3", "walker2", "8 responses")
+
+
+def test_an_unnamed_comment_thread_in_the_articles_own_box_is_left_out() -> None:
+    box = f"<div class='col'>{HEADLINE}{ARTICLE}<h3>Responses</h3>{thread()}</div>"
+    assert_article_alone(parse_html(page(box)).text, "visit 3", "walker2", "Responses")
+
+
+def test_reviews_signed_with_a_name_and_a_date_after_the_article_are_left_out() -> None:
+    reviews = "".join(
+        f"<div class='rev'><span>\u2605\u2605\u2605\u2605\u2606</span> <b>Anna {n}</b> <span>12 May 2024</span>"
+        f"<p>Nice market, good bread, friendly people, a bit windy up on the hill, review {n}.</p></div>"
+        for n in range(6)
+    )
+    box = f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div><div class='r'><h2>Reviews</h2>{reviews}</div></div>"
+    assert_article_alone(parse_html(page(box)).text, "review 2", "Anna 4")
+
+
+def test_a_thread_with_no_article_beside_it_is_the_text() -> None:
+    body = f"<div class='col'><h1>Parking at the new market?</h1>{thread()}</div>"
+    text = parse_html(page(body)).text
+    for n in range(8):
+        assert f"visit {n}." in text
+
+
+def test_an_articles_own_dated_entries_stay() -> None:
+    # A timeline in the article: dated lines, not signed boxes; and posts set between its paragraphs
+    timeline = "<ul>" + "".join(f"<li><time>{n + 1} March 2024</time> <a href='/gauge'>Town gauge</a> The water rose by {n} metres.</li>" for n in range(5)) + "</ul>"
+    embedded = "".join(
+        f"<div class='embed'><p>The stalls are up on the hill this morning, photo {n}.</p><a href='/u/p{n}'>Reporter {n}</a> "
+        f"<span>3 March 2024</span></div><p>Paragraph {n} between the posts, {ARTICLE_LINES[0].lower()} and the market moved up to the churchyard.</p>"
+        for n in range(4)
+    )
+    text = parse_html(page(f"<div class='col'>{HEADLINE}{ARTICLE}{timeline}{embedded}</div>")).text
+    for n in range(5):
+        assert f"The water rose by {n} metres." in text
+    for n in range(4):
+        assert f"photo {n}." in text
