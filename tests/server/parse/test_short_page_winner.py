@@ -80,3 +80,31 @@ def test_an_articles_own_dated_entries_stay() -> None:
         assert f"The water rose by {n} metres." in text
     for n in range(4):
         assert f"photo {n}." in text
+
+
+def busy_thread(count: int = 10) -> str:
+    """A thread whose posts repeat the commas a block's score counts."""
+    return "".join(
+        f"<div class='item'><div class='meta'><a href='/u/walker{n}'>walker{n}</a> <span>{n + 1} days ago</span></div>"
+        f"<div class='txt'><p>Went on Saturday, stalls were busy, the bread, cheese, and apples were good, parking "
+        f"was easy, and the view, well, lovely, visit {n}.</p></div><div class='actions'><a href='#reply{n}'>Reply</a></div></div>"
+        for n in range(count)
+    )
+
+
+def test_an_article_is_preferred_to_the_thread_that_outscores_it() -> None:
+    article = f"<div class='wrap'><div class='c1'><div class='inner'><div class='x'>{HEADLINE}{ARTICLE}</div></div></div></div>"
+    body = f"{article}<div class='c2'><h3>Responses</h3>{busy_thread()}</div>"
+    assert_article_alone(parse_html(page(body)).text, "visit 3", "walker2")
+
+
+def test_a_blurb_after_a_thread_alone_does_not_displace_it() -> None:
+    blurb = (
+        "<div class='f'><div class='bottom'><p>The Valley Post has reported on the river towns since 1921, every morning but "
+        "Sunday, with news, sport, weather, markets, fairs and notices from Lower Field to the old bridge, and "
+        "its forum, where readers, stallholders, farmers, and the council, talk about the valley, is open to all.</p></div></div>"
+    )
+    body = f"<section><section><div class='col'><h1>Parking at the new market?</h1>{busy_thread()}</div></section></section>{blurb}"
+    text = parse_html(page(body)).text
+    for n in range(10):
+        assert f"visit {n}." in text

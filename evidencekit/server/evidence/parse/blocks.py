@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, OWN_STORY, Measure, is_main_mark
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_main_mark
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.posts import post_lists
 from evidencekit.server.evidence.parse.render import link_box
 

@@ -36,18 +36,10 @@ from evidencekit.server.evidence.parse.boilerplate import (
 )
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.panels import holds_panels, is_panel
+from evidencekit.server.evidence.parse.posts import posts
 
-BLOCK_TAGS = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dir",
-        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-        "h4", "h5", "h6", "header", "hgroup", "hr", "html", "li", "main", "menu", "nav", "ol", "p",
-        "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
-        "caption", "legend", "dialog", "search",
-    }
-)  # fmt: skip
 _PARAGRAPHS = frozenset({"p", "pre", "td", "blockquote", "dd"})
 # Left out for their tag, but the parser may have made them wrap the page: an unclosed <noscript>
 # or <nav>. With <header>, <form> and furniture roles, what wrapped_page() looks at.
@@ -689,6 +681,10 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     inside, over_cards = _inside_marked_main(found, final, ranked[0], marked) if marked else (None, False)
     # taken for the page's mark over cards outside it: widened within the marks, not to the cards
     within = frozenset(marked) if inside is not None and over_cards else frozenset()
+    thread = None
+    if inside is None:
+        thread = _list_of_posts(found, ranked[0])
+        inside = _text_before_posts(found, final, ranked, thread) if thread is not None else None
     if inside is not None:
         ranked.remove(inside)
         ranked.insert(0, inside)
@@ -697,6 +693,8 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     rivals = [e for e in ranked[1:5] if final[e] >= 0.75 * top_score]
     if within:
         rivals = [e for e in rivals if _within_marks(e, within)]
+    if thread is not None:
+        rivals = [e for e in rivals if not _within_marks(e, frozenset((thread,)))]
     top = _common_ancestor(found, top, rivals)
     top = _single_child_parent(found, top)
     top = _repeated_blocks_parent(found, top)
@@ -728,6 +726,58 @@ def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bo
                 and found.link_density(element) < _RIVAL_LINKS and element not in around
                 and not any(ancestor is top for ancestor in element.iterancestors())):
             return True
+    return False
+
+
+# A text before a list of posts (posts.py) is preferred to it at this share of its score: each post
+# repeats the commas the score counts
+_TEXT_OVER_POSTS = 0.3
+_TEXT_BEFORE_POSTS = 200  # characters outside links, at least: a text, not a title over the thread
+_POST_LEVELS = 4  # the best block may be the list, a post, or a post's part, this many levels down
+_RIVALS_OVER_POSTS = 50  # best-scored blocks looked at for the text
+
+
+def _list_of_posts(found: Measure, top: Element) -> Element | None:
+    """The list of posts that top is, or lies in."""
+    node = top
+    for _ in range(_POST_LEVELS):
+        if node is found.body or node not in found.info:
+            break
+        if posts(found, node):
+            return node
+        node = node.getparent()
+    return None
+
+
+def _text_before_posts(
+    found: Measure, final: dict[Element, float], ranked: list[Element], thread: Element
+) -> Element | None:
+    """The best block before the list of posts, neither in it nor around it, that holds a text of
+    its own at a fair share of the best score: an article above its unnamed comment thread."""
+    floor = _TEXT_OVER_POSTS * final[ranked[0]]
+    around = set(thread.iterancestors())
+    for element in islice(ranked, 1, _RIVALS_OVER_POSTS):
+        if final[element] < floor:
+            break
+        if (element in around or _within_marks(element, frozenset((thread,)))
+                or found.text_outside_links(element) < _TEXT_BEFORE_POSTS):
+            continue
+        return element if _before(element, thread) else None
+    return None
+
+
+def _before(first: Element, second: Element) -> bool:
+    """first comes before second in document order (neither holds the other)."""
+    lineage: dict[Element, Element] = {}  # each ancestor of first -> its child on the way down to first
+    child = first
+    for ancestor in first.iterancestors():
+        lineage[ancestor] = child
+        child = ancestor
+    child = second
+    for ancestor in second.iterancestors():
+        if ancestor in lineage:
+            return bool(ancestor.index(lineage[ancestor]) < ancestor.index(child))
+        child = ancestor
     return False
 
 

@@ -5,12 +5,15 @@ signed, with a name and a date line apart from its text ("jdoe · 3 days ago", "
 from __future__ import annotations
 
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.bylines import is_byline_line
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
+
+if TYPE_CHECKING:
+    from evidencekit.server.evidence.parse.content import Measure
 
 _POSTS = 3  # sibling boxes of one kind, at least
 _POST_CHARS = 600  # a post longer than this is an answer or an entry, not a comment or a review
@@ -78,15 +81,42 @@ def signed_box(found: Measure, item: Element) -> bool:
 
 def post_lists(found: Measure, chosen: list[Element], own_text: int) -> frozenset[Element]:
     """The posts of lists inside the chosen content, when it keeps own_text characters or more of
-    its own beside them (a discussion page's thread is its text)."""
-    out: set[Element] = set()
-    info = found.info
+    its own before them (a discussion page's thread is its text, whatever blurb follows it)."""
+    out: list[Element] = []  # in document order
+    taken: set[Element] = set()
     for node in chosen:
         for grid in ([node] if len(node) >= _POSTS else []) + _MANY_CHILDREN(node):
-            if out and (grid in out or any(ancestor in out for ancestor in grid.iterancestors())):
+            if taken and any(ancestor in taken for ancestor in (grid, *grid.iterancestors())):
                 continue
-            out.update(posts(found, grid))
-    if not out:
+            found_here = posts(found, grid)
+            out.extend(found_here)
+            taken.update(found_here)
+    if not out or _text_before(found, chosen, out[0]) < own_text:
         return frozenset()
-    total = sum(info[node][0] for node in chosen)
-    return frozenset(out) if total - sum(info[item][0] for item in out) >= own_text else frozenset()
+    return frozenset(taken)
+
+
+def _text_before(found: Measure, chosen: list[Element], element: Element) -> int:
+    """Characters of the chosen content's kept blocks before element (document order: the walk
+    enters only element's ancestors)."""
+    lineage = set(element.iterancestors())
+    total = 0
+    for node in chosen:
+        if node is element:
+            return total
+        if node not in lineage:
+            total += found.info[node][0]
+            continue
+        stack = [iter(node)]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None or child is element:
+                if child is element:
+                    return total
+                stack.pop()
+                continue
+            if child in lineage:
+                stack.append(iter(child))
+            elif child in found.info:
+                total += found.info[child][0]
+    return total

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from itertools import islice
 from urllib.parse import urljoin
 
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.content import Measure
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
 from evidencekit.server.evidence.parse.widget_words import LINE_CHARS, widget_line
 
