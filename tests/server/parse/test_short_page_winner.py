@@ -108,3 +108,61 @@ def test_a_blurb_after_a_thread_alone_does_not_displace_it() -> None:
     text = parse_html(page(body)).text
     for n in range(10):
         assert f"visit {n}." in text
+
+
+FAQ = "<div class='q'><h2>Questions</h2>" + "".join(
+    f"<h3>Question {n}: where can I park, and is it free?</h3><p>Answer {n}: the lot behind the church is free, "
+    "on market days, and it fills by nine, so come early.</p>"
+    for n in range(6)
+) + "</div>"
+BIO = (
+    "<div class='a'><h3>About Ana</h3><p>Ana Lee has reported on the valley, its rivers, markets, councils and "
+    "floods, for twenty years, first for the Courier, then for us, and she lives in the village with her two dogs, "
+    "a cat, and far too many books.</p><p>She wrote two books, one on the flood of 2019, one on the bridge, and "
+    "teaches, on Fridays, at the school.</p></div>"
+)
+BLURB = (
+    "<div class='bottom'><h2>About the Valley Post</h2><p>The Valley Post has reported on the river towns since "
+    "1921, every morning but Sunday, with news, sport, weather, markets and notices, from Lower Field to the old "
+    "bridge.</p></div>"
+)
+
+
+def test_a_faq_box_that_outscores_the_article_is_left_out() -> None:
+    body = f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div>{FAQ}</div>"
+    assert_article_alone(parse_html(page(body)).text, "Question 2", "Answer 4")
+
+
+def test_an_authors_bio_that_outscores_the_article_is_left_out() -> None:
+    body = f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div>{BIO}</div>"
+    assert_article_alone(parse_html(page(body)).text, "About Ana", "two dogs", "two books")
+
+
+def test_a_footer_blurb_after_the_article_is_not_a_section_of_it() -> None:
+    for body in (f"<div class='col'>{HEADLINE}{ARTICLE}</div>{BLURB}", f"<div class='w'><div class='col'>{HEADLINE}{ARTICLE}</div>{BLURB}</div>"):
+        assert_article_alone(parse_html(page(body)).text, "About the Valley Post", "since 1921")
+
+
+def test_a_short_section_of_data_after_the_article_stays() -> None:
+    hours = (
+        "<div class='s'><h2>Opening hours</h2><ul><li>Saturday, 8 to 13</li><li>Wednesday, 14 to 18</li>"
+        "<li>Closed on public holidays</li></ul></div>"
+    )
+    text = parse_html(page(f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div>{hours}</div>")).text
+    assert "Saturday, 8 to 13" in text and "Wednesday, 14 to 18" in text
+
+
+def test_a_long_section_after_the_article_stays() -> None:
+    history = "<div class='s'><h2>How the market began</h2>" + "".join(
+        f"<p>History {n}: the first stalls stood by the ford in 1850, and farmers, bakers and weavers came by boat.</p>"
+        for n in range(6)
+    ) + "</div>"
+    text = parse_html(page(f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div>{history}</div>")).text
+    for n in range(6):
+        assert f"History {n}:" in text
+
+
+def test_a_story_under_its_own_headline_after_the_article_stays() -> None:
+    story = "<div class='s'><h1>The ferry runs again</h1><p>The ferry runs again from Monday, and the school opens.</p></div>"
+    text = parse_html(page(f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div>{story}</div>")).text
+    assert "The ferry runs again from Monday" in text

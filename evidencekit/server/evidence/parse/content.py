@@ -681,10 +681,14 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     inside, over_cards = _inside_marked_main(found, final, ranked[0], marked) if marked else (None, False)
     # taken for the page's mark over cards outside it: widened within the marks, not to the cards
     within = frozenset(marked) if inside is not None and over_cards else frozenset()
-    thread = None
+    displaced = None  # what the text before it was preferred to: no rival is taken from inside it
     if inside is None:
-        thread = _list_of_posts(found, ranked[0])
-        inside = _text_before_posts(found, final, ranked, thread) if thread is not None else None
+        displaced = _list_of_posts(found, ranked[0])
+        if displaced is not None:
+            inside = _text_before(found, final, ranked, displaced, _TEXT_OVER_POSTS)
+        elif _box_of_its_own(found, ranked[0]):
+            displaced = ranked[0]
+            inside = _text_before(found, final, ranked, displaced, _HEADLINE_OVER_BOX, _led_by_headline)
     if inside is not None:
         ranked.remove(inside)
         ranked.insert(0, inside)
@@ -693,8 +697,8 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     rivals = [e for e in ranked[1:5] if final[e] >= 0.75 * top_score]
     if within:
         rivals = [e for e in rivals if _within_marks(e, within)]
-    if thread is not None:
-        rivals = [e for e in rivals if not _within_marks(e, frozenset((thread,)))]
+    if inside is not None and displaced is not None:
+        rivals = [e for e in rivals if not _within_marks(e, frozenset((displaced,)))]
     top = _common_ancestor(found, top, rivals)
     top = _single_child_parent(found, top)
     top = _repeated_blocks_parent(found, top)
@@ -732,9 +736,12 @@ def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bo
 # A text before a list of posts (posts.py) is preferred to it at this share of its score: each post
 # repeats the commas the score counts
 _TEXT_OVER_POSTS = 0.3
-_TEXT_BEFORE_POSTS = 200  # characters outside links, at least: a text, not a title over the thread
+# ...and a text led by the page's headline to a box of its own after it (_box_of_its_own: a FAQ,
+# an author's bio), at this share
+_HEADLINE_OVER_BOX = 0.4
+_TEXT_BEFORE_RIVAL = 200  # characters outside links, at least: a text, not a title over the thread
 _POST_LEVELS = 4  # the best block may be the list, a post, or a post's part, this many levels down
-_RIVALS_OVER_POSTS = 50  # best-scored blocks looked at for the text
+_RIVALS_LOOKED_AT = 50  # best-scored blocks looked at for the text
 
 
 def _list_of_posts(found: Measure, top: Element) -> Element | None:
@@ -749,21 +756,39 @@ def _list_of_posts(found: Measure, top: Element) -> Element | None:
     return None
 
 
-def _text_before_posts(
-    found: Measure, final: dict[Element, float], ranked: list[Element], thread: Element
+def _text_before(
+    found: Measure, final: dict[Element, float], ranked: list[Element], rival: Element, share: float,
+    kind: Callable[[Measure, Element], bool] | None = None,
 ) -> Element | None:
-    """The best block before the list of posts, neither in it nor around it, that holds a text of
-    its own at a fair share of the best score: an article above its unnamed comment thread."""
-    floor = _TEXT_OVER_POSTS * final[ranked[0]]
-    around = set(thread.iterancestors())
-    for element in islice(ranked, 1, _RIVALS_OVER_POSTS):
+    """The best block before rival (the best block, or a list of posts it lies in), neither in it
+    nor around it, that holds a text of its own at this share of the best score (and is of this
+    kind): an article above its unnamed comment thread, or led by the page's headline above a box
+    of its own (a FAQ, an author's bio)."""
+    floor = share * final[ranked[0]]
+    around = set(rival.iterancestors())
+    for element in islice(ranked, 1, _RIVALS_LOOKED_AT):
         if final[element] < floor:
             break
-        if (element in around or _within_marks(element, frozenset((thread,)))
-                or found.text_outside_links(element) < _TEXT_BEFORE_POSTS):
+        if (element in around or _within_marks(element, frozenset((rival,)))
+                or found.text_outside_links(element) < _TEXT_BEFORE_RIVAL):
             continue
-        return element if _before(element, thread) else None
+        if kind is None or kind(found, element):
+            return element if _before(element, rival) else None
     return None
+
+
+def _holds_headline(found: Measure, element: Element) -> bool:
+    heading = _leading_heading(found, element)
+    return heading is not None and bool(heading.tag == "h1")
+
+
+def _led_by_headline(found: Measure, element: Element) -> bool:
+    """element opens with the page's headline (an <h1>), or comes right after it."""
+    heading = _leading_heading(found, element)
+    if heading is not None:
+        return bool(heading.tag == "h1")
+    previous = next((e for e in element.itersiblings(preceding=True) if e in found.info and found.text_len(e)), None)
+    return previous is not None and previous.tag == "h1"
 
 
 def _before(first: Element, second: Element) -> bool:
@@ -1141,15 +1166,23 @@ def _with_siblings(
     pending_headings: list[Element] = []
     siblings = _kept_children(found, parent)
     top_rank = cache(lambda: _section_rank(found, siblings, top))  # worked out when a section first asks
+    # A text that holds its headline holds its sections: a short box after it with a heading of its
+    # own, or questions under their headings, is the page's (an author's bio, a blurb, a FAQ)
+    whole = cache(lambda: _holds_headline(found, top))
+    after = False
     for sibling in siblings:
         if sibling is top:
-            keep = True
+            keep = after = True
         elif sibling.tag in _HEADINGS:
             pending_headings.append(sibling)
             continue
         elif (within and not _within_marks(sibling, within)) or _teasers(found, sibling):
             keep = False
-        elif _same_kind_section(found, top, sibling) or _parallel_section(found, top_rank, pending_headings, sibling):
+        elif _same_kind_section(found, top, sibling):
+            keep = True
+        elif after and not pending_headings and whole() and _box_of_its_own(found, sibling):
+            keep = False
+        elif _parallel_section(found, top_rank, pending_headings, sibling):
             keep = True
         else:
             bonus = top_score * 0.2 if top_class and sibling.get("class") == top_class else 0.0
@@ -1169,6 +1202,30 @@ def _with_siblings(
 
 
 _CLOSING_LINE = 200  # characters: a short line under the content's last heading ("Admission free")
+
+
+_OWN_BOX = 500  # characters: a box this short with a heading of its own is a bio or a blurb
+_DATA_TAGS = ("ul", "ol", "dl", "table", "pre")  # a section's data (details, dimensions, steps)
+_QUESTION_ENDS = ("?", "？", "؟")
+_QUESTIONS = 3
+
+
+def _box_of_its_own(found: Measure, box: Element) -> bool:
+    """A box that opens with a heading of its own below the headline (h2-h6; after an <h1>, another
+    story), and is short prose (no list, table or code: a section's data), or holds questions under
+    headings (a FAQ)."""
+    heading = _leading_heading(found, box)
+    if heading is None or heading.tag == "h1":
+        return False
+    if found.text_len(box) <= _OWN_BOX:
+        return next(box.iter(*_DATA_TAGS), None) is None
+    questions = 0
+    for heading in box.iter(*_HEADINGS):
+        if heading in found.info and "".join(heading.itertext()).rstrip().endswith(_QUESTION_ENDS):
+            questions += 1
+            if questions >= _QUESTIONS:
+                return True
+    return False
 
 
 def _closing_section(found: Measure, siblings: list[Element], chosen: list[Element]) -> list[Element]:

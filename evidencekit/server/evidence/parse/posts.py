@@ -21,11 +21,12 @@ _POST_CHARS = 600  # a post longer than this is an answer or an entry, not a com
 # article's own)
 _POST_TAGS = frozenset({"div", "article", "section", "li", "dd", "aside", "footer"})
 _PROSE = 80  # characters of a paragraph between the posts that makes them the article's own (interleaved)
-_SAMPLE = 12  # boxes of the kind read for signatures, at most (a grid of thousands costs as 12)
+_SAMPLE = 6  # boxes of the kind read for signatures, at most (a grid of thousands costs as 6)
 _SIGNATURE_NODES = 40  # elements of a post read for its signature, at most
 _NAME_CHARS, _NAME_WORDS = 40, 4
 _DATE_CHARS = 60
 _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MANY_CHILDREN = etree.XPath(f".//*[count(*) >= {_POSTS}]")
 
 
@@ -40,11 +41,15 @@ def posts(found: Measure, grid: Element) -> list[Element]:
     items = max(kinds.values(), key=len, default=[])
     if len(items) < _POSTS:
         return []
-    if _interleaved(found, items):
-        return []
     sample = items[:_SAMPLE]
-    signed = sum(1 for item in sample if 0 < info[item][0] <= _POST_CHARS and signed_box(found, item))
-    return items if signed >= _POSTS and 3 * signed >= 2 * len(sample) else []
+    unsigned_at_most = len(sample) // 3  # (two thirds signed, at least)
+    unsigned = 0
+    for item in sample:
+        if not (0 < info[item][0] <= _POST_CHARS and signed_box(found, item)):
+            unsigned += 1
+            if unsigned > unsigned_at_most or len(sample) - unsigned < _POSTS:
+                return []
+    return [] if _interleaved(found, items) else items
 
 
 def _interleaved(found: Measure, items: list[Element]) -> bool:
@@ -60,17 +65,19 @@ def _interleaved(found: Measure, items: list[Element]) -> bool:
 
 def signed_box(found: Measure, item: Element) -> bool:
     """A box holding a block of its own text and, apart from it, a name and a date line: each a
-    short element with no element inside that holds text (a username's link, a <time>)."""
+    short element with no element inside that holds text (a username's link, a <time>); no heading."""
     if not any(child.tag in BLOCK_TAGS and child in found.info for child in item):
         return False  # a line of text, not a box (a changelog's dated item)
     name = date = False
+    info = found.info
     for node in islice(item.iterdescendants(etree.Element), _SIGNATURE_NODES):
-        if node not in found.info or any(True for _ in node.iterchildren(etree.Element)):
-            continue
-        text = "".join(node.itertext()).strip()
-        if not text:
-            continue
-        if len(text) <= _DATE_CHARS and is_byline_line(text):
+        if node.tag in _HEADINGS:
+            return False  # an entry under its title (a blog's front page), not a comment
+        measured = info.get(node)
+        if measured is None or not 0 < measured[0] <= _DATE_CHARS or len(node):
+            continue  # (a leaf's measure is its own text's length)
+        text = (node.text or "").strip()
+        if is_byline_line(text):
             date = True
         elif len(text) <= _NAME_CHARS and len(text.split()) <= _NAME_WORDS and not text.endswith(_SENTENCE_ENDS):
             name = True
