@@ -166,3 +166,21 @@ def test_a_story_under_its_own_headline_after_the_article_stays() -> None:
     story = "<div class='s'><h1>The ferry runs again</h1><p>The ferry runs again from Monday, and the school opens.</p></div>"
     text = parse_html(page(f"<div class='col'><div class='c1'>{HEADLINE}{ARTICLE}</div>{story}</div>")).text
     assert "The ferry runs again from Monday" in text
+
+
+FAR_ARTICLE = f"<div class='wrap'><div class='c1'><div class='inner'><div class='x'>{HEADLINE}{ARTICLE}</div></div></div></div>"
+
+
+def test_quoted_testimonials_that_outscore_the_article_far_from_it_are_left_out() -> None:
+    cards = "".join(
+        f"<div class='t'><p>\u201cWorking with the market team was a pleasure, stalls, tents, signs, and lights came on "
+        f"time, and the price, well, fair, number {n}.\u201d</p><span>Stallholder {n}, Lower Field</span></div>"
+        for n in range(6)
+    )
+    body = f"{FAR_ARTICLE}<section><h2>What people say</h2>{cards}</section>"
+    assert_article_alone(parse_html(page(body)).text, "What people say", "number 3", "Stallholder 2")
+
+
+def test_a_faq_far_from_the_article_is_left_out() -> None:
+    assert_article_alone(parse_html(page(f"{FAR_ARTICLE}{FAQ}")).text, "Question 2", "Answer 4")
+

@@ -686,7 +686,7 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
         displaced = _list_of_posts(found, ranked[0])
         if displaced is not None:
             inside = _text_before(found, final, ranked, displaced, _TEXT_OVER_POSTS)
-        elif _box_of_its_own(found, ranked[0]):
+        elif _box_of_its_own(found, ranked[0]) or _titled_cards(found, ranked[0]):
             displaced = ranked[0]
             inside = _text_before(found, final, ranked, displaced, _HEADLINE_OVER_BOX, _led_by_headline)
     if inside is not None:
@@ -737,8 +737,9 @@ def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bo
 # repeats the commas the score counts
 _TEXT_OVER_POSTS = 0.3
 # ...and a text led by the page's headline to a box of its own after it (_box_of_its_own: a FAQ,
-# an author's bio), at this share
-_HEADLINE_OVER_BOX = 0.4
+# an author's bio; or cards under a title: testimonials), at the same share
+_HEADLINE_OVER_BOX = 0.3
+_HEADLINE_DEPTH = 6  # levels a text that holds its headline is looked into (a wrapper around a wrapper)
 _TEXT_BEFORE_RIVAL = 200  # characters outside links, at least: a text, not a title over the thread
 _POST_LEVELS = 4  # the best block may be the list, a post, or a post's part, this many levels down
 _RIVALS_LOOKED_AT = 50  # best-scored blocks looked at for the text
@@ -777,14 +778,20 @@ def _text_before(
     return None
 
 
-def _holds_headline(found: Measure, element: Element) -> bool:
+def _titled_cards(found: Measure, element: Element) -> bool:
+    """Several blocks alike under a heading of their own below the headline (testimonials, features)."""
     heading = _leading_heading(found, element)
+    return heading is not None and heading.tag != "h1" and _of_cards(found, element)
+
+
+def _holds_headline(found: Measure, element: Element) -> bool:
+    heading = _leading_heading(found, element, _HEADLINE_DEPTH)
     return heading is not None and bool(heading.tag == "h1")
 
 
 def _led_by_headline(found: Measure, element: Element) -> bool:
     """element opens with the page's headline (an <h1>), or comes right after it."""
-    heading = _leading_heading(found, element)
+    heading = _leading_heading(found, element, _HEADLINE_DEPTH)
     if heading is not None:
         return bool(heading.tag == "h1")
     previous = next((e for e in element.itersiblings(preceding=True) if e in found.info and found.text_len(e)), None)
