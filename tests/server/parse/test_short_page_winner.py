@@ -184,3 +184,21 @@ def test_quoted_testimonials_that_outscore_the_article_far_from_it_are_left_out(
 def test_a_faq_far_from_the_article_is_left_out() -> None:
     assert_article_alone(parse_html(page(f"{FAR_ARTICLE}{FAQ}")).text, "Question 2", "Answer 4")
 
+
+
+BRIEF = "<h1>Market moves</h1><p>The market moved up the hill on Saturday.</p><p>Stallholders say trade is good there.</p>"
+
+
+def test_a_brief_under_its_headline_is_the_text_not_the_whole_page() -> None:
+    bio = "<div class='a'><h3>About Ana</h3><p>Ana Lee has reported on the valley for twenty years.</p></div>"
+    text = parse_html(page(f"<div class='col'><div class='c1'>{BRIEF}</div>{bio}</div>")).text
+    assert "The market moved up the hill" in text and "trade is good there" in text
+    assert "Ana Lee" not in text
+
+
+def test_a_stub_under_a_headline_still_shows_the_page() -> None:
+    # Lines, no sentences: the page's other text is shown (what the fall-back is for)
+    stub = "<h1>Market moves</h1><p>Page 1 of 5, next page, last page, all pages</p><p>Photos, maps, videos</p>"
+    notes = "<div class='f'><div class='a'><p>Ana Lee has reported on the valley for years.</p></div></div>"
+    text = parse_html(page(f"<div class='col'><div class='c1'>{stub}</div></div>{notes}")).text
+    assert "Ana Lee" in text

@@ -778,6 +778,20 @@ def _text_before(
     return None
 
 
+_BRIEF_PARAGRAPHS = 2  # sentences' paragraphs under the headline that make a text, however short
+_SENTENCE_CLOSE = re.compile(r"[.!?。！？…][\"'”’»)]*$")
+
+
+def headline_text(found: Measure, chosen: list[Element], text: str) -> bool:
+    """The chosen content (rendered as text) is a text under the page's headline (led by its <h1>)
+    with paragraphs of sentences: a brief, however short, not a stub that the whole page should
+    stand in for."""
+    if not chosen or not _led_by_headline(found, chosen[0]):
+        return False
+    sentences = sum(1 for block in text.split("\n\n") if _SENTENCE_CLOSE.search(block.rstrip()))
+    return sentences >= _BRIEF_PARAGRAPHS
+
+
 def _titled_cards(found: Measure, element: Element) -> bool:
     """Several blocks alike under a heading of their own below the headline (testimonials, features)."""
     heading = _leading_heading(found, element)
