@@ -30,6 +30,14 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MANY_CHILDREN = etree.XPath(f".//*[count(*) >= {_POSTS}]")
 
 
+def grids(node: Element) -> list[Element]:
+    """node and the elements inside it with three children or more (where a list of cards or posts
+    may be), in document order: found once for the rules that look for either."""
+    found: list[Element] = [node] if len(node) >= _POSTS else []
+    found.extend(_MANY_CHILDREN(node))
+    return found
+
+
 def posts(found: Measure, grid: Element) -> list[Element]:
     """The posts among grid's children: the most numerous kind of box, when at least _POSTS of them
     and two thirds of that kind are short and signed; else none."""
@@ -86,13 +94,16 @@ def signed_box(found: Measure, item: Element) -> bool:
     return False
 
 
-def post_lists(found: Measure, chosen: list[Element], own_text: int) -> frozenset[Element]:
-    """The posts of lists inside the chosen content, when it keeps own_text characters or more of
-    its own before them (a discussion page's thread is its text, whatever blurb follows it)."""
+def post_lists(
+    found: Measure, chosen: list[Element], own_text: int, lists: dict[Element, list[Element]]
+) -> frozenset[Element]:
+    """The posts of lists inside the chosen content (lists: each chosen node's grids()), when it
+    keeps own_text characters or more of its own before them (a discussion page's thread is its
+    text, whatever blurb follows it)."""
     out: list[Element] = []  # in document order
     taken: set[Element] = set()
     for node in chosen:
-        for grid in ([node] if len(node) >= _POSTS else []) + _MANY_CHILDREN(node):
+        for grid in lists[node]:
             if taken and any(ancestor in taken for ancestor in (grid, *grid.iterancestors())):
                 continue
             found_here = posts(found, grid)
