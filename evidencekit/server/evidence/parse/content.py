@@ -698,7 +698,7 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     if within:
         rivals = [e for e in rivals if _within_marks(e, within)]
     if inside is not None and displaced is not None:
-        rivals = [e for e in rivals if not _within_marks(e, frozenset((displaced,)))]
+        rivals = [e for e in rivals if not _holds(displaced, e)]
     top = _common_ancestor(found, top, rivals)
     top = _single_child_parent(found, top)
     top = _repeated_blocks_parent(found, top)
@@ -770,8 +770,7 @@ def _text_before(
     for element in islice(ranked, 1, _RIVALS_LOOKED_AT):
         if final[element] < floor:
             break
-        if (element in around or _within_marks(element, frozenset((rival,)))
-                or found.text_outside_links(element) < _TEXT_BEFORE_RIVAL):
+        if element in around or _holds(rival, element) or found.text_outside_links(element) < _TEXT_BEFORE_RIVAL:
             continue
         if kind is None or kind(found, element):
             return element if _before(element, rival) else None
@@ -810,6 +809,11 @@ def _led_by_headline(found: Measure, element: Element) -> bool:
         return bool(heading.tag == "h1")
     previous = next((e for e in element.itersiblings(preceding=True) if e in found.info and found.text_len(e)), None)
     return previous is not None and previous.tag == "h1"
+
+
+def _holds(box: Element, element: Element) -> bool:
+    """element is box or inside it."""
+    return element is box or any(ancestor is box for ancestor in element.iterancestors())
 
 
 def _before(first: Element, second: Element) -> bool:
@@ -1222,13 +1226,11 @@ def _with_siblings(
     return chosen + _closing_section(found, siblings, chosen)
 
 
-_CLOSING_LINE = 200  # characters: a short line under the content's last heading ("Admission free")
-
-
 _OWN_BOX = 500  # characters: a box this short with a heading of its own is a bio or a blurb
 _DATA_TAGS = ("ul", "ol", "dl", "table", "pre")  # a section's data (details, dimensions, steps)
 _QUESTION_ENDS = ("?", "？", "؟")
 _QUESTIONS = 3
+_TITLES_LOOKED_AT = 30  # headings of a box read for questions, at most
 
 
 def _box_of_its_own(found: Measure, box: Element) -> bool:
@@ -1241,12 +1243,15 @@ def _box_of_its_own(found: Measure, box: Element) -> bool:
     if found.text_len(box) <= _OWN_BOX:
         return next(box.iter(*_DATA_TAGS), None) is None
     questions = 0
-    for heading in box.iter(*_HEADINGS):
-        if heading in found.info and "".join(heading.itertext()).rstrip().endswith(_QUESTION_ENDS):
+    for title in islice(box.iter(*_HEADINGS), _TITLES_LOOKED_AT):
+        if title in found.info and "".join(title.itertext()).rstrip().endswith(_QUESTION_ENDS):
             questions += 1
             if questions >= _QUESTIONS:
                 return True
     return False
+
+
+_CLOSING_LINE = 200  # characters: a short line under the content's last heading ("Admission free")
 
 
 def _closing_section(found: Measure, siblings: list[Element], chosen: list[Element]) -> list[Element]:
