@@ -15,8 +15,9 @@ from collections.abc import Iterator
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, OWN_STORY, Measure, is_main_mark
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_main_mark
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
+from evidencekit.server.evidence.parse.posts import grids, post_lists
 from evidencekit.server.evidence.parse.render import link_box
 
 # Judged as one block however they nest inside (the renderer writes each as one block)
@@ -54,7 +55,6 @@ _OWN_TEXT_BESIDE = 200  # the content's own text beside the cards, at least (els
 # A card is a box: not a paragraph, an item, a heading or a quotation (pull quotes, embedded posts),
 # which are the article's, nor a phrase inside a line (a quoted title in <em>)
 _CARD_TAGS = BLOCK_TAGS - {"p", "li", "dd", "dt", "tr", "td", "th", "blockquote", *HEADINGS}
-_MANY_CHILDREN = etree.XPath(f".//*[count(*) >= {_QUOTE_CARDS}]")
 # A pointer to another story inside the article ("Read also: <headline>", a related story's card):
 # one link away whose text reads as a headline, this long, in a box this short that it fills this
 # much of (a labelled paragraph: all but its label), after the article's first prose paragraph, with
@@ -110,9 +110,11 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
-    testimonial cards, pointers to other stories."""
+    testimonial cards, pointers to other stories, signed posts (a thread, reviews)."""
+    lists = {node: grids(node) for node in chosen}
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
-            | quote_cards(found, chosen) | story_pointers(found, chosen, leave_out))
+            | quote_cards(found, chosen, lists) | story_pointers(found, chosen, leave_out)
+            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -245,7 +247,7 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     return frozenset(found_blocks)
 
 
-def quote_cards(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+def quote_cards(found: Measure, chosen: list[Element], lists: dict[Element, list[Element]]) -> frozenset[Element]:
     """Testimonials beside the text: a box's children of one kind (tag and class), three or more,
     two thirds of them short cards that open with a quotation mark ("“Working with them was a
     pleasure” — a client"), when the content keeps text of its own beside them, outside what the
@@ -258,7 +260,7 @@ def quote_cards(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     for node in chosen:
         if _in_marked_main(node):  # the page's author put them in its main content: they stay with it
             continue
-        for grid in ([node] if len(node) >= _QUOTE_CARDS else []) + _MANY_CHILDREN(node):
+        for grid in lists[node]:  # (posts.grids: three children or more, as many as cards need)
             kinds: dict[tuple[str, str | None], list[Element]] = {}
             for child in grid:
                 if child.tag in _CARD_TAGS and child in info:

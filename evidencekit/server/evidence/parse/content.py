@@ -36,18 +36,10 @@ from evidencekit.server.evidence.parse.boilerplate import (
 )
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.panels import holds_panels, is_panel
+from evidencekit.server.evidence.parse.posts import posts
 
-BLOCK_TAGS = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dir",
-        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-        "h4", "h5", "h6", "header", "hgroup", "hr", "html", "li", "main", "menu", "nav", "ol", "p",
-        "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
-        "caption", "legend", "dialog", "search",
-    }
-)  # fmt: skip
 _PARAGRAPHS = frozenset({"p", "pre", "td", "blockquote", "dd"})
 # Left out for their tag, but the parser may have made them wrap the page: an unclosed <noscript>
 # or <nav>. With <header>, <form> and furniture roles, what wrapped_page() looks at.
@@ -689,6 +681,14 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     inside, over_cards = _inside_marked_main(found, final, ranked[0], marked) if marked else (None, False)
     # taken for the page's mark over cards outside it: widened within the marks, not to the cards
     within = frozenset(marked) if inside is not None and over_cards else frozenset()
+    displaced = None  # what the text before it was preferred to: no rival is taken from inside it
+    if inside is None:
+        displaced = _list_of_posts(found, ranked[0])
+        if displaced is not None:
+            inside = _text_before(found, final, ranked, displaced, _TEXT_OVER_POSTS)
+        elif _box_of_its_own(found, ranked[0]) or _titled_cards(found, ranked[0]):
+            displaced = ranked[0]
+            inside = _text_before(found, final, ranked, displaced, _HEADLINE_OVER_BOX, _led_by_headline)
     if inside is not None:
         ranked.remove(inside)
         ranked.insert(0, inside)
@@ -697,6 +697,8 @@ def choose(found: Measure, marked: Sequence[Element] = ()) -> list[Element]:
     rivals = [e for e in ranked[1:5] if final[e] >= 0.75 * top_score]
     if within:
         rivals = [e for e in rivals if _within_marks(e, within)]
+    if inside is not None and displaced is not None:
+        rivals = [e for e in rivals if not _holds(displaced, e)]
     top = _common_ancestor(found, top, rivals)
     top = _single_child_parent(found, top)
     top = _repeated_blocks_parent(found, top)
@@ -728,6 +730,104 @@ def _outweighed(found: Measure, final: dict[Element, float], top: Element) -> bo
                 and found.link_density(element) < _RIVAL_LINKS and element not in around
                 and not any(ancestor is top for ancestor in element.iterancestors())):
             return True
+    return False
+
+
+# A text before a list of posts (posts.py) is preferred to it at this share of its score: each post
+# repeats the commas the score counts
+_TEXT_OVER_POSTS = 0.3
+# ...and a text led by the page's headline to a box of its own after it (_box_of_its_own: a FAQ,
+# an author's bio; or cards under a title: testimonials), at the same share
+_HEADLINE_OVER_BOX = 0.3
+_HEADLINE_DEPTH = 6  # levels a text that holds its headline is looked into (a wrapper around a wrapper)
+_TEXT_BEFORE_RIVAL = 200  # characters outside links, at least: a text, not a title over the thread
+_POST_LEVELS = 4  # the best block may be the list, a post, or a post's part, this many levels down
+_RIVALS_LOOKED_AT = 50  # best-scored blocks looked at for the text
+
+
+def _list_of_posts(found: Measure, top: Element) -> Element | None:
+    """The list of posts that top is, or lies in."""
+    node = top
+    for _ in range(_POST_LEVELS):
+        if node is found.body or node not in found.info:
+            break
+        if posts(found, node):
+            return node
+        node = node.getparent()
+    return None
+
+
+def _text_before(
+    found: Measure, final: dict[Element, float], ranked: list[Element], rival: Element, share: float,
+    kind: Callable[[Measure, Element], bool] | None = None,
+) -> Element | None:
+    """The best block before rival (the best block, or a list of posts it lies in), neither in it
+    nor around it, that holds a text of its own at this share of the best score (and is of this
+    kind): an article above its unnamed comment thread, or led by the page's headline above a box
+    of its own (a FAQ, an author's bio)."""
+    floor = share * final[ranked[0]]
+    around = set(rival.iterancestors())
+    for element in islice(ranked, 1, _RIVALS_LOOKED_AT):
+        if final[element] < floor:
+            break
+        if element in around or _holds(rival, element) or found.text_outside_links(element) < _TEXT_BEFORE_RIVAL:
+            continue
+        if kind is None or kind(found, element):
+            return element if _before(element, rival) else None
+    return None
+
+
+_BRIEF_PARAGRAPHS = 2  # sentences' paragraphs under the headline that make a text, however short
+_SENTENCE_CLOSE = re.compile(r"[.!?。！？…][\"'”’»)]*$")
+
+
+def headline_text(found: Measure, chosen: list[Element], text: str) -> bool:
+    """The chosen content (rendered as text) is a text under the page's headline (led by its <h1>)
+    with paragraphs of sentences: a brief, however short, not a stub that the whole page should
+    stand in for."""
+    if not chosen or not _led_by_headline(found, chosen[0]):
+        return False
+    sentences = sum(1 for block in text.split("\n\n") if _SENTENCE_CLOSE.search(block.rstrip()))
+    return sentences >= _BRIEF_PARAGRAPHS
+
+
+def _titled_cards(found: Measure, element: Element) -> bool:
+    """Several blocks alike under a heading of their own below the headline (testimonials, features)."""
+    heading = _leading_heading(found, element)
+    return heading is not None and heading.tag != "h1" and _of_cards(found, element)
+
+
+def _holds_headline(found: Measure, element: Element) -> bool:
+    heading = _leading_heading(found, element, _HEADLINE_DEPTH)
+    return heading is not None and bool(heading.tag == "h1")
+
+
+def _led_by_headline(found: Measure, element: Element) -> bool:
+    """element opens with the page's headline (an <h1>), or comes right after it."""
+    heading = _leading_heading(found, element, _HEADLINE_DEPTH)
+    if heading is not None:
+        return bool(heading.tag == "h1")
+    previous = next((e for e in element.itersiblings(preceding=True) if e in found.info and found.text_len(e)), None)
+    return previous is not None and previous.tag == "h1"
+
+
+def _holds(box: Element, element: Element) -> bool:
+    """element is box or inside it."""
+    return element is box or any(ancestor is box for ancestor in element.iterancestors())
+
+
+def _before(first: Element, second: Element) -> bool:
+    """first comes before second in document order (neither holds the other)."""
+    lineage: dict[Element, Element] = {}  # each ancestor of first -> its child on the way down to first
+    child = first
+    for ancestor in first.iterancestors():
+        lineage[ancestor] = child
+        child = ancestor
+    child = second
+    for ancestor in second.iterancestors():
+        if ancestor in lineage:
+            return bool(ancestor.index(lineage[ancestor]) < ancestor.index(child))
+        child = ancestor
     return False
 
 
@@ -1091,15 +1191,23 @@ def _with_siblings(
     pending_headings: list[Element] = []
     siblings = _kept_children(found, parent)
     top_rank = cache(lambda: _section_rank(found, siblings, top))  # worked out when a section first asks
+    # A text that holds its headline holds its sections: a short box after it with a heading of its
+    # own, or questions under their headings, is the page's (an author's bio, a blurb, a FAQ)
+    whole = cache(lambda: _holds_headline(found, top))
+    after = False
     for sibling in siblings:
         if sibling is top:
-            keep = True
+            keep = after = True
         elif sibling.tag in _HEADINGS:
             pending_headings.append(sibling)
             continue
         elif (within and not _within_marks(sibling, within)) or _teasers(found, sibling):
             keep = False
-        elif _same_kind_section(found, top, sibling) or _parallel_section(found, top_rank, pending_headings, sibling):
+        elif _same_kind_section(found, top, sibling):
+            keep = True
+        elif after and not pending_headings and whole() and _box_of_its_own(found, sibling):
+            keep = False
+        elif _parallel_section(found, top_rank, pending_headings, sibling):
             keep = True
         else:
             bonus = top_score * 0.2 if top_class and sibling.get("class") == top_class else 0.0
@@ -1116,6 +1224,31 @@ def _with_siblings(
             chosen.append(sibling)
         pending_headings = []
     return chosen + _closing_section(found, siblings, chosen)
+
+
+_OWN_BOX = 500  # characters: a box this short with a heading of its own is a bio or a blurb
+_DATA_TAGS = ("ul", "ol", "dl", "table", "pre")  # a section's data (details, dimensions, steps)
+_QUESTION_ENDS = ("?", "？", "؟")
+_QUESTIONS = 3
+_TITLES_LOOKED_AT = 30  # headings of a box read for questions, at most
+
+
+def _box_of_its_own(found: Measure, box: Element) -> bool:
+    """A box that opens with a heading of its own below the headline (h2-h6; after an <h1>, another
+    story), and is short prose (no list, table or code: a section's data), or holds questions under
+    headings (a FAQ)."""
+    heading = _leading_heading(found, box)
+    if heading is None or heading.tag == "h1":
+        return False
+    if found.text_len(box) <= _OWN_BOX:
+        return next(box.iter(*_DATA_TAGS), None) is None
+    questions = 0
+    for title in islice(box.iter(*_HEADINGS), _TITLES_LOOKED_AT):
+        if title in found.info and "".join(title.itertext()).rstrip().endswith(_QUESTION_ENDS):
+            questions += 1
+            if questions >= _QUESTIONS:
+                return True
+    return False
 
 
 _CLOSING_LINE = 200  # characters: a short line under the content's last heading ("Admission free")

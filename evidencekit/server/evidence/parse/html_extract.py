@@ -19,6 +19,7 @@ from evidencekit.server.evidence.parse.content import (
     discussion_blocks,
     dropped_container,
     gallery_captions,
+    headline_text,
     held_text,
     holding_main,
     marked_main,
@@ -146,7 +147,7 @@ def main_content(root: Element, base_url: str | None = None) -> tuple[str, str]:
     text, markdown = render(
         found, chosen, base_url=base_url, leave_out=leave_out, own_links=OwnLinks(found, chosen).keeps
     )
-    if len(text) < _SHORT_CONTENT and found.text_len(found.body) > 2 * len(text):
+    if len(text) < _SHORT_CONTENT and found.text_len(found.body) > 2 * len(text) and not headline_text(found, chosen, text):
         # Little or nothing chosen: the page is short or all links. Show what there is, without
         # its boxes of links (navigation) unless they are all there is.
         text, markdown = render(found, [found.body], base_url=base_url)

@@ -13,6 +13,17 @@ from parsel.selector import create_root_node
 
 Element = Any  # an lxml element; lxml has no type stubs here
 
+# Elements that start a block of their own (the renderer writes each as one)
+BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dir",
+        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+        "h4", "h5", "h6", "header", "hgroup", "hr", "html", "li", "main", "menu", "nav", "ol", "p",
+        "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+        "caption", "legend", "dialog", "search",
+    }
+)  # fmt: skip
+
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _XHTML_HINT = re.compile(r"""^\s*<\?xml|<html[^>]*\sxmlns\s*=\s*["']http://www\.w3\.org/1999/xhtml""")
 _SELF_CLOSED = re.compile(

@@ -14,8 +14,8 @@ from urllib.parse import urljoin
 
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _DATE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
-from evidencekit.server.evidence.parse.content import BLOCK_TAGS, Measure
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.content import Measure
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.text import collapse_text, remove_controls
 from evidencekit.server.evidence.parse.widget_words import LINE_CHARS, widget_line
 
