@@ -18,10 +18,10 @@ the kernel (ours writes a response with one system call, uvicorn's own protocol 
 ratio peer / ours stands in for bench_servers' rate ratio ours / peer: a server bound by its CPU
 answers in inverse proportion to what a request costs it.
 
-The access log's row is an upper bound of what a line costs: the log thread writes what waited every
-0.05 s, and under valgrind a request comes every 20-50 ms, so each write carries a line or two and
-its fixed cost (a lock, a clock read, a system call) is paid per line; at wrk's rates a write
-carries hundreds (scripts/bench_servers.py measures the rate).
+The access log's row is an upper bound of what a line costs: the log thread writes a batch 0.2 s
+after its first line, and under valgrind a request comes every 20-50 ms, so each write carries a
+handful of lines and its fixed cost (waking, a clock read, a system call) is paid by few; at wrk's
+rates a write carries a thousand or more (scripts/bench_servers.py measures the rate).
 
 Runs two servers at once (the machine's two cores: instruction counts do not mind sharing).
 `--keep DIR` keeps each run's cachegrind.out for `cg_annotate` (which sees CPython's C functions,
