@@ -3,6 +3,7 @@ as before; a warning at once; nothing queued is lost when the process ends."""
 
 from __future__ import annotations
 
+import collections
 import io
 import logging
 import re
@@ -406,3 +407,41 @@ def test_an_idle_writer_sleeps_until_a_line_comes_and_writes_what_comes_meanwhil
     finally:
         handler.close()
         logger.removeHandler(handler)
+
+
+def test_a_line_queued_as_the_writer_falls_asleep_wakes_it() -> None:
+    """A producer that read the queue's length before the writer emptied it and fell asleep, then
+    appended: with the wake decided from that stale length, the line (and every one after it,
+    the queue never empty again) waited until a warning came."""
+    stream = io.StringIO()
+    handler = BatchedLog(stream)
+
+    def writer_asleep() -> bool:
+        frame = sys._current_frames().get(handler.writer.ident or -1)
+        while frame is not None:
+            if frame.f_code.co_name == "wait" and frame.f_locals.get("self") is handler.wake:
+                return True
+            frame = frame.f_back
+        return False
+
+    class Racing(collections.deque):  # type: ignore[type-arg]
+        armed = False
+
+        def __len__(self) -> int:
+            length = super().__len__()
+            if self.armed and threading.current_thread() is not handler.writer:
+                self.armed = False
+                handler.wake.set()  # what queued the line before: the writer takes it and sleeps again
+                eventually(lambda: not super(Racing, self).__len__() and writer_asleep(),
+                           what="the writer to empty the queue and sleep")
+            return length
+
+    try:
+        eventually(writer_asleep, what="the idle writer to sleep")
+        racing = Racing([[formatted, time.perf_counter(), "evidencekit.access", "GET /before 200", ()]])
+        handler.waiting = racing
+        racing.armed = True
+        handler.put([formatted, time.perf_counter(), "evidencekit.access", "GET /after 200", ()])
+        eventually(lambda: "GET /after 200" in stream.getvalue(), what="the line queued as the writer fell asleep")
+    finally:
+        handler.close()

@@ -64,9 +64,8 @@ class Lane:
     """What the access log does with a request's line, looked up once per RESOLVE_SECONDS
     (`refresh`): nothing (`enabled` false); or, while the log thread's handler is its only
     destination (log_queue.direct_handler), append it to that handler's `waiting` as a Maker's line
-    while at least one and fewer than `room` lines wait (else `write_line` puts it, which wakes the
-    writer for the first line of a batch, ends the batch at BATCH lines, or counts it dropped); or
-    else make a record of it."""
+    while fewer than `room` lines wait, waking the writer if it sleeps (past that, `write_line` puts
+    it, which ends the batch at BATCH lines or counts it dropped); or else make a record of it."""
 
     __slots__ = ("until", "enabled", "handler", "waiting", "room")
 
@@ -105,8 +104,10 @@ def write_line(scope: Scope, status: int, request_id: str, started: float) -> No
     if handler is not None and not handler.closing:
         line = line_of(scope, status, request_id, started, now)
         waiting = LANE.waiting
-        if waiting and len(waiting) < LANE.room:
+        if waiting is not None and len(waiting) < LANE.room:
             waiting.append(line)  # what handler.put does while this few lines wait
+            if handler.sleeping:
+                handler.wake.set()
         else:
             handler.put(line)
     else:  # a record made directly: Logger.info would first walk the stack to find its caller

@@ -95,7 +95,11 @@ class BatchedLog(logging.Handler):
         self.dropped = 0  # records not queued since the last write said so (under `queue`)
         self.stalled = False  # a wait for the writer ran out, and no write has completed since
         self.writing = threading.Lock()  # one batch written at a time, in order
-        self.wake = threading.Event()  # set by a record that finds nothing waiting: a batch begins
+        # A record queued while the writer sleeps (or is about to: it says so first, then looks at
+        # the queue) wakes it: a batch begins. Asked after the append, so that one of the two sees
+        # the other: a length read before it may be stale by then.
+        self.sleeping = False
+        self.wake = threading.Event()
         self.now = threading.Event()  # set by a warning, a flush, BATCH records or close: write it now
         self.closing = False
         self.writer = threading.Thread(target=self._write_on, name="evidencekit-log-writer", daemon=True)
@@ -119,11 +123,10 @@ class BatchedLog(logging.Handler):
         if not self._room(warning):
             return
         if not warning:
-            waited = len(self.waiting)
             self.waiting.append(record)
-            if not waited:
+            if self.sleeping:
                 self.wake.set()
-            elif waited >= BATCH and not self.now.is_set():
+            elif len(self.waiting) > BATCH and not self.now.is_set():
                 self.now.set()
             return
         written = threading.Event()
@@ -142,16 +145,17 @@ class BatchedLog(logging.Handler):
 
     def put(self, item: list[Any]) -> None:
         """A line queued as `[maker, time.perf_counter(), *what it says]` (`Maker`), for callers
-        that `direct_handler` gave this handler; while the queue holds at least one and fewer than
-        min(BATCH, max_waiting) lines, appending to `waiting` does what this does."""
+        that `direct_handler` gave this handler; while the queue holds fewer than
+        min(BATCH, max_waiting) lines, appending to `waiting` and waking a sleeping writer does
+        what this does."""
         waiting = self.waiting
         waited = len(waiting)
         if waited >= self.max_waiting and not self._room(False):
             return
         waiting.append(item)
-        if not waited:
+        if self.sleeping:
             self.wake.set()
-        elif waited == BATCH:
+        if waited == BATCH:
             self.now.set()
 
     def _made(self, run: list[list[Any]], second_text: Callable[[int], str], to_wall: float) -> list[str]:
@@ -220,11 +224,11 @@ class BatchedLog(logging.Handler):
             written.set()
 
     def _write_on(self) -> None:
-        # A record appended while a write takes the queue finds it not empty and wakes no one: it
-        # is seen here, after the write, and gathers with the next batch.
         while not self.closing:
+            self.sleeping = True
             if not self.waiting:
                 self.wake.wait()
+            self.sleeping = False
             self.now.wait(INTERVAL)
             self.wake.clear()
             self.now.clear()
