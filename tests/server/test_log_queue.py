@@ -98,6 +98,22 @@ def test_lines_waiting_when_sigterm_ends_the_process_are_written() -> None:
     assert done.stderr.rstrip().endswith("INFO uvicorn.error Finished server process")
 
 
+def test_sigterm_while_the_main_thread_holds_the_queue_ends_the_process() -> None:
+    """The SIGTERM handler writes what waits, which takes the queue's lock: arriving while the
+    main thread held it (a warning queuing itself, a full queue counting a drop), it waited for
+    itself for ever. It ends now; what waited in that instant may go unwritten (the writer needs
+    the lock the interrupted code holds, and the handler waits for it STALL_SECONDS at most)."""
+    program = ("import logging, signal\n"
+               "from evidencekit.server.evidence.env_check import configure_logging\n"
+               "configure_logging('INFO')\n"
+               "handler = logging.getLogger().handlers[0]\n"
+               "with handler.queue:\n"
+               "    signal.raise_signal(signal.SIGTERM)\n"
+               "print('not reached')\n")
+    done = run_python(program, check=False)
+    assert done.returncode == -15 and "not reached" not in done.stdout
+
+
 def test_a_line_queued_without_a_record_is_written_as_its_record_would_be_in_order(tmp_path: Path) -> None:
     out = (tmp_path / "log.txt").open("w")
     handler = BatchedLog(out)

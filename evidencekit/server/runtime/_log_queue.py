@@ -90,7 +90,9 @@ class BatchedLog(logging.Handler):
         self.waiting: collections.deque[logging.LogRecord | list[Any]] = collections.deque()  # appends are thread-safe
         # Taken to empty the queue, and by a warning to queue itself with its event, so that a
         # batch's events are exactly those of the warnings in it; an INFO line never takes it.
-        self.queue = threading.Lock()
+        # Re-entrant: the SIGTERM handler flushes (taking it) on the main thread, which may hold it;
+        # what waits then may go unwritten (the writer needs it), but the process ends.
+        self.queue = threading.RLock()
         self.announced: list[threading.Event] = []  # set once the batch holding their warning is written
         self.dropped = 0  # records not queued since the last write said so (under `queue`)
         self.stalled = False  # a wait for the writer ran out, and no write has completed since
