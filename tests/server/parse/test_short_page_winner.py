@@ -29,12 +29,18 @@ def assert_article_alone(text: str, *furniture: str) -> None:
         assert words not in text
 
 
-def thread(count: int = 8) -> str:
+PLAIN_POST = "Went on Saturday, stalls were busy, the bread was good, and parking easy"
+# A post that repeats the commas a block's score counts
+BUSY_POST = ("Went on Saturday, stalls were busy, the bread, cheese, and apples were good, parking "
+             "was easy, and the view, well, lovely")
+
+
+def thread(count: int = 8, post: str = PLAIN_POST) -> str:
     """Posts as a forum or blog engine renders them, with no name that says so: a username's link
     and a date, the post's text, a reply link."""
     return "".join(
         f"<div class='item'><div class='meta'><a href='/u/walker{n}'>walker{n}</a> <span>{n + 1} days ago</span></div>"
-        f"<div class='txt'><p>Went on Saturday, stalls were busy, the bread was good, and parking easy, visit {n}.</p></div>"
+        f"<div class='txt'><p>{post}, visit {n}.</p></div>"
         f"<div class='actions'><a href='#reply{n}'>Reply</a></div></div>"
         for n in range(count)
     )
@@ -82,19 +88,9 @@ def test_an_articles_own_dated_entries_stay() -> None:
         assert f"photo {n}." in text
 
 
-def busy_thread(count: int = 10) -> str:
-    """A thread whose posts repeat the commas a block's score counts."""
-    return "".join(
-        f"<div class='item'><div class='meta'><a href='/u/walker{n}'>walker{n}</a> <span>{n + 1} days ago</span></div>"
-        f"<div class='txt'><p>Went on Saturday, stalls were busy, the bread, cheese, and apples were good, parking "
-        f"was easy, and the view, well, lovely, visit {n}.</p></div><div class='actions'><a href='#reply{n}'>Reply</a></div></div>"
-        for n in range(count)
-    )
-
-
 def test_an_article_is_preferred_to_the_thread_that_outscores_it() -> None:
     article = f"<div class='wrap'><div class='c1'><div class='inner'><div class='x'>{HEADLINE}{ARTICLE}</div></div></div></div>"
-    body = f"{article}<div class='c2'><h3>Responses</h3>{busy_thread()}</div>"
+    body = f"{article}<div class='c2'><h3>Responses</h3>{thread(10, BUSY_POST)}</div>"
     assert_article_alone(parse_html(page(body)).text, "visit 3", "walker2")
 
 
@@ -104,7 +100,7 @@ def test_a_blurb_after_a_thread_alone_does_not_displace_it() -> None:
         "Sunday, with news, sport, weather, markets, fairs and notices from Lower Field to the old bridge, and "
         "its forum, where readers, stallholders, farmers, and the council, talk about the valley, is open to all.</p></div></div>"
     )
-    body = f"<section><section><div class='col'><h1>Parking at the new market?</h1>{busy_thread()}</div></section></section>{blurb}"
+    body = f"<section><section><div class='col'><h1>Parking at the new market?</h1>{thread(10, BUSY_POST)}</div></section></section>{blurb}"
     text = parse_html(page(body)).text
     for n in range(10):
         assert f"visit {n}." in text
