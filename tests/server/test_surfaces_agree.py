@@ -108,6 +108,19 @@ async def test_a_whitespace_only_query_says_there_is_no_word_to_find(service: di
         assert "search takes at least one word to find (the query is empty or only whitespace)" in done.stderr
 
 
+async def test_a_page_token_beside_a_whitespace_only_query_is_refused_as_unknown(
+        service: dict[str, Any], stdio_params: StdioServerParameters) -> None:
+    """No page token is ever issued for a blank query, so one sent with it is unknown, as any other
+    token the service did not issue: it was answered `{"results": []}`, as if it were a first page
+    (found by the MCP conformance test's generated arguments, one run in many)."""
+    answer = rest(service, "/research-api/documents/search", {"query": BLANK, "page_token": "eyJvIjoxMH0.forged"})
+    assert answer.status_code == 404 and answer.json()["code"] == "unknown_page_token", answer.text
+    for opened in (http_session(service), stdio_session(stdio_params)):
+        async with opened as session:
+            result = await session.call_tool("search_documents", {"query": BLANK, "page_token": "0"})
+        assert result.is_error and "unknown_page_token" in texts(result), texts(result)
+
+
 # -- search results are retrieved text too ---------------------------------------------------------
 
 PAGE = (b"<html lang='en'><head><title>Heron count</title></head><body><main><h1>Heron count</h1>"

@@ -16,7 +16,11 @@ from urllib.parse import urlsplit
 from evidencekit.contracts import FieldError
 from evidencekit.server.evidence.documents import NOT_FOUND, UnknownDocument, get_documents
 from evidencekit.server.evidence.fetch.policy import egress_cause, unsafe_cause
-from evidencekit.server.evidence.search_documents import BadPageToken, search_documents
+from evidencekit.server.evidence.search_documents import (
+    NOT_OURS_TOKEN,
+    BadPageToken,
+    search_documents,
+)
 from evidencekit.server.evidence.search_share import SearchShare, TooManySearches
 from evidencekit.server.evidence.service import EvidenceService
 from evidencekit.server.evidence.service import RateLimited as ServiceRateLimited
@@ -155,19 +159,24 @@ class EvidenceHandlers:
     async def search_documents(self, payload: SearchDocumentsInput,
                                context: RequestContext) -> SearchDocumentsOutputData:
         principal = principal_of(context)
+        token = payload.page_token if isinstance(payload.page_token, str) else None  # MISSING: absent
         if not payload.query.strip():
+            if token is not None:  # no page token is ever issued for a blank query: refused as any unknown one
+                raise _unknown_page_token(BadPageToken(NOT_OURS_TOKEN))
             # Valid under the contract (minLength counts spaces), so answered as one (no result) rather
             # than refused (a valid input refused fails conformance checks); the note says why.
             context.notes.append(BLANK_QUERY)
             return cast(SearchDocumentsOutputData, {"results": []})
         try:
-            token = payload.page_token if isinstance(payload.page_token, str) else None  # MISSING: absent
             async with self.searches.turn(principal.token_id):
                 data = await search_documents(principal, payload.query, payload.page_size, token)
         except TooManySearches as busy:
             raise RateLimited(str(busy), retry_after=1, code="too_many_searches") from None
         except BadPageToken as bad:
-            # a well-formed value that names no page this service issued: not found, as a name would be
-            raise NotFound(str(bad), code="unknown_page_token",
-                           fields=[FieldError("$.page_token", str(bad), "not_found")]) from None
+            raise _unknown_page_token(bad) from None
         return cast(SearchDocumentsOutputData, data)
+
+
+def _unknown_page_token(bad: BadPageToken) -> NotFound:
+    """A well-formed value that names no page this service issued: not found, as a name would be."""
+    return NotFound(str(bad), code="unknown_page_token", fields=[FieldError("$.page_token", str(bad), "not_found")])

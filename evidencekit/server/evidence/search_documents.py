@@ -66,19 +66,19 @@ def page_token(key: bytes, found: list[search_text.Term], page: Page, workspaces
     return f"{payload}.{_signature(key, payload, workspaces)}"
 
 
-_NOT_OURS = "page_token is not a next_page_token this service issued for your workspaces"
+NOT_OURS_TOKEN = "page_token is not a next_page_token this service issued for your workspaces"
 
 
 def read_token(key: bytes, token: str, found: list[search_text.Term], workspaces: list[str]) -> Page:
     payload, _, signature = token.partition(".")
     if not hmac.compare_digest(signature.encode(), _signature(key, payload, workspaces).encode()):
-        raise BadPageToken(_NOT_OURS)
+        raise BadPageToken(NOT_OURS_TOKEN)
     try:
         data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
         page = Page(data["o"], bool(data["e"]), data.get("x"))
         same = data["q"] == _query_id(found)
     except (ValueError, TypeError, KeyError, binascii.Error):  # signed by us: only an old format
-        raise BadPageToken(_NOT_OURS) from None
+        raise BadPageToken(NOT_OURS_TOKEN) from None
     if not same:
         raise BadPageToken("page_token belongs to another query: send the query it was issued with")
     return page
