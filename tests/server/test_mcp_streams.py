@@ -291,7 +291,7 @@ def test_a_section_shielded_from_cancellation_is_not_cut() -> None:
     past the limit until the section ends, and is answered as it answers."""
     import anyio
 
-    entered, leave = threading.Event(), threading.Event()
+    entered, leave, returned = threading.Event(), threading.Event(), threading.Event()
 
     def section() -> None:
         entered.set()
@@ -300,6 +300,7 @@ def test_a_section_shielded_from_cancellation_is_not_cut() -> None:
     async def threaded(scope: Any, receive: Any, send: Any) -> None:
         await receive()
         await anyio.to_thread.run_sync(section)
+        returned.set()
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
@@ -307,6 +308,9 @@ def test_a_section_shielded_from_cancellation_is_not_cut() -> None:
         assert await asyncio.to_thread(entered.wait, PATIENCE)
         await loop.advance(1.0, step=mcp_streams.AGAIN_SECONDS)  # five idle limits: the timer asks again and again
         leave.set()
+        # the thread's return reaches the loop in real time: the test's clock must not run out first
+        # (a loaded machine let a minute of it pass, idle step after idle step, before it came)
+        assert await asyncio.to_thread(returned.wait, PATIENCE)
 
     sent, left, took, raised = _call(threaded, idle=0.2, meanwhile=past_the_limit)
     assert raised is None and _answered(sent) == 200 and took >= 1.0 and left == 0
