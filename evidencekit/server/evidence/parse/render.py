@@ -132,17 +132,29 @@ _NOT_PLAIN = ("- ", "* ", "|", ">", "`")
 
 
 def _without_widget_lines(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:
-    """Drop short plain blocks that say only a widget's words (widget_words): an advertisement's
-    label, a share bar. Not a heading (a section headed "Advertising"), a list or a table."""
-    dropped = {
-        index
-        for index, ((text, markdown), level) in enumerate(zip(blocks, levels, strict=True))
-        if not level and len(text) <= LINE_CHARS and not markdown.startswith(_NOT_PLAIN) and widget_line(text)
-    }
-    if not dropped:
+    """Drop short plain blocks, and lines of plain blocks (after a <br>), that say only a widget's
+    words (widget_words): an advertisement's label, a share bar, a call to action ("Read more...",
+    "Report this comment"). Not a heading (a section headed "Advertising"), a list or a table."""
+    dropped: set[int] = set()
+    changed: dict[int, Block] = {}
+    for index, ((text, markdown), level) in enumerate(zip(blocks, levels, strict=True)):
+        if level or markdown.startswith(_NOT_PLAIN):
+            continue
+        if len(text) <= LINE_CHARS and widget_line(text):
+            dropped.add(index)
+        elif "\n" in text:
+            lines, marked = text.split("\n"), markdown.split("\n")
+            if len(lines) != len(marked):  # (the text's lines are the markdown's, one for one)
+                continue
+            kept = [n for n, line in enumerate(lines) if len(line) > LINE_CHARS or not widget_line(line)]
+            if not kept:
+                dropped.add(index)
+            elif len(kept) < len(lines):
+                changed[index] = ("\n".join(lines[n] for n in kept), "\n".join(marked[n] for n in kept))
+    if not dropped and not changed:
         return blocks, levels
-    kept = [i for i in range(len(blocks)) if i not in dropped]
-    return [blocks[i] for i in kept], [levels[i] for i in kept]
+    kept_blocks = [i for i in range(len(blocks)) if i not in dropped]
+    return [changed.get(i, blocks[i]) for i in kept_blocks], [levels[i] for i in kept_blocks]
 
 
 def _prose_headings(blocks: list[Block], levels: list[int]) -> tuple[list[Block], list[int]]:

@@ -1,7 +1,7 @@
 """Lines that are only a widget's words, in the languages the service meets: an advertisement's
 label left standing in the article ("Anzeige", "ADVERTISEMENT", "Story continues below
-advertisement") or a share bar's ("Share this story", "Teilen · Drucken · Merken", "Partager sur
-Facebook"). Read on the rendered blocks (render.py), so a page pays for a few short strings, not a
+advertisement"), a share bar's ("Share this story", "Teilen · Drucken · Merken", "Partager sur
+Facebook") or a call to action's ("Read more »", "Jetzt abonnieren", "Report this comment"). Read on the rendered blocks (render.py), so a page pays for a few short strings, not a
 walk of its content."""
 
 from __future__ import annotations
@@ -32,14 +32,45 @@ _SHARE_WORDS = _SHARE_ACTIONS | frozenset((
     "threads", "bluesky", "mastodon", "bookmark", "artikel", "den", "diesen", "auf", "per", "kopieren", "le",
     "lien", "cet", "sur", "par", "questo", "articolo", "este", "artículo", "en", "dit",
 ))
+# A call to action or a pointer elsewhere, the whole line: a button's or a link's words standing
+# alone ("Read more", "Jetzt abonnieren", "Report this comment", "Lire la suite"). Phrases only:
+# a word alone ("Download", "Comments", "Next") is also a section's title or a table's label, and
+# so are "Get started" and "Contact us" in bold on a landing page (the references keep them).
+_ACTIONS = frozenset({
+    "read more", "read on", "read the full story", "read full story", "full story", "continue reading",
+    "keep reading", "read full article", "read the full article", "read the rest", "read the rest of this entry",
+    "view more", "see more", "show more", "load more", "learn more", "find out more", "click here",
+    "click to order", "order now", "buy now", "shop now", "add to cart", "add to basket", "add to bag",
+    "add to wishlist", "subscribe now", "sign up now", "sign up today", "join now", "register now",
+    "download now", "download the app", "get the app", "donate now", "try it free",
+    "start free trial", "start your free trial", "book a demo", "request a demo",
+    "post a comment", "leave a comment", "add a comment", "write a comment", "add comment", "post comment",
+    "report this comment", "report comment", "report abuse", "view larger", "larger picture",
+    "view larger image", "view gallery", "view all", "see all", "back to top", "return to top", "top of page",
+    "previous article", "next article", "previous post", "next post", "print this page", "print this article",
+    "email this article", "sign in to comment", "log in to comment", "log in to reply", "newsletter sign up",
+    "sign up for our newsletter", "subscribe to our newsletter", "read comments", "view comments",
+    "show comments", "hide comments", "more stories", "more news",
+    "weiterlesen", "mehr lesen", "mehr erfahren", "jetzt mehr erfahren", "mehr dazu", "mehr anzeigen",
+    "jetzt abonnieren", "jetzt lesen", "jetzt kaufen", "in den warenkorb", "jetzt bestellen", "jetzt registrieren",
+    "jetzt anmelden", "newsletter abonnieren", "zum newsletter", "jetzt spenden",
+    "kommentar schreiben", "kommentar melden", "kommentare anzeigen", "kommentare lesen", "nach oben",
+    "zurück nach oben", "zum seitenanfang", "alle anzeigen", "alle artikel", "bild vergrößern", "zur startseite",
+    "zum artikel", "zum beitrag", "artikel lesen", "app herunterladen", "jetzt herunterladen", "jetzt testen",
+    "kostenlos testen", "gratis testen", "hier klicken", "zum shop", "jetzt entdecken",
+    "lire la suite", "en savoir plus", "lire plus", "je m abonne", "abonnez vous", "inscrivez vous",
+    "ajouter au panier", "faire un don", "voir plus", "voir tout", "haut de page",
+    "retour en haut", "lire l article",
+})
 LINE_CHARS = 120  # longer lines are never only a widget's words
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
 def widget_line(text: str) -> bool:
-    """text (a line LINE_CHARS long at most) says only an advertisement's label or a share bar's words."""
+    """text (a line LINE_CHARS long at most) says only an advertisement's label, a share bar's
+    words or a call to action."""
     words = _NOT_WORD.sub(" ", text.lower()).strip()
-    if words in _AD_LABELS:
+    if words in _AD_LABELS or words in _ACTIONS:
         return True
     found = [word for word in words.split() if not word.isdigit()]
     return (bool(found) and all(word in _SHARE_WORDS for word in found)
