@@ -339,3 +339,27 @@ def test_calls_to_action_as_headings_items_or_in_sentences_stay() -> None:
     read = parse_html(page(body))
     assert "## Contact us" in read.markdown and "- Read more\n- Learn more" in read.markdown
     assert "Read more about the flood" in read.text
+
+
+@pytest.mark.parametrize("credit", [
+    "<div class='img-4'><img src='/market.jpg' alt=''><div>Foto: Max Mustermann / dpa</div></div>",
+    "<p><img src='/market.jpg' alt=''><span>Photo by Jane Doe/Reuters</span></p>",
+    "<p>Body paragraph 2. The stalls open at dawn.<br><small>(Bild: Getty Images)</small></p>",
+    "<div class='m-2'><span>Credit: NASA/ESA</span></div>",
+])
+def test_a_photos_credit_outside_a_figure_is_left_out(credit: str) -> None:
+    """A credit on a line of its own, outside a <figure> (which captions.py reads): the word, then
+    a name."""
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{credit}{paragraphs(2, 'Later')}</article>"
+    read = parse_html(page(body))
+    assert read.text.count("Later") == 2
+    for words in ("Mustermann", "Jane Doe", "Getty", "NASA"):
+        assert words not in read.text and words not in read.markdown, read.markdown
+
+
+def test_lines_about_photos_in_their_own_words_stay() -> None:
+    own = ("<p>Photos: the bridge at dawn, seen from the hill above the river in the spring of 1910.</p>"
+           "<div>Bilder von der Feier</div><p>Photographers came from three towns.</p>")
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert "Photos: the bridge at dawn" in text and "Bilder von der Feier" in text and "Photographers came" in text

@@ -62,15 +62,24 @@ _ACTIONS = frozenset({
     "ajouter au panier", "faire un don", "voir plus", "voir tout", "haut de page",
     "retour en haut", "lire l article",
 })
+# A photo's credit on a line of its own, outside any <figure> ("Foto: Max Muster / dpa", "Photo by
+# Jane Doe/Reuters", "Bild: Getty Images", "Credit: NASA/ESA"): the word, then its name (after "by"
+# or "von", a capital: "Bilder von der Feier" is a title), this short
+_CREDIT = re.compile(
+    r"[(\[]?\s*(?:fotos?|photos?|bild(?:er)?|images?|credits?|pictures?|illustration|grafik|fotocredit|bildquelle|"
+    r"(?:photo|image|foto|bild)\s*credits?)\s*(?::\s*\S|©|(?-i:\s+(?:[Bb]y|von)\s+[A-ZÄÖÜ]))", re.IGNORECASE)
+_CREDIT_CHARS, _CREDIT_WORDS = 80, 10
 LINE_CHARS = 120  # longer lines are never only a widget's words
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
 def widget_line(text: str) -> bool:
     """text (a line LINE_CHARS long at most) says only an advertisement's label, a share bar's
-    words or a call to action."""
+    words, a call to action or a photo's credit."""
     words = _NOT_WORD.sub(" ", text.lower()).strip()
     if words in _AD_LABELS or words in _ACTIONS:
+        return True
+    if len(text) <= _CREDIT_CHARS and text.count(" ") < _CREDIT_WORDS and _CREDIT.match(text.lstrip()):
         return True
     found = [word for word in words.split() if not word.isdigit()]
     return (bool(found) and all(word in _SHARE_WORDS for word in found)
