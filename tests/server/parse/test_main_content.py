@@ -401,6 +401,28 @@ def test_the_lead_paragraph_styled_apart_from_the_body_is_kept() -> None:
     assert "Ana Lima" not in text and "Section 3" not in text
 
 
+def test_a_short_lead_right_under_the_headline_is_kept() -> None:
+    """A standfirst of one short sentence (under the 80 characters a lead elsewhere needs) is known
+    by its place, right under the <h1>: it was dropped with the header (issue 56, "block too
+    narrow"). In <header> or in a plain box beside the body; with a byline after it or not."""
+    lead = "The market moves uphill for the summer, the council decided."
+    for header in (f"<header><h1>Flood Market</h1><p class='lead'>{lead}</p></header>",
+                   f"<div class='intro'><h1>Flood Market</h1><div class='x-3'>{lead}</div>"
+                   "<div class='byline'>By Ana Lima, 12 March</div></div>"):
+        text = parse_html(page(f"{nav()}<article>{header}<div class='article-body'>{paragraphs(6)}</div></article>")).text
+        assert text.startswith(lead + "\n\n") and text.count("Body paragraph") == 6, text[:200]
+        assert "Ana Lima" not in text
+
+
+def test_a_byline_date_or_fragment_under_the_headline_is_not_a_short_lead() -> None:
+    for under in ("By Ana Lima and Tom Berg, 12 March 2024", "Updated 12 March 2024, 09:14 CET",
+                  "Market, floods and the hill above the river", "<a href='/m'>The market moves uphill, the council decided.</a>"):
+        body = (f"{nav()}<article><header><h1>Flood Market</h1><p>{under}</p></header>"
+                f"<div class='article-body'>{paragraphs(6)}</div></article>")
+        text = parse_html(page(body)).text
+        assert text.startswith("Body paragraph 0"), (under, text[:120])
+
+
 def test_a_site_description_above_posts_that_open_with_their_own_headings_is_not_a_lead() -> None:
     about = "A diary of the river, the market and the church on the hill, written since the flood of 2010."
     posts = "".join(f"<div class='post'><h3>Post {n}</h3>{paragraphs(2, f'Post {n}')}</div>" for n in range(3))

@@ -1276,6 +1276,7 @@ def _closing_section(found: Measure, siblings: list[Element], chosen: list[Eleme
 # ancestor levels up, among blocks of this many characters, with under this share of link text.
 _LEAD_LEVELS = 3
 _LEAD_MIN, _LEAD_MAX = 80, 1200
+_SHORT_LEAD_MIN = 40  # right under the headline, a sentence this long is its lead (_short_lead)
 _LEAD_LINKS = 0.2
 _LEAD_SENTENCE = re.compile(r"[.!?。！？…](?:[\s\"'”’»)]|$)")
 
@@ -1339,7 +1340,9 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
     Each element is looked at once, and its own children only (the cost stays linear in depth)."""
     text, links = found.info[element]
     if element.tag == "h1" or (text < _LEAD_MIN and next(element.iter("h1"), None) is not None):
-        return False  # the headline: a lead comes after it, and what stands before is the site's
+        # the headline: a lead comes after it, and what stands before is the site's
+        lead = _under_headline(found, element)
+        return lead if lead is not None else False
     if text < _LEAD_MIN or element.tag in _HEADINGS or names_elsewhere(names_of(element)):
         return None  # a byline, a date, a subheading, an author's bio
     if links > _LEAD_LINKS * text:
@@ -1350,6 +1353,9 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
             return None  # a photo and its caption
         for child in reversed(blocks):  # a header holding headline, lead and byline: the lead alone
             verdict = _lead_verdict(found, child)
+            if verdict is False and child.tag == "h1":  # reached the headline: a short lead under it?
+                lead = _under_headline(found, element)
+                return lead if lead is not None else False
             if verdict is not None:
                 return verdict
         return None
@@ -1358,6 +1364,29 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
     if text > _LEAD_MAX:
         return False
     return element if _LEAD_SENTENCE.search(_kept_text(found, element)) else False
+
+
+def _under_headline(found: Measure, element: Element) -> Element | None:
+    """A short lead (_short_lead) right after a headline among element's kept children."""
+    blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
+    return next((block for before, block in zip(blocks, blocks[1:], strict=False)
+                 if before.tag == "h1" and _short_lead(found, block)), None)
+
+
+def _short_lead(found: Measure, element: Element) -> bool:
+    """A lead shorter than _LEAD_MIN, known by its place: right under the headline, a paragraph of
+    one sentence or more without links ("Three districts get new lanes by 2026."), not a byline,
+    a date or a subheading, which end without a sentence's stop."""
+    text, links = found.info[element]
+    return (
+        _SHORT_LEAD_MIN <= text < _LEAD_MIN
+        and not links
+        and element.tag not in _HEADINGS
+        and not any(child.tag in BLOCK_TAGS for child in element if child in found.info)
+        and next(element.iter(*_PHOTOS, "time"), None) is None
+        and not names_elsewhere(names_of(element))
+        and _LEAD_SENTENCE.search(_kept_text(found, element).rstrip()[-2:]) is not None
+    )
 
 
 def _photo_among(element: Element) -> bool:
