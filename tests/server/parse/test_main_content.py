@@ -414,6 +414,20 @@ def test_a_short_lead_right_under_the_headline_is_kept() -> None:
         assert "Ana Lima" not in text
 
 
+def test_a_lead_named_teaser_right_under_the_headline_is_kept() -> None:
+    """German sites name the lead "article-teaser" ("Vorspann"); a teaser elsewhere is another
+    story's card and stays out."""
+    lead = ("Der Markt zieht für den Sommer auf den Hügel, nach dem dritten Hochwasser in fünf Jahren, "
+            "beschloss der Gemeinderat.")
+    other = ("<div class='teaser'><a href='/bruecke'><h3>Brücke gesperrt</h3><p>Die Brücke bleibt sechs Wochen "
+             "lang gesperrt, teilte die Stadt mit.</p></a></div>")
+    body = (f"{nav()}<div class='intro'><h1>Hochwassermarkt</h1><div class='article-teaser'>{lead}</div></div>"
+            f"<main>{paragraphs(6)}{other}</main>")
+    text = parse_html(page(body)).text
+    assert text.startswith(lead + "\n\n") and text.count("Body paragraph") == 6, text[:200]
+    assert "Brücke" not in text
+
+
 def test_a_byline_date_or_fragment_under_the_headline_is_not_a_short_lead() -> None:
     for under in ("By Ana Lima and Tom Berg, 12 March 2024", "Updated 12 March 2024, 09:14 CET",
                   "Market, floods and the hill above the river", "<a href='/m'>The market moves uphill, the council decided.</a>"):

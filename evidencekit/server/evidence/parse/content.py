@@ -1276,7 +1276,8 @@ def _closing_section(found: Measure, siblings: list[Element], chosen: list[Eleme
 # ancestor levels up, among blocks of this many characters, with under this share of link text.
 _LEAD_LEVELS = 3
 _LEAD_MIN, _LEAD_MAX = 80, 1200
-_SHORT_LEAD_MIN = 40  # right under the headline, a sentence this long is its lead (_short_lead)
+_SHORT_LEAD_MIN = 40  # right under the headline, a sentence this long is its lead (_lead_under_headline)
+_TEASER = re.compile(r"teaser", re.IGNORECASE)
 _LEAD_LINKS = 0.2
 _LEAD_SENTENCE = re.compile(r"[.!?。！？…](?:[\s\"'”’»)]|$)")
 
@@ -1367,26 +1368,27 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
 
 
 def _under_headline(found: Measure, element: Element) -> Element | None:
-    """A short lead (_short_lead) right after a headline among element's kept children."""
+    """The lead right after a headline among element's kept children (_lead_under_headline)."""
     blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
     return next((block for before, block in zip(blocks, blocks[1:], strict=False)
-                 if before.tag == "h1" and _short_lead(found, block)), None)
+                 if before.tag == "h1" and _lead_under_headline(found, block)), None)
 
 
-def _short_lead(found: Measure, element: Element) -> bool:
-    """A lead shorter than _LEAD_MIN, known by its place: right under the headline, a paragraph of
-    one sentence or more without links ("Three districts get new lanes by 2026."), not a byline,
-    a date or a subheading, which end without a sentence's stop."""
+def _lead_under_headline(found: Measure, element: Element) -> bool:
+    """A lead known by its place, right under the headline: a paragraph of one sentence or more
+    without links, shorter than a lead elsewhere needs ("Three districts get new lanes by 2026."),
+    or named a teaser, as German sites name their lead ("article-teaser"; a teaser elsewhere is
+    another story's). Not a byline, a date or a subheading, which end without a sentence's stop."""
     text, links = found.info[element]
-    return (
-        _SHORT_LEAD_MIN <= text < _LEAD_MIN
-        and not links
-        and element.tag not in _HEADINGS
-        and not any(child.tag in BLOCK_TAGS for child in element if child in found.info)
-        and next(element.iter(*_PHOTOS, "time"), None) is None
-        and not names_elsewhere(names_of(element))
-        and _LEAD_SENTENCE.search(_kept_text(found, element).rstrip()[-2:]) is not None
-    )
+    if links or not _SHORT_LEAD_MIN <= text <= _LEAD_MAX or element.tag in _HEADINGS:
+        return False
+    if any(child.tag in BLOCK_TAGS for child in element if child in found.info):
+        return False
+    if next(element.iter(*_PHOTOS, "time"), None) is not None:
+        return False
+    if names_elsewhere(_TEASER.sub("", names_of(element))):
+        return False
+    return _LEAD_SENTENCE.search(_kept_text(found, element).rstrip()[-2:]) is not None
 
 
 def _photo_among(element: Element) -> bool:
