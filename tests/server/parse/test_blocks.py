@@ -121,8 +121,10 @@ def test_a_time_in_a_cell_or_a_heading_is_data(data: str) -> None:
 @pytest.mark.parametrize(
     "notice",
     ["© 2024 Valley Media GmbH. Alle Rechte vorbehalten.", "Copyright 2007 PR Newswire. All rights reserved.",
-     "CopyRight 2011 Valley Media. All rights reserved.", "COPYright 2011 Valley Media. All rights reserved."],
-    ids=["sign", "word and year", "camel case", "mixed case"],
+     "CopyRight 2011 Valley Media. All rights reserved.", "COPYright 2011 Valley Media. All rights reserved.",
+     "Dieser Text ist unter der Lizenz CC BY 4.0 verfügbar.", "Text licensed under CC BY-SA 4.0; photos: see credits.",
+     "Creative Commons Attribution 4.0 International"],
+    ids=["sign", "word and year", "camel case", "mixed case", "licence (de)", "licence (en)", "creative commons"],
 )
 def test_a_copyright_notice_apart_from_the_articles_run_is_left_out(notice: str) -> None:
     body = f"<article><div class='text'>{paragraphs(3)}<div class='end'><p>{notice}</p></div></div></article>"
@@ -137,8 +139,9 @@ def test_a_copyright_notice_apart_from_the_articles_run_is_left_out(notice: str)
         "Southampton: Davis; Thomas, Davies, Bennett, Wright, Surman, Safri (c), Euell, John.",
         "Copyright 1970, soft cover, brand new: the definitive manual for the market's old scales, with every "
         "weight and measure the stalls used, practice problems and an index; a rare volume in perfect shape.",
+        "The stalls need a licence from the council, and most hold one for the whole summer season.",
     ],
-    ids=["prose about copyright", "a captain", "a book's description"],
+    ids=["prose about copyright", "a captain", "a book's description", "prose about licences"],
 )
 def test_a_block_that_only_mentions_copyright_stays(block: str) -> None:
     body = f"<article><div class='text'>{paragraphs(3)}<div class='end'><p>{block}</p></div></div></article>"

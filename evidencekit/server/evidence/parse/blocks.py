@@ -32,18 +32,22 @@ _DATE_LINE = 80
 _WORD = re.compile(r"\w")
 # A time in a cell, an item or a heading is data (a timetable, a changelog's sections), not a date line
 _DATA_TAGS = frozenset({"td", "th", "li", "dd", "dt", "caption", "h1", "h2", "h3", "h4", "h5", "h6"})
-# A notice: a © standing as a word, or "copyright" before one or a year ("(c)" also marks a team's
-# captain); in a block this short
-_NOTICE = re.compile(r"(?:^|[\s(\[|])©|\bcopyright\s*(?:©|\d{4})", re.IGNORECASE)
+# A notice: a © standing as a word, "copyright" before one or a year ("(c)" also marks a team's
+# captain), or a licence's name or formula ("CC BY-SA 4.0", "licensed under", "unter der Lizenz");
+# in a block this short
+_NOTICE = re.compile(r"(?:^|[\s(\[|])©|\bcopyright\s*(?:©|\d{4})|\bcc[ -]by\b|\bcreative\s+commons\b|\bcc[ -]?0\b"
+                     r"|\blicen[cs]ed\s+under\b|\b(?:unter\s+der|steht\s+unter\s+der)\s+lizenz\b|\bsous\s+licence\b",
+                     re.IGNORECASE)
 _NOTICE_CHARS = 200
 # The text nodes that hold a sign of one, found by libxml2 for each sign the content's text holds
 # (most articles hold none: their text is searched as one string first, not node by node)
-# (the word in any case: "Copyright", "COPYRIGHT", "CopyRight")
-_NOTICE_SIGNS = ("©", "copyright")
+# (the words in any case: "Copyright", "COPYRIGHT", "CopyRight")
+_NOTICE_SIGNS = ("©", "copyright", "licen", "lizenz", "creative commons", "cc by", "cc-by")
 _TEXT_OF = etree.XPath("string(.)")
 _TEXTS_WITH = {
     "©": etree.XPath(".//text()[contains(., '©')]"),
-    "copyright": etree.XPath(".//text()[contains(translate(., 'COPYRIGHT', 'copyright'), 'copyright')]"),
+    **{sign: etree.XPath(f".//text()[contains(translate(., '{sign.upper()}', '{sign}'), '{sign}')]")
+       for sign in _NOTICE_SIGNS if sign != "©"},
 }
 # Testimonials and endorsements beside a landing page's text: at least this many sibling cards of
 # one kind (tag and class; a card, not a paragraph: an interview's quoted paragraphs stay), each
