@@ -366,3 +366,33 @@ def test_lines_about_photos_in_their_own_words_stay() -> None:
     body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
     text = parse_html(page(body)).text
     assert "Photos: the bridge at dawn" in text and "Bilder von der Feier" in text and "Photographers came" in text
+
+
+@pytest.mark.parametrize("box", [
+    "<div class='box-7'><h3>Newsletter</h3><p>Die wichtigsten Nachrichten aus dem Tal jeden Morgen in Ihrem Postfach, "
+    "kostenlos.</p><a href='/nl'>Jetzt anmelden</a></div>",
+    "<div class='x-2'><h3>Das könnte Sie auch interessieren</h3><div><a href='/parken'><h4>Parken wird teurer</h4></a>"
+    "<p>Die Gebühren im Zentrum steigen ab Mai um ein Drittel, beschloss der Rat.</p></div></div>",
+    "<div class='x-3'><span>Was this article helpful?</span><button>Yes</button><button>No</button></div>",
+    "<aside class='u-1'><strong>À lire aussi</strong><p>Le pont restera fermé six semaines, a indiqué la mairie "
+    "mardi soir.</p></aside>",
+], ids=["newsletter", "more on the topic", "rating", "read also"])
+def test_a_box_known_by_its_title_is_left_out(box: str) -> None:
+    """Boxes named as templates name them ("box-7"), whose text reads as prose, are known by their
+    title: a newsletter's sign-up, a "more on this topic" teaser, a rating, a "read also" box."""
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{box}{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
+    for words in ("Newsletter", "Postfach", "interessieren", "Gebühren", "helpful", "lire aussi", "pont"):
+        assert words not in text, text
+
+
+def test_a_section_of_the_text_headed_like_a_box_stays() -> None:
+    """A heading in the article's run titles the text under it; so does a box the page is."""
+    run = ("<h2>Newsletter</h2><p>The council will send a newsletter to every household in the valley before "
+           "the market moves, with maps and the new opening hours.</p>")
+    text = parse_html(page(f"<article><h1>Flood Market</h1>{paragraphs(2)}{run}{paragraphs(1, 'Later')}</article>")).text
+    assert "Newsletter\n\nThe council will send a newsletter" in text
+    own = ("<div class='x-1'><h2>Newsletter</h2><p>Every Friday: the valley's market news, the stalls' offers and "
+           "the council's notices, in one letter. Free, and you can leave it with one click.</p></div>")
+    assert "the stalls' offers" in parse_html(page(f"<main><h1>The Valley Letter</h1>{own}</main>")).text

@@ -19,6 +19,7 @@ from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_mai
 from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.posts import grids, post_lists
 from evidencekit.server.evidence.parse.render import link_box
+from evidencekit.server.evidence.parse.titled_boxes import titled_boxes
 
 # Judged as one block however they nest inside (the renderer writes each as one block)
 _WHOLE = frozenset({"ul", "ol", "dl", "dir", "pre", "h1", "h2", "h3", "h4", "h5", "h6"})
@@ -114,11 +115,12 @@ def box(found: Measure, block: Element, chosen: set[Element]) -> Element:
 def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
-    testimonial cards, pointers to other stories, signed posts (a thread, reviews)."""
+    testimonial cards, pointers to other stories, signed posts (a thread, reviews), boxes known by
+    their titles (a newsletter's, "more on this topic", a rating)."""
     lists = {node: grids(node) for node in chosen}
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
             | quote_cards(found, chosen, lists) | story_pointers(found, chosen, leave_out)
-            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists))
+            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:

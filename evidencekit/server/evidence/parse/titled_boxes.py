@@ -1,0 +1,122 @@
+"""Boxes inside the chosen content known by their title: a newsletter's sign-up, a "more on this
+topic" box, a "was this article helpful?" rating, a share box, in the languages the service meets.
+Their titles say what they are where their class names say nothing ("box-7"), and their text (a
+teaser's summary, a sign-up's promise) reads as prose. The content's text is searched once for the
+titles' key words, so most articles pay for one lower-casing of their text."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from evidencekit.server.evidence.parse.content import Measure
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
+
+# The whole title, lower case, its punctuation read as spaces
+_TITLES = frozenset({
+    "newsletter", "unser newsletter", "der newsletter", "newsletter abonnieren", "zum newsletter",
+    "newsletter anmeldung", "newsletter sign up", "newsletter signup", "sign up for our newsletter",
+    "subscribe to our newsletter", "get our newsletter", "our newsletter", "the newsletter", "notre newsletter",
+    "inscrivez vous à notre newsletter", "abonnez vous à notre newsletter",
+    "mehr zum thema", "mehr zu diesem thema", "das könnte sie auch interessieren", "auch interessant",
+    "das könnte sie interessieren", "weitere artikel", "lesen sie auch", "empfehlungen", "unsere empfehlungen",
+    "related", "related articles", "related stories", "related posts", "related content", "you may also like",
+    "you might also like", "more on this story", "more on this topic", "read next", "recommended",
+    "recommended for you", "à lire aussi", "a lire aussi", "lire aussi", "sur le même sujet",
+    "wie hilfreich war dieser artikel", "war dieser artikel hilfreich", "was this article helpful",
+    "was this helpful", "was this page helpful", "rate this article", "artikel bewerten",
+    "bewerten sie diesen artikel", "cet article vous a t il été utile",
+    "share this article", "share this story", "diesen artikel teilen", "artikel teilen", "partager cet article",
+})
+# A key word of every title: the content's text holds one, or no box here has a title
+_KEYS = ("newsletter", "thema", "interess", "weitere", "lesen sie", "empfehl", "related", "also like", "more on",
+         "read next", "recommended", "lire aussi", "même sujet", "hilfreich", "helpful", "rate this", "bewerten",
+         "utile", "share this", "teilen", "partager")
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜÀÉ", "abcdefghijklmnopqrstuvwxyzäöüàé")
+_TEXTS_WITH = {
+    key: etree.XPath(".//text()[contains(translate(., 'ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜÀÉ', "
+                     f"'abcdefghijklmnopqrstuvwxyzäöüàé'), '{key}')]")
+    for key in _KEYS
+}
+# A title written as one of these stands in the article's run (a section's heading, a paragraph)
+_RUN_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "td", "th", "blockquote", "pre"})
+_TITLE_CHARS = 60  # a title this long at most
+_BOX_OVER = 400  # characters a box may hold beside its title (a summary or two, a promise, a button's words)
+_NOT_WORD = re.compile(r"[\W\d_]+")
+_TEXT_OF = etree.XPath("string(.)")
+
+
+def titled_boxes(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+    """The small boxes inside `chosen` whose first text is one of _TITLES, when each holds under half
+    of the content's text (a page that is such a box, a newsletter's own page, keeps it)."""
+    tops = set(chosen)
+    half = sum(found.info[node][0] for node in chosen) / 2
+    boxes: set[Element] = set()
+    for node in chosen:
+        whole = _TEXT_OF(node).translate(_LOWER)
+        for key in _KEYS:
+            if key not in whole:
+                continue
+            for text in _TEXTS_WITH[key](node):
+                title = _title_block(found, text, node)
+                if title is None:
+                    continue
+                box = _box(found, title, tops)
+                if box is not None and found.info[box][0] < half:
+                    boxes.add(box)
+    return frozenset(boxes)
+
+
+def _title_block(found: Measure, text: etree._ElementUnicodeResult, node: Element) -> Element | None:
+    """The element a title text stands in (climbing through inline wrappers), if it is one of _TITLES."""
+    if len(text) > 2 * _TITLE_CHARS:
+        return None
+    element = text.getparent()
+    if text.is_tail:
+        return None  # (words after an element: not a title of their own)
+    # the words of the element the text stands in (its wrappers may hold what is not kept: buttons)
+    words = _NOT_WORD.sub(" ", _TEXT_OF(element).translate(_LOWER)).strip()
+    if words not in _TITLES:
+        return None
+    while element is not node and element.tag not in BLOCK_TAGS:
+        parent = element.getparent()
+        if parent is None or found.info.get(parent) != found.info.get(element):
+            break
+        element = parent
+    measured = found.info.get(element)
+    if measured is None or measured[0] > _TITLE_CHARS or element is node:
+        return None
+    return element
+
+
+def _box(found: Measure, title: Element, tops: set[Element]) -> Element | None:
+    """The box a title heads: the nearest ancestor holding more than the title and at most _BOX_OVER
+    characters beside it, that starts with the title's text; else the outermost wrapper holding the
+    title alone (a rating's question, its buttons not kept); None when the title stands in the
+    article's run with no wrapper of its own (a section headed "Newsletter": the text goes on under it)."""
+    own = found.info[title][0]
+    # a box holding the title alone (its buttons or fields not kept) is a wrapper already
+    element, wrapper = title, (None if title.tag in _RUN_TAGS else title)
+    for ancestor in title.iterancestors():
+        measured = found.info.get(ancestor)
+        if ancestor in tops or measured is None or measured[0] > own + _BOX_OVER:
+            return wrapper
+        if measured[0] > own:
+            return ancestor if _starts_with(found, ancestor, element) else wrapper
+        element = wrapper = ancestor
+    return wrapper
+
+
+def _starts_with(found: Measure, box: Element, first: Element) -> bool:
+    """No kept text in box before `first` (the title opens the box)."""
+    if (box.text or "").strip():
+        return False
+    for child in box:
+        if child is first:
+            return True
+        if found.info.get(child, (0,))[0]:
+            return False
+        if (child.tail or "").strip():
+            return False
+    return False
