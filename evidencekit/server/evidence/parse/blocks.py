@@ -47,8 +47,11 @@ _NOTICE_SIGNS = ("©", "copyright", "licen", "lizenz", "creative commons", "cc b
 _TEXT_OF = etree.XPath("string(.)")
 _TEXTS_WITH = {
     "©": etree.XPath(".//text()[contains(., '©')]"),
-    **{sign: etree.XPath(f".//text()[contains(translate(., '{sign.upper()}', '{sign}'), '{sign}')]")
-       for sign in _NOTICE_SIGNS if sign != "©"},
+    "copyright": etree.XPath(".//text()[contains(translate(., 'COPYRIGHT', 'copyright'), 'copyright')]"),
+    # (a licence's words as written in lower case, with a capital, in capitals or title case)
+    **{sign: etree.XPath(".//text()[" + " or ".join(
+        f"contains(., '{form}')" for form in dict.fromkeys((sign, sign.capitalize(), sign.upper(), sign.title()))) + "]")
+       for sign in _NOTICE_SIGNS if sign not in ("©", "copyright")},
 }
 # Testimonials and endorsements beside a landing page's text: at least this many sibling cards of
 # one kind (tag and class; a card, not a paragraph: an interview's quoted paragraphs stay), each
@@ -118,9 +121,10 @@ def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Eleme
     testimonial cards, pointers to other stories, signed posts (a thread, reviews), boxes known by
     their titles (a newsletter's, "more on this topic", a rating)."""
     lists = {node: grids(node) for node in chosen}
-    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen)
+    lowered = {node: _TEXT_OF(node).lower() for node in chosen}  # (searched for notices' and titles' words)
+    return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen, lowered)
             | quote_cards(found, chosen, lists) | story_pointers(found, chosen, leave_out)
-            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen))
+            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen, lowered))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -223,7 +227,7 @@ def _alone_on_line(element: Element) -> bool:
     return previous.tag.__class__ is not str or previous.tag in BLOCK_TAGS or previous.tag == "br"
 
 
-def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+def notices(found: Measure, chosen: list[Element], lowered: dict[Element, str]) -> frozenset[Element]:
     """Short blocks inside the chosen content that carry a copyright or licence notice ("© 2024
     Example Media", "Copyright 2007 PR Newswire. All rights reserved."), known by its sign in every
     language, and that stand apart from the article's run: their parent holds under half of the
@@ -233,7 +237,7 @@ def notices(found: Measure, chosen: list[Element]) -> frozenset[Element]:
     half = sum(found.info[node][0] for node in chosen) / 2
     found_blocks: set[Element] = set()
     for node in chosen:
-        whole = _TEXT_OF(node).lower()
+        whole = lowered[node]
         texts = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
         for text in texts:
             block = text.getparent()

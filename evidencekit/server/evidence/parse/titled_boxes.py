@@ -29,15 +29,21 @@ _TITLES = frozenset({
     "bewerten sie diesen artikel", "cet article vous a t il été utile",
     "share this article", "share this story", "diesen artikel teilen", "artikel teilen", "partager cet article",
 })
-# A key word of every title: the content's text holds one, or no box here has a title
-_KEYS = ("newsletter", "thema", "interess", "weitere", "lesen sie", "empfehl", "related", "also like", "more on",
-         "read next", "recommended", "lire aussi", "même sujet", "hilfreich", "helpful", "rate this", "bewerten",
-         "utile", "share this", "teilen", "partager")
-_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜÀÉ", "abcdefghijklmnopqrstuvwxyzäöüàé")
+# What the content's text (lower case) holds when a title may be in it, and the word the title's
+# text node is then found by (in lower case, with a capital, in capitals or title case: contains()
+# for each, as translate() would copy every text node of the content): rare phrases, so that most
+# articles pay for a few substring searches of their text and no walk of their nodes
+_KEYS = (("newsletter", "newsletter"), ("zum thema", "thema"), ("diesem thema", "thema"),
+         ("auch interess", "interess"), ("sie interessieren", "interessieren"), ("weitere artikel", "artikel"),
+         ("lesen sie auch", "lesen"), ("empfehlungen", "empfehlungen"), ("related", "related"),
+         ("also like", "like"), ("more on this", "more"), ("read next", "read"), ("recommended", "recommended"),
+         ("lire aussi", "aussi"), ("même sujet", "sujet"), ("hilfreich", "hilfreich"), ("helpful", "helpful"),
+         ("rate this", "rate"), ("bewerten", "bewerten"), ("été utile", "utile"), ("share this", "share"),
+         ("artikel teilen", "teilen"), ("partager cet", "partager"))
 _TEXTS_WITH = {
-    key: etree.XPath(".//text()[contains(translate(., 'ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜÀÉ', "
-                     f"'abcdefghijklmnopqrstuvwxyzäöüàé'), '{key}')]")
-    for key in _KEYS
+    word: etree.XPath(".//text()[" + " or ".join(
+        f"contains(., '{form}')" for form in dict.fromkeys((word, word.capitalize(), word.upper(), word.title()))) + "]")
+    for _, word in _KEYS
 }
 # A title written as one of these stands in the article's run (a section's heading, a paragraph)
 _RUN_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "td", "th", "blockquote", "pre"})
@@ -47,18 +53,18 @@ _NOT_WORD = re.compile(r"[\W\d_]+")
 _TEXT_OF = etree.XPath("string(.)")
 
 
-def titled_boxes(found: Measure, chosen: list[Element]) -> frozenset[Element]:
+def titled_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str]) -> frozenset[Element]:
     """The small boxes inside `chosen` whose first text is one of _TITLES, when each holds under half
-    of the content's text (a page that is such a box, a newsletter's own page, keeps it)."""
+    of the content's text (a page that is such a box, a newsletter's own page, keeps it).
+    lowered: each chosen node's whole text in lower case."""
     tops = set(chosen)
     half = sum(found.info[node][0] for node in chosen) / 2
     boxes: set[Element] = set()
     for node in chosen:
-        whole = _TEXT_OF(node).translate(_LOWER)
-        for key in _KEYS:
-            if key not in whole:
-                continue
-            for text in _TEXTS_WITH[key](node):
+        whole = lowered[node]
+        words = dict.fromkeys(word for probe, word in _KEYS if probe in whole)
+        for word in words:
+            for text in _TEXTS_WITH[word](node):
                 title = _title_block(found, text, node)
                 if title is None:
                     continue
@@ -76,7 +82,7 @@ def _title_block(found: Measure, text: etree._ElementUnicodeResult, node: Elemen
     if text.is_tail:
         return None  # (words after an element: not a title of their own)
     # the words of the element the text stands in (its wrappers may hold what is not kept: buttons)
-    words = _NOT_WORD.sub(" ", _TEXT_OF(element).translate(_LOWER)).strip()
+    words = _NOT_WORD.sub(" ", _TEXT_OF(element).lower()).strip()
     if words not in _TITLES:
         return None
     while element is not node and element.tag not in BLOCK_TAGS:

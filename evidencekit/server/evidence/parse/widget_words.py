@@ -69,6 +69,7 @@ _CREDIT = re.compile(
     r"[(\[]?\s*(?:fotos?|photos?|bild(?:er)?|images?|credits?|pictures?|illustration|grafik|fotocredit|bildquelle|"
     r"(?:photo|image|foto|bild)\s*credits?)\s*(?::\s*\S|©|(?-i:\s+(?:[Bb]y|von)\s+[A-ZÄÖÜ]))", re.IGNORECASE)
 _CREDIT_CHARS, _CREDIT_WORDS = 80, 10
+_CREDIT_WORDS_FIRST = ("foto", "photo", "bild", "image", "credit", "picture", "illustration", "grafik")
 LINE_CHARS = 120  # longer lines are never only a widget's words
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -79,7 +80,8 @@ def widget_line(text: str) -> bool:
     words = _NOT_WORD.sub(" ", text.lower()).strip()
     if words in _AD_LABELS or words in _ACTIONS:
         return True
-    if len(text) <= _CREDIT_CHARS and text.count(" ") < _CREDIT_WORDS and _CREDIT.match(text.lstrip()):
+    if (len(text) <= _CREDIT_CHARS and words.startswith(_CREDIT_WORDS_FIRST) and text.count(" ") < _CREDIT_WORDS
+            and _CREDIT.match(text.lstrip())):
         return True
     found = [word for word in words.split() if not word.isdigit()]
     return (bool(found) and all(word in _SHARE_WORDS for word in found)
