@@ -393,6 +393,11 @@ def test_a_section_of_the_text_headed_like_a_box_stays() -> None:
            "the market moves, with maps and the new opening hours.</p>")
     text = parse_html(page(f"<article><h1>Flood Market</h1>{paragraphs(2)}{run}{paragraphs(1, 'Later')}</article>")).text
     assert "Newsletter\n\nThe council will send a newsletter" in text
+    for title in ("Empfehlungen", "Recommended"):  # a report's or a review's own section
+        section = (f"<div class='x-4'><h3>{title}</h3><p>The council should move the market before the spring "
+                   "floods and keep the old square for the autumn fair.</p></div>")
+        body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{section}{paragraphs(1, 'Later')}</article>"
+        assert "keep the old square" in parse_html(page(body)).text, title
     own = ("<div class='x-1'><h2>Newsletter</h2><p>Every Friday: the valley's market news, the stalls' offers and "
            "the council's notices, in one letter. Free, and you can leave it with one click.</p></div>")
     assert "the stalls' offers" in parse_html(page(f"<main><h1>The Valley Letter</h1>{own}</main>")).text

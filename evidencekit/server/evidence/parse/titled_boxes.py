@@ -1,8 +1,8 @@
 """Boxes inside the chosen content known by their title: a newsletter's sign-up, a "more on this
 topic" box, a "was this article helpful?" rating, a share box, in the languages the service meets.
 Their titles say what they are where their class names say nothing ("box-7"), and their text (a
-teaser's summary, a sign-up's promise) reads as prose. The content's text is searched once for the
-titles' key words, so most articles pay for one lower-casing of their text."""
+teaser's summary, a sign-up's promise) reads as prose. The content's lowered text is tested for a
+few rare phrases first, so most articles pay for those substring tests and no walk of their nodes."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ from lxml import etree  # type: ignore[import-untyped]
 from evidencekit.server.evidence.parse.content import Measure
 from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 
-# The whole title, lower case, its punctuation read as spaces
+# The whole title, lower case, its punctuation read as spaces. Not "Empfehlungen" or "Recommended"
+# alone: a report's or a review's own section is titled so.
 _TITLES = frozenset({
     "newsletter", "unser newsletter", "der newsletter", "newsletter abonnieren", "zum newsletter",
     "newsletter anmeldung", "newsletter sign up", "newsletter signup", "sign up for our newsletter",
     "subscribe to our newsletter", "get our newsletter", "our newsletter", "the newsletter", "notre newsletter",
     "inscrivez vous à notre newsletter", "abonnez vous à notre newsletter",
     "mehr zum thema", "mehr zu diesem thema", "das könnte sie auch interessieren", "auch interessant",
-    "das könnte sie interessieren", "weitere artikel", "lesen sie auch", "empfehlungen", "unsere empfehlungen",
+    "das könnte sie interessieren", "weitere artikel", "lesen sie auch",
     "related", "related articles", "related stories", "related posts", "related content", "you may also like",
-    "you might also like", "more on this story", "more on this topic", "read next", "recommended",
-    "recommended for you", "à lire aussi", "a lire aussi", "lire aussi", "sur le même sujet",
+    "you might also like", "more on this story", "more on this topic", "read next", "recommended for you", "à lire aussi", "a lire aussi", "lire aussi", "sur le même sujet",
     "wie hilfreich war dieser artikel", "war dieser artikel hilfreich", "was this article helpful",
     "was this helpful", "was this page helpful", "rate this article", "artikel bewerten",
     "bewerten sie diesen artikel", "cet article vous a t il été utile",
@@ -35,8 +35,8 @@ _TITLES = frozenset({
 # articles pay for a few substring searches of their text and no walk of their nodes
 _KEYS = (("newsletter", "newsletter"), ("zum thema", "thema"), ("diesem thema", "thema"),
          ("auch interess", "interess"), ("sie interessieren", "interessieren"), ("weitere artikel", "artikel"),
-         ("lesen sie auch", "lesen"), ("empfehlungen", "empfehlungen"), ("related", "related"),
-         ("also like", "like"), ("more on this", "more"), ("read next", "read"), ("recommended", "recommended"),
+         ("lesen sie auch", "lesen"), ("related", "related"),
+         ("also like", "like"), ("more on this", "more"), ("read next", "read"), ("recommended for", "recommended"),
          ("lire aussi", "aussi"), ("même sujet", "sujet"), ("hilfreich", "hilfreich"), ("helpful", "helpful"),
          ("rate this", "rate"), ("bewerten", "bewerten"), ("été utile", "utile"), ("share this", "share"),
          ("artikel teilen", "teilen"), ("partager cet", "partager"))
