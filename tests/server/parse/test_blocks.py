@@ -401,3 +401,26 @@ def test_a_section_of_the_text_headed_like_a_box_stays() -> None:
     own = ("<div class='x-1'><h2>Newsletter</h2><p>Every Friday: the valley's market news, the stalls' offers and "
            "the council's notices, in one letter. Free, and you can leave it with one click.</p></div>")
     assert "the stalls' offers" in parse_html(page(f"<main><h1>The Valley Letter</h1>{own}</main>")).text
+
+
+@pytest.mark.parametrize("box", [
+    "<div class='c-5'><p>Lesen Sie alle Artikel für 1 Euro im ersten Monat.</p><a href='/abo'>Jetzt abonnieren</a></div>",
+    "<aside><p>Notre journalisme a besoin de vous, chaque mois.</p><a href='/abo'>Je m'abonne</a></aside>",
+    "<div class='c-6'><p>Independent reporting costs money: keep it free for everyone.</p>"
+    "<button>Donate now</button></div>",
+], ids=["de", "fr", "en"])
+def test_a_call_to_action_box_goes_with_its_button(box: str) -> None:
+    """A short box that asks the reader to subscribe, sign up or donate: its promise reads as prose,
+    its button's words say what it is."""
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{box}{paragraphs(2, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
+    for words in ("1 Euro", "journalisme", "Independent reporting"):
+        assert words not in text, text
+
+
+def test_a_paragraph_that_asks_the_reader_to_act_in_its_own_words_stays() -> None:
+    own = ("<p>The market's stalls can be booked online: the council asks every trader to sign up before May. "
+           "<a href='/stalls'>Sign up</a></p>")
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    assert "asks every trader to sign up" in parse_html(page(body)).text

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from evidencekit.server.evidence.parse.action_boxes import action_boxes
 from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_main_mark
 from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
 from evidencekit.server.evidence.parse.posts import grids, post_lists
@@ -119,12 +120,13 @@ def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Eleme
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
     testimonial cards, pointers to other stories, signed posts (a thread, reviews), boxes known by
-    their titles (a newsletter's, "more on this topic", a rating)."""
+    their titles (a newsletter's, "more on this topic", a rating), call-to-action boxes."""
     lists = {node: grids(node) for node in chosen}
     lowered = {node: _TEXT_OF(node).lower() for node in chosen}  # (searched for notices' and titles' words)
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen, lowered)
             | quote_cards(found, chosen, lists) | story_pointers(found, chosen, leave_out)
-            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen, lowered))
+            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen, lowered)
+            | action_boxes(found, chosen))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
