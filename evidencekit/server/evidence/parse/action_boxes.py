@@ -12,6 +12,7 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.content import Measure
 from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.titled_boxes import RUN_TAGS
 
 # What a conversion widget's button says, the whole of it (lower case, punctuation as spaces)
 _CONVERSIONS = frozenset({
@@ -36,7 +37,6 @@ _TEXTS_WITH = {
 }
 _BUTTON_CHARS = 40
 _BESIDE = 300  # characters a box may hold beside its button (a promise, a price)
-_RUN_TAGS = frozenset({"p", "li", "dt", "dd", "td", "th", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6"})
 _NOT_WORD = re.compile(r"[\W\d_]+")
 _TEXT_OF = etree.XPath("string(.)")
 
@@ -74,7 +74,7 @@ def action_boxes(found: Measure, chosen: list[Element]) -> frozenset[Element]:
             box = None
             for ancestor in action.iterancestors():
                 held = found.info.get(ancestor)
-                if ancestor in tops or held is None or held[0] > own + _BESIDE or ancestor.tag in _RUN_TAGS:
+                if ancestor in tops or held is None or held[0] > own + _BESIDE or ancestor.tag in RUN_TAGS:
                     break
                 box = ancestor
             if box is not None and 3 * found.info[box][0] <= total:

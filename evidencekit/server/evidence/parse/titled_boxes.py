@@ -46,7 +46,7 @@ _TEXTS_WITH = {
     for _, word in _KEYS
 }
 # A title written as one of these stands in the article's run (a section's heading, a paragraph)
-_RUN_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "td", "th", "blockquote", "pre"})
+RUN_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "td", "th", "blockquote", "pre"})
 _TITLE_CHARS = 60  # a title this long at most
 _BOX_OVER = 400  # characters a box may hold beside its title (a summary or two, a promise, a button's words)
 _NOT_WORD = re.compile(r"[\W\d_]+")
@@ -103,7 +103,7 @@ def _box(found: Measure, title: Element, tops: set[Element]) -> Element | None:
     article's run with no wrapper of its own (a section headed "Newsletter": the text goes on under it)."""
     own = found.info[title][0]
     # a box holding the title alone (its buttons or fields not kept) is a wrapper already
-    element, wrapper = title, (None if title.tag in _RUN_TAGS else title)
+    element, wrapper = title, (None if title.tag in RUN_TAGS else title)
     for ancestor in title.iterancestors():
         measured = found.info.get(ancestor)
         if ancestor in tops or measured is None or measured[0] > own + _BOX_OVER:
