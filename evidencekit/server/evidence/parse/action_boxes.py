@@ -6,39 +6,21 @@ reads as the article's unless the box goes with it."""
 
 from __future__ import annotations
 
-import re
-
 from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.content import Measure
-from evidencekit.server.evidence.parse.html_tree import Element
+from evidencekit.server.evidence.parse.html_tree import TEXT_OF, Element, texts_containing
 from evidencekit.server.evidence.parse.titled_boxes import RUN_TAGS
+from evidencekit.server.evidence.parse.widget_words import CONVERSIONS, line_words
 
-# What a conversion widget's button says, the whole of it (lower case, punctuation as spaces)
-_CONVERSIONS = frozenset({
-    "subscribe", "subscribe now", "subscribe today", "sign up", "sign up now", "sign up today", "join now",
-    "register now", "donate", "donate now", "download the app", "get the app", "buy now", "order now",
-    "try it free", "start free trial", "start your free trial", "get access", "get full access",
-    "abonnieren", "jetzt abonnieren", "abo abschließen", "jetzt abo abschließen", "jetzt anmelden",
-    "jetzt registrieren", "jetzt spenden", "app herunterladen", "jetzt herunterladen", "jetzt kaufen",
-    "jetzt bestellen", "jetzt testen", "kostenlos testen", "gratis testen", "weiterlesen mit abo",
-    "je m abonne", "abonnez vous", "s abonner", "faire un don", "essayer gratuitement",
-})
 # The buttons' words as their lowered text holds them (an apostrophe or a hyphen kept)
-_PROBES = tuple(sorted({"abonne", "abonnez", "abonner"} | {phrase for phrase in _CONVERSIONS
+_PROBES = tuple(sorted({"abonne", "abonnez", "abonner"} | {phrase for phrase in CONVERSIONS
                                                            if not phrase.startswith(("je m", "abonnez", "s abonner"))}))
 _BUTTON_TEXTS = etree.XPath(".//a//text() | .//button//text()")
 # The text nodes holding a probe in lower case, with a capital, in capitals or title case
-_TEXTS_WITH = {
-    probe: etree.XPath(".//text()[" + " or ".join(
-        f"contains(., \"{form}\")" for form in dict.fromkeys((probe, probe.capitalize(), probe.upper(), probe.title())))
-        + "]")
-    for probe in _PROBES
-}
+_TEXTS_WITH = {probe: texts_containing(probe) for probe in _PROBES}
 _BUTTON_CHARS = 40
 _BESIDE = 300  # characters a box may hold beside its button (a promise, a price)
-_NOT_WORD = re.compile(r"[\W\d_]+")
-_TEXT_OF = etree.XPath("string(.)")
 
 
 def _action_of(text: etree._ElementUnicodeResult, node: Element) -> Element | None:
@@ -66,8 +48,8 @@ def action_boxes(found: Measure, chosen: list[Element]) -> frozenset[Element]:
         actions = {action for probe in found_probes for text in _TEXTS_WITH[probe](node)
                    if (action := _action_of(text, node)) is not None}
         for action in actions:
-            text = _TEXT_OF(action)
-            if len(text) > 3 * _BUTTON_CHARS or _NOT_WORD.sub(" ", text.lower()).strip() not in _CONVERSIONS:
+            text = TEXT_OF(action)
+            if len(text) > 3 * _BUTTON_CHARS or line_words(text, digits=False) not in CONVERSIONS:
                 continue
             measured = found.info.get(action)
             own = measured[0] if measured is not None else len(text.strip())

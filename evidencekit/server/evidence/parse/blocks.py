@@ -17,7 +17,12 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.action_boxes import action_boxes
 from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_main_mark
-from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
+from evidencekit.server.evidence.parse.html_tree import (
+    BLOCK_TAGS,
+    TEXT_OF,
+    Element,
+    texts_containing,
+)
 from evidencekit.server.evidence.parse.posts import grids, post_lists
 from evidencekit.server.evidence.parse.render import link_box
 from evidencekit.server.evidence.parse.titled_boxes import titled_boxes
@@ -45,14 +50,10 @@ _NOTICE_CHARS = 200
 # (most articles hold none: their text is searched as one string first, not node by node)
 # (the words in any case: "Copyright", "COPYRIGHT", "CopyRight")
 _NOTICE_SIGNS = ("©", "copyright", "licen", "lizenz", "creative commons", "cc by", "cc-by")
-_TEXT_OF = etree.XPath("string(.)")
 _TEXTS_WITH = {
     "©": etree.XPath(".//text()[contains(., '©')]"),
     "copyright": etree.XPath(".//text()[contains(translate(., 'COPYRIGHT', 'copyright'), 'copyright')]"),
-    # (a licence's words as written in lower case, with a capital, in capitals or title case)
-    **{sign: etree.XPath(".//text()[" + " or ".join(
-        f"contains(., '{form}')" for form in dict.fromkeys((sign, sign.capitalize(), sign.upper(), sign.title()))) + "]")
-       for sign in _NOTICE_SIGNS if sign not in ("©", "copyright")},
+    **{sign: texts_containing(sign) for sign in _NOTICE_SIGNS if sign not in ("©", "copyright")},
 }
 # Testimonials and endorsements beside a landing page's text: at least this many sibling cards of
 # one kind (tag and class; a card, not a paragraph: an interview's quoted paragraphs stay), each
@@ -122,7 +123,7 @@ def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Eleme
     testimonial cards, pointers to other stories, signed posts (a thread, reviews), boxes known by
     their titles (a newsletter's, "more on this topic", a rating), call-to-action boxes."""
     lists = {node: grids(node) for node in chosen}
-    lowered = {node: _TEXT_OF(node).lower() for node in chosen}  # (searched for notices' and titles' words)
+    lowered = {node: TEXT_OF(node).lower() for node in chosen}  # (searched for notices' and titles' words)
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen, lowered)
             | quote_cards(found, chosen, lists) | story_pointers(found, chosen, leave_out)
             | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen, lowered)
@@ -294,7 +295,7 @@ def _in_marked_main(node: Element) -> bool:
 
 
 def _quoted(card: Element) -> bool:
-    return _TEXT_OF(card).lstrip()[:1] in _QUOTE_OPENERS
+    return TEXT_OF(card).lstrip()[:1] in _QUOTE_OPENERS
 
 
 def story_pointers(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:
@@ -351,7 +352,7 @@ def _pointer_box(found: Measure, node: Element, link: Element, leave_out: frozen
         box = link  # a card that is one link
     if box is None or box.tag in _ENTRY_TAGS or box.tag in HEADINGS:
         return None  # (a heading that links away alone: a post's title on a page of posts)
-    text = _TEXT_OF(link).strip()
+    text = TEXT_OF(link).strip()
     if len(text.split()) < _HEADLINE_WORDS or (text.endswith(_SENTENCE_ENDS) and not holds_blocks):
         return None
     length = found.info[box][0]
@@ -374,12 +375,12 @@ def _ends_line(link: Element, line: Element) -> bool:
     while node is not line and node is not None:
         after.append(node.tail or "")
         for sibling in node.itersiblings():
-            after.append(_TEXT_OF(sibling) + (sibling.tail or ""))
+            after.append(TEXT_OF(sibling) + (sibling.tail or ""))
         node = node.getparent()
     if _WORD.search("".join(after)):
         return False
-    text = _TEXT_OF(line)
-    label = text[: max(text.find(_TEXT_OF(link)), 0)]
+    text = TEXT_OF(line)
+    label = text[: max(text.find(TEXT_OF(link)), 0)]
     return len(label.strip()) <= _LABEL and not text.rstrip().endswith(_SENTENCE_ENDS)
 
 

@@ -24,6 +24,17 @@ BLOCK_TAGS = frozenset(
     }
 )  # fmt: skip
 
+# An element's whole text (libxml2's string value: every descendant text, kept or not)
+TEXT_OF = etree.XPath("string(.)")
+
+
+def texts_containing(word: str) -> Any:
+    """An XPath of the text nodes under an element holding `word` in lower case, with a capital, in
+    capitals or in title case: contains() for each form, as translate() would copy every text node."""
+    forms = dict.fromkeys((word, word.capitalize(), word.upper(), word.title()))
+    return etree.XPath(".//text()[" + " or ".join(f'contains(., "{form}")' for form in forms) + "]")
+
+
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _XHTML_HINT = re.compile(r"""^\s*<\?xml|<html[^>]*\sxmlns\s*=\s*["']http://www\.w3\.org/1999/xhtml""")
 _SELF_CLOSED = re.compile(

@@ -6,12 +6,16 @@ few rare phrases first, so most articles pay for those substring tests and no wa
 
 from __future__ import annotations
 
-import re
-
 from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.content import Measure
-from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
+from evidencekit.server.evidence.parse.html_tree import (
+    BLOCK_TAGS,
+    TEXT_OF,
+    Element,
+    texts_containing,
+)
+from evidencekit.server.evidence.parse.widget_words import line_words
 
 # The whole title, lower case, its punctuation read as spaces. Not "Empfehlungen" or "Recommended"
 # alone: a report's or a review's own section is titled so.
@@ -40,17 +44,11 @@ _KEYS = (("newsletter", "newsletter"), ("zum thema", "thema"), ("diesem thema", 
          ("lire aussi", "aussi"), ("même sujet", "sujet"), ("hilfreich", "hilfreich"), ("helpful", "helpful"),
          ("rate this", "rate"), ("bewerten", "bewerten"), ("été utile", "utile"), ("share this", "share"),
          ("artikel teilen", "teilen"), ("partager cet", "partager"))
-_TEXTS_WITH = {
-    word: etree.XPath(".//text()[" + " or ".join(
-        f"contains(., '{form}')" for form in dict.fromkeys((word, word.capitalize(), word.upper(), word.title()))) + "]")
-    for _, word in _KEYS
-}
+_TEXTS_WITH = {word: texts_containing(word) for _, word in _KEYS}
 # A title written as one of these stands in the article's run (a section's heading, a paragraph)
 RUN_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "td", "th", "blockquote", "pre"})
 _TITLE_CHARS = 60  # a title this long at most
 _BOX_OVER = 400  # characters a box may hold beside its title (a summary or two, a promise, a button's words)
-_NOT_WORD = re.compile(r"[\W\d_]+")
-_TEXT_OF = etree.XPath("string(.)")
 
 
 def titled_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str]) -> frozenset[Element]:
@@ -82,8 +80,7 @@ def _title_block(found: Measure, text: etree._ElementUnicodeResult, node: Elemen
     if text.is_tail:
         return None  # (words after an element: not a title of their own)
     # the words of the element the text stands in (its wrappers may hold what is not kept: buttons)
-    words = _NOT_WORD.sub(" ", _TEXT_OF(element).lower()).strip()
-    if words not in _TITLES:
+    if line_words(TEXT_OF(element), digits=False) not in _TITLES:
         return None
     while element is not node and element.tag not in BLOCK_TAGS:
         parent = element.getparent()

@@ -1,8 +1,9 @@
 """Lines that are only a widget's words, in the languages the service meets: an advertisement's
 label left standing in the article ("Anzeige", "ADVERTISEMENT", "Story continues below
 advertisement"), a share bar's ("Share this story", "Teilen · Drucken · Merken", "Partager sur
-Facebook") or a call to action's ("Read more »", "Jetzt abonnieren", "Report this comment"). Read on the rendered blocks (render.py), so a page pays for a few short strings, not a
-walk of its content."""
+Facebook") or a call to action's ("Read more »", "Jetzt abonnieren", "Report this comment"). Read
+on the rendered blocks (render.py), so a page pays for a few short strings, not a walk of its
+content."""
 
 from __future__ import annotations
 
@@ -62,6 +63,17 @@ _ACTIONS = frozenset({
     "ajouter au panier", "faire un don", "voir plus", "voir tout", "haut de page",
     "retour en haut", "lire l article",
 })
+# What a conversion widget's button says, the whole of it (action_boxes: the box goes with it).
+# Words alone among them ("Subscribe", "Donate") are a button's only inside such a box.
+CONVERSIONS = frozenset({
+    "subscribe", "subscribe now", "subscribe today", "sign up", "sign up now", "sign up today", "join now",
+    "register now", "donate", "donate now", "download the app", "get the app", "buy now", "order now",
+    "try it free", "start free trial", "start your free trial", "get access", "get full access",
+    "abonnieren", "jetzt abonnieren", "abo abschließen", "jetzt abo abschließen", "jetzt anmelden",
+    "jetzt registrieren", "jetzt spenden", "app herunterladen", "jetzt herunterladen", "jetzt kaufen",
+    "jetzt bestellen", "jetzt testen", "kostenlos testen", "gratis testen", "weiterlesen mit abo",
+    "je m abonne", "abonnez vous", "s abonner", "faire un don", "essayer gratuitement",
+})
 # A photo's credit on a line of its own, outside any <figure> ("Foto: Max Muster / dpa", "Photo by
 # Jane Doe/Reuters", "Bild: Getty Images", "Credit: NASA/ESA"): the word, then its name (after "by"
 # or "von", a capital: "Bilder von der Feier" is a title), this short
@@ -72,12 +84,19 @@ _CREDIT_CHARS, _CREDIT_WORDS = 80, 10
 _CREDIT_WORDS_FIRST = ("foto", "photo", "bild", "image", "credit", "picture", "illustration", "grafik")
 LINE_CHARS = 120  # longer lines are never only a widget's words
 _NOT_WORD = re.compile(r"[\W_]+")
+_NOT_WORD_OR_DIGIT = re.compile(r"[\W\d_]+")
+
+
+def line_words(text: str, digits: bool = True) -> str:
+    """text's words in lower case, one space between (its punctuation, and its digits unless
+    `digits`, read as spaces): what the phrases here are written as."""
+    return (_NOT_WORD if digits else _NOT_WORD_OR_DIGIT).sub(" ", text.lower()).strip()
 
 
 def widget_line(text: str) -> bool:
     """text (a line LINE_CHARS long at most) says only an advertisement's label, a share bar's
     words, a call to action or a photo's credit."""
-    words = _NOT_WORD.sub(" ", text.lower()).strip()
+    words = line_words(text)
     if words in _AD_LABELS or words in _ACTIONS:
         return True
     if (len(text) <= _CREDIT_CHARS and words.startswith(_CREDIT_WORDS_FIRST) and text.count(" ") < _CREDIT_WORDS
