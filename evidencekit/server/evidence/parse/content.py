@@ -1341,9 +1341,7 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
     Each element is looked at once, and its own children only (the cost stays linear in depth)."""
     text, links = found.info[element]
     if element.tag == "h1" or (text < _LEAD_MIN and next(element.iter("h1"), None) is not None):
-        # the headline: a lead comes after it, and what stands before is the site's
-        lead = _under_headline(found, element)
-        return lead if lead is not None else False
+        return _under_headline(found, element)  # the headline: a lead comes after it, what stands before is the site's
     if text < _LEAD_MIN or element.tag in _HEADINGS or names_elsewhere(names_of(element)):
         return None  # a byline, a date, a subheading, an author's bio
     if links > _LEAD_LINKS * text:
@@ -1355,8 +1353,7 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
         for child in reversed(blocks):  # a header holding headline, lead and byline: the lead alone
             verdict = _lead_verdict(found, child)
             if verdict is False and child.tag == "h1":  # reached the headline: a short lead under it?
-                lead = _under_headline(found, element)
-                return lead if lead is not None else False
+                return _under_headline(found, element)
             if verdict is not None:
                 return verdict
         return None
@@ -1367,11 +1364,12 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
     return element if _LEAD_SENTENCE.search(_kept_text(found, element)) else False
 
 
-def _under_headline(found: Measure, element: Element) -> Element | None:
-    """The lead right after a headline among element's kept children (_lead_under_headline)."""
+def _under_headline(found: Measure, element: Element) -> Element | bool:
+    """The lead right after a headline among element's kept children (_lead_under_headline), or
+    False: the search for a lead ends at the headline."""
     blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
     return next((block for before, block in zip(blocks, blocks[1:], strict=False)
-                 if before.tag == "h1" and _lead_under_headline(found, block)), None)
+                 if before.tag == "h1" and _lead_under_headline(found, block)), False)
 
 
 def _lead_under_headline(found: Measure, element: Element) -> bool:

@@ -69,7 +69,6 @@ def sqlite_transaction(connection: SqliteClient, kind: type[NestingSqliteTransac
     return SqliteTransactionContext(kind(connection), connection._lock)
 
 
-
 class _BeginWithFirstStatement:
     """aiosqlite's connection, for one transaction whose BEGIN is yet to be sent: it goes in one hop
     with the first statement (SQLite's deferred BEGIN takes no lock before one anyway), and with
