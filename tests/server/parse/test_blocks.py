@@ -424,3 +424,54 @@ def test_a_paragraph_that_asks_the_reader_to_act_in_its_own_words_stays() -> Non
            "<a href='/stalls'>Sign up</a></p>")
     body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
     assert "asks every trader to sign up" in parse_html(page(body)).text
+
+
+@pytest.mark.parametrize("box", [
+    "<div class='box-3'><img src='/anna.jpg' alt=''><p><strong>Anna Schmidt</strong> ist Redakteurin im Ressort "
+    "Lokales und schreibt über Verkehr und Stadtentwicklung.</p></div>",
+    "<div class='c-9'><p>Jane Doe is a senior reporter covering transport and cities. She joined the paper in "
+    "2015.</p><a href='/authors/jane'>All articles</a></div>",
+    "<div class='s-4'><p>Marie Dupont est journaliste au service politique depuis 2019.</p></div>",
+    "<div class='x-5'><h3>About the author</h3><p>Tom Green has written about rivers and their towns for twenty "
+    "years.</p></div>",
+    "<div class='x-6'><span>Die Autorin</span><p>Eva Berg lebt in Köln und erzählt gern von alten Märkten.</p></div>",
+], ids=["de with photo", "en with link", "fr", "titled en", "titled de"])
+def test_an_authors_bio_in_a_box_apart_from_the_run_is_left_out(box: str) -> None:
+    """A bio box that says only who wrote the article, known by its shape (a name, a verb, a
+    newsroom's trade) or by its title, where its class says nothing."""
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{box}{paragraphs(1, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    assert text.count("Body paragraph") == 2 and "Later paragraph" in text
+    for words in ("Schmidt", "Jane Doe", "Dupont", "Tom Green", "About the author", "Eva Berg", "Autorin"):
+        assert words not in text, text
+
+
+def test_a_reporter_named_in_the_run_or_a_page_about_one_stays() -> None:
+    """A paragraph of the run that names a reporter, a box that quotes someone who is not one, a
+    team's list, and a page that is a reporter's profile keep their text."""
+    own = ("<p>Anna Schmidt ist Redakteurin bei der Zeitung und hat den Fall ein Jahr lang recherchiert.</p>"
+           "<div class='q-1'><p>Peter Müller ist Bürgermeister der Stadt seit 2014.</p></div>"
+           "<div class='t-2'><ul><li>Jane Doe is a reporter on the river desk.</li>"
+           "<li>Tom Green is an editor of the weekend pages.</li></ul></div>")
+    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    text = parse_html(page(body)).text
+    for words in ("hat den Fall ein Jahr", "Bürgermeister der Stadt", "river desk", "weekend pages"):
+        assert words in text, words
+    profile = ("<main><h1>Anna Schmidt</h1><div class='p-1'><img src='/anna.jpg' alt=''><p>Anna Schmidt ist Redakteurin "
+               "im Ressort Lokales und schreibt über Verkehr, Märkte und die Stadtentwicklung im Tal.</p></div></main>")
+    assert "schreibt über Verkehr" in parse_html(page(profile)).text
+
+
+def test_a_box_is_known_by_its_title_in_the_articles_language_beside_others() -> None:
+    """Titles are looked for in the languages the content's words show (a German article quoting
+    an English band's name still has its German box found), and in all of them when it is too
+    short to tell."""
+    german = ("<p>Der Markt zieht im Frühjahr auf den alten Platz, und die Händler bauen ihre Stände neu auf. "
+              "Die Band spielte The Long Road zur Eröffnung, und der Bürgermeister kam.</p>") * 3
+    box = ("<div class='x-2'><h3>Das könnte Sie auch interessieren</h3><div><a href='/parken'><h4>Parken wird teurer"
+           "</h4></a><p>Die Gebühren im Zentrum steigen ab Mai um ein Drittel.</p></div></div>")
+    text = parse_html(page(f"<article><h1>Der Markt</h1>{german}{box}{german}</article>")).text
+    assert "alten Platz" in text and "Gebühren" not in text and "interessieren" not in text
+    short = ("<main><h1>Markt</h1><p>Stände ab sechs Uhr, Eintritt frei, Parken am Ufer.</p>"
+             "<div class='x-1'><span>Artikel bewerten</span><button>1</button><button>5</button></div></main>")
+    assert "bewerten" not in parse_html(page(short)).text

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from lxml import etree  # type: ignore[import-untyped]
 
 from evidencekit.server.evidence.parse.action_boxes import action_boxes
+from evidencekit.server.evidence.parse.bio_boxes import bio_boxes
 from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_main_mark
 from evidencekit.server.evidence.parse.html_tree import (
     BLOCK_TAGS,
@@ -26,6 +27,7 @@ from evidencekit.server.evidence.parse.html_tree import (
 from evidencekit.server.evidence.parse.posts import grids, post_lists
 from evidencekit.server.evidence.parse.render import link_box
 from evidencekit.server.evidence.parse.titled_boxes import titled_boxes
+from evidencekit.server.evidence.parse.widget_words import text_languages
 
 # Judged as one block however they nest inside (the renderer writes each as one block)
 _WHOLE = frozenset({"ul", "ol", "dl", "dir", "pre", "h1", "h2", "h3", "h4", "h5", "h6"})
@@ -121,13 +123,14 @@ def judged_out(found: Measure, chosen: list[Element], leave_out: frozenset[Eleme
     """The elements inside the chosen content judged not to be its text (leave_out: what other
     rules leave out already): forms' prompts, date lines by their markup, copyright notices,
     testimonial cards, pointers to other stories, signed posts (a thread, reviews), boxes known by
-    their titles (a newsletter's, "more on this topic", a rating), call-to-action boxes."""
+    their titles (a newsletter's, "more on this topic", a rating), call-to-action boxes, authors' bios."""
     lists = {node: grids(node) for node in chosen}
     lowered = {node: TEXT_OF(node).lower() for node in chosen}  # (searched for notices' and titles' words)
+    spoken = {node: text_languages(text) for node, text in lowered.items()}
     return (form_prompts(found, chosen, leave_out) | time_lines(found, chosen) | notices(found, chosen, lowered)
             | quote_cards(found, chosen, lists) | story_pointers(found, chosen, leave_out)
-            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen, lowered)
-            | action_boxes(found, chosen))
+            | post_lists(found, chosen, _OWN_TEXT_BESIDE, lists) | titled_boxes(found, chosen, lowered, spoken)
+            | action_boxes(found, chosen) | bio_boxes(found, chosen, lowered, spoken))
 
 
 def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Element]) -> frozenset[Element]:

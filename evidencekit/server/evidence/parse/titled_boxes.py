@@ -1,5 +1,5 @@
 """Boxes inside the chosen content known by their title: a newsletter's sign-up, a "more on this
-topic" box, a "was this article helpful?" rating, a share box, in the languages the service meets.
+topic" box, a "was this article helpful?" rating, a share box, an author's bio, in the languages the service meets.
 Their titles say what they are where their class names say nothing ("box-7"), and their text (a
 teaser's summary, a sign-up's promise) reads as prose. The content's lowered text is tested for a
 few rare phrases first, so most articles pay for those substring tests and no walk of their nodes."""
@@ -32,35 +32,43 @@ _TITLES = frozenset({
     "was this helpful", "was this page helpful", "rate this article", "artikel bewerten",
     "bewerten sie diesen artikel", "cet article vous a t il été utile",
     "share this article", "share this story", "diesen artikel teilen", "artikel teilen", "partager cet article",
+    "about the author", "about the authors", "über den autor", "über die autorin",
+    "über die autoren", "zum autor", "zur autorin", "zu den autoren", "der autor", "die autorin", "die autoren",
+    "à propos de l auteur", "à propos de l autrice", "à propos des auteurs", "l auteur", "l autrice",
 })
-# What the content's text (lower case) holds when a title may be in it, and the word the title's
-# text node is then found by (in lower case, with a capital, in capitals or title case: contains()
+# What the content's text (lower case) holds when a title may be in it, the word the title's text
+# node is then found by, and the language whose words the text holds when it may (text_languages) (in lower case, with a capital, in capitals or title case: contains()
 # for each, as translate() would copy every text node of the content): rare phrases, so that most
 # articles pay for a few substring searches of their text and no walk of their nodes
-_KEYS = (("newsletter", "newsletter"), ("zum thema", "thema"), ("diesem thema", "thema"),
-         ("auch interess", "interess"), ("sie interessieren", "interessieren"), ("weitere artikel", "artikel"),
-         ("lesen sie auch", "lesen"), ("related", "related"),
-         ("also like", "like"), ("more on this", "more"), ("read next", "read"), ("recommended for", "recommended"),
-         ("lire aussi", "aussi"), ("même sujet", "sujet"), ("hilfreich", "hilfreich"), ("helpful", "helpful"),
-         ("rate this", "rate"), ("bewerten", "bewerten"), ("été utile", "utile"), ("share this", "share"),
-         ("artikel teilen", "teilen"), ("partager cet", "partager"))
-_TEXTS_WITH = {word: texts_containing(word) for _, word in _KEYS}
+_KEYS = (("newsletter", "newsletter", None), ("zum thema", "thema", "de"), ("diesem thema", "thema", "de"),
+         ("auch interess", "interess", "de"), ("sie interessieren", "interessieren", "de"),
+         ("weitere artikel", "artikel", "de"), ("lesen sie auch", "lesen", "de"), ("related", "related", "en"),
+         ("also like", "like", "en"), ("more on this", "more", "en"), ("read next", "read", "en"),
+         ("recommended for", "recommended", "en"), ("lire aussi", "aussi", "fr"), ("même sujet", "sujet", "fr"),
+         ("hilfreich", "hilfreich", "de"), ("helpful", "helpful", "en"), ("rate this", "rate", "en"),
+         ("bewerten", "bewerten", "de"), ("été utile", "utile", "fr"), ("share this", "share", "en"),
+         ("artikel teilen", "teilen", "de"), ("partager cet", "partager", "fr"), ("the author", "author", "en"),
+         ("autor", "autor", "de"), ("auteur", "auteur", "fr"), ("autrice", "autrice", "fr"))
+_TEXTS_WITH = {word: texts_containing(word) for _, word, _ in _KEYS}
 # A title written as one of these stands in the article's run (a section's heading, a paragraph)
 RUN_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "td", "th", "blockquote", "pre"})
 _TITLE_CHARS = 60  # a title this long at most
 _BOX_OVER = 400  # characters a box may hold beside its title (a summary or two, a promise, a button's words)
 
 
-def titled_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str]) -> frozenset[Element]:
+def titled_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str],
+                 spoken: dict[Element, frozenset[str]]) -> frozenset[Element]:
     """The small boxes inside `chosen` whose first text is one of _TITLES, when each holds under half
     of the content's text (a page that is such a box, a newsletter's own page, keeps it).
-    lowered: each chosen node's whole text in lower case."""
+    lowered: each chosen node's whole text in lower case; spoken: its text_languages."""
     tops = set(chosen)
     half = sum(found.info[node][0] for node in chosen) / 2
     boxes: set[Element] = set()
     for node in chosen:
         whole = lowered[node]
-        words = dict.fromkeys(word for probe, word in _KEYS if probe in whole)
+        languages = spoken[node]
+        words = dict.fromkeys(word for probe, word, language in _KEYS
+                              if (language is None or language in languages) and probe in whole)
         for word in words:
             for text in _TEXTS_WITH[word](node):
                 title = _title_block(found, text, node)

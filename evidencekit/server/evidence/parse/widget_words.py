@@ -106,3 +106,17 @@ def widget_line(text: str) -> bool:
     return (bool(found) and all(word in _SHARE_WORDS for word in found)
             and any(word in _SHARE_ACTIONS for word in found)
             and (len(found) > 1 or found[0] in _SHARE_VERBS))
+
+
+# A language's two commonest words, spaced, as a lowered text holds them: a text without either is
+# not searched for that language's phrases (titled_boxes, bio_boxes). A phrase a text lacks costs a
+# scan of all of it; a word it holds stops the scan near its start.
+_LANGUAGE_WORDS = {"de": (" und ", " der "), "en": (" the ", " and "), "fr": (" de ", " la ")}
+LANGUAGES = frozenset(_LANGUAGE_WORDS)
+
+
+def text_languages(lowered: str) -> frozenset[str]:
+    """The languages of LANGUAGES whose phrases `lowered` may hold; all of them when it holds none
+    of their words (a text too short to tell)."""
+    found = frozenset(language for language, words in _LANGUAGE_WORDS.items() if any(word in lowered for word in words))
+    return found or LANGUAGES
