@@ -104,3 +104,34 @@ def test_dates_read_with_the_month_trie_are_their_plain_definition(pieces: list[
     """bylines' month names written as a trie match what the plain alternation (longest first) matches."""
     text = "".join(pieces)
     assert bylines._DATES.sub("#", text) == _MONTHS_PLAIN.sub("#", text)
+
+
+PIECES = st.text(st.sampled_from(["a", "é", " ", "\n", "\t", "\xa0", "\u2003", "\u3000", "\r", "\x0b"]), max_size=12)
+
+
+@st.composite
+def bodies(draw: st.DrawFn) -> str:
+    """Bodies of text pieces, whitespace of every kind among them, in paragraphs, scripts, styles,
+    noscripts (scripts nested in some) and comments."""
+    parts = []
+    for _ in range(draw(st.integers(0, 8))):
+        piece = draw(PIECES)
+        kind = draw(st.sampled_from(["p", "script", "style", "noscript", "nested", "comment", "bare"]))
+        parts.append({"p": f"<p>{piece}</p>", "script": f"<script>{piece}</script>", "style": f"<style>{piece}</style>",
+                      "noscript": f"<noscript>{piece}</noscript>", "nested": f"<noscript><script>{piece}</script>{piece}</noscript>",
+                      "comment": f"<!--{piece}-->{piece}", "bare": piece}[kind])
+    return "<html><body>" + "".join(parts) + "</body></html>"
+
+
+@settings(max_examples=300, database=None)
+@given(bodies(), st.integers(-2, 2))
+def test_the_page_text_bounds_answer_as_the_exact_lengths(html: str, step: int) -> None:
+    """find_content's tests of the page's text lengths, answered by bounds where they can, give what
+    the lengths counted piece by piece give, at and around every length."""
+    from evidencekit.server.evidence.parse.html_extract import _PageText, _text_lengths
+
+    body = next(load_tree(html).iter("body"))
+    raw, total = _text_lengths(body)
+    for limit in {raw + step, total + step, step}:
+        assert _PageText(body).total_under(limit) == (total < limit), (html, limit)
+        assert _PageText(body).raw_at_most(limit) == (raw <= limit), (html, limit)
