@@ -781,3 +781,39 @@ def test_a_page_of_thousands_of_unlike_blocks_beside_a_marked_main_is_read_in_li
     text = parse_html(page(f"<main>{ABOUT}</main><section>{blocks}</section>")).text
     assert "Block 1999" in text  # (2,000 unlike blocks are no cards: the longer text wins, as before)
     assert compared < 20 * 2000, compared
+
+
+HERO = ("Syncly is a note app for teams that work offline, on trains, planes and in the field, and want "
+        "their notes in step.")
+FEATURES = "".join(f"<section class='feature'><h2>Feature {n}</h2>{paragraphs(1, f'Feature {n}')}</section>"
+                   for n in range(3))
+
+
+def test_a_hero_under_the_headline_is_kept_over_feature_sections() -> None:
+    """A landing page's hero, the page's headline and a paragraph in its <header>, stands over
+    feature sections that open with their own headings: the paragraph is the page's lead."""
+    for hero in (f"<header class='hero'><h1>Syncly keeps your notes everywhere</h1><p>{HERO}</p>"
+                 "<a href='/signup'>Start free</a></header>",
+                 f"<header><div class='hero-inner'><h1>Syncly keeps your notes everywhere</h1><p>{HERO}</p></div></header>"):
+        body = f"{nav()}{hero}<main>{FEATURES}</main><footer><p>© Syncly</p></footer>"
+        text = parse_html(page(body, "Syncly")).text
+        assert text.startswith(HERO), (hero, text[:200])
+        assert text.count("Feature 2 paragraph 0") == 1
+
+
+def test_a_description_over_posts_or_a_sign_up_is_not_a_hero() -> None:
+    """What stands under a site's name over posts (their titles link to them, or they are
+    <article>s) or over a newsletter's sign-up form is the site's, not the page's lead."""
+    about = "A diary of the river, the market and the church on the hill, written since the flood of 2010."
+    linked = "".join(f"<div class='x-{n}'><h2><a href='/p/{n}'>Post {n}</a></h2>{paragraphs(2, f'Post {n}')}</div>"
+                     for n in range(3))
+    articles = "".join(f"<article><h2>Post {n}</h2>{paragraphs(2, f'Post {n}')}</article>" for n in range(3))
+    for posts in (linked, articles):
+        body = f"<header><h1>River Diary</h1><p>{about}</p></header><main>{posts}</main>"
+        text = parse_html(page(body)).text
+        assert "Post 2 paragraph 1" in text and about not in text, posts[:60]
+    sign_up = ("<div class='side'><h1>River Diary</h1><p>Subscribe to the weekly letter about the river, the market and "
+               "the town.</p><form><input type='email' name='email'><button>Join</button></form></div>")
+    features = "".join(f"<div class='s-{n}'><h2>Part {n}</h2>{paragraphs(2, f'Part {n}')}</div>" for n in range(3))
+    text = parse_html(page(f"{sign_up}<div class='parts'>{features}</div>")).text
+    assert "Part 2 paragraph 1" in text and "Subscribe to the weekly letter" not in text

@@ -20,9 +20,12 @@ from evidencekit.server.evidence.parse.bio_boxes import bio_boxes
 from evidencekit.server.evidence.parse.content import OWN_STORY, Measure, is_main_mark
 from evidencekit.server.evidence.parse.html_tree import (
     BLOCK_TAGS,
+    FIELDS,
     TEXT_OF,
     Element,
+    has_field,
     texts_containing,
+    visible_field,
 )
 from evidencekit.server.evidence.parse.posts import grids, post_lists
 from evidencekit.server.evidence.parse.render import link_box
@@ -35,7 +38,6 @@ HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 BOX_OVER = 300  # characters a block's parent may hold beside it and still be the block's own box
 # A text field or a choice: what a sign-up, a comment form or a search box asks for (a button
 # alone is a gallery's or a player's, beside captions that may be the text)
-FIELDS = ("input", "select", "textarea")
 # A <time> this long at most, alone on its line (nothing but separators beside it), is a date line
 _DATE_LINE = 80
 _WORD = re.compile(r"\w")
@@ -146,7 +148,7 @@ def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Ele
     outermost: list[Element] = []  # the largest small box around each field
     for node in chosen:
         for field in node.iter(*FIELDS):
-            if not _visible_field(field):
+            if not visible_field(field):
                 continue
             small = None
             for ancestor in field.iterancestors():
@@ -180,13 +182,6 @@ def has(element: Element, tags: tuple[str, ...]) -> bool:
     return next(element.iter(*tags), None) is not None
 
 
-def has_field(element: Element) -> bool:
-    """A field a reader fills in or a choice in element."""
-    return any(_visible_field(field) for field in element.iter(*FIELDS))
-
-
-def _visible_field(field: Element) -> bool:
-    return field.tag != "input" or (field.get("type") or "").strip().lower() != "hidden"  # (a page's state)
 
 
 def time_lines(found: Measure, chosen: list[Element]) -> frozenset[Element]:

@@ -36,7 +36,7 @@ from evidencekit.server.evidence.parse.boilerplate import (
 )
 from evidencekit.server.evidence.parse.bylines import MAX_CHARS as _BYLINE_CHARS
 from evidencekit.server.evidence.parse.bylines import is_byline_line
-from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element
+from evidencekit.server.evidence.parse.html_tree import BLOCK_TAGS, Element, has_field
 from evidencekit.server.evidence.parse.panels import holds_panels, is_panel
 from evidencekit.server.evidence.parse.posts import posts
 
@@ -1286,11 +1286,14 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
     """The chosen content with the nearest sentence-like, link-poor block before it (within a few
     ancestor levels) put back: a lead paragraph styled apart from the body is often a sibling or
     cousin of it that scores too little to be kept. Short blocks (bylines, dates, subheadings)
-    between are passed over; the headline (h1), a link list or a long block ends the search. Not
-    when the content begins with its own heading: then its lead is inside it, and what stands
-    before is the site's (a blog's description above its posts)."""
+    between are passed over; the headline (h1), a link list or a long block ends the search. When
+    the content begins with its own heading, only a lead right under the page's headline (a landing
+    page's hero over its feature sections, a guide's introduction over its chapters), and not when
+    that heading links to another page or heads a post (an <article>, a box named post or entry):
+    what stands before posts is the site's (a blog's description)."""
     first = chosen[0]
-    if _opens_with_heading(found, first):
+    heading = _opening_heading(found, first)
+    if heading is not None and (_links_away(found, heading) or _in_a_post(heading, first)):
         return chosen
     node = first
     for _ in range(_LEAD_LEVELS):
@@ -1300,7 +1303,9 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
         for sibling in reversed(_kept_before(found, parent, node)):
             verdict = False if _teasers(found, sibling) else _lead_verdict(found, sibling)
             if verdict is not None:
-                return [verdict, *chosen] if verdict is not False else chosen
+                if verdict is False or (heading is not None and not _hero_lead(found, verdict)):
+                    return chosen
+                return [verdict, *chosen]
         node = parent
     return chosen
 
@@ -1308,6 +1313,45 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
 def _opens_with_heading(found: Measure, element: Element) -> bool:
     """True when the first kept text in element is a heading's."""
     return _first_text_is_heading(found, element) is True
+
+
+def _opening_heading(found: Measure, element: Element) -> Element | None:
+    """The heading whose text is the first kept text in element, if it is a heading's."""
+    if element.tag in _HEADINGS and found.text_len(element):
+        return element
+    if not _opens_with_heading(found, element):
+        return None
+    node = element
+    while node.tag not in _HEADINGS:
+        node = next(child for child in node if child in found.info and _first_text_is_heading(found, child) is not None)
+    return node
+
+
+def _in_a_post(heading: Element, top: Element) -> bool:
+    """heading stands in an <article> or a box named like a post, up to `top`."""
+    if heading is top:
+        return False
+    for node in heading.iterancestors():
+        if node.tag == "article" or _names_a_post(node):
+            return True
+        if node is top:
+            return False
+    return False
+
+
+def _hero_lead(found: Measure, block: Element) -> bool:
+    """The kept block before `block` among its parent's children is the page's headline (h1), and
+    their box holds no field to fill in (a newsletter's name and promise over its sign-up form)."""
+    parent = block.getparent()
+    if parent is None or has_field(parent):
+        return False
+    before = None
+    for child in parent:
+        if child is block:
+            return before is not None and before.tag == "h1"
+        if child in found.info and child.tag in BLOCK_TAGS:
+            before = child
+    return False
 
 
 def _first_text_is_heading(found: Measure, element: Element, headings: frozenset[str] = _HEADINGS) -> bool | None:

@@ -127,3 +127,15 @@ def cdata_as_text(text: str) -> str:
         copied = end + 3
     kept.append(text[copied:])
     return "".join(kept)
+
+
+FIELDS = ("input", "select", "textarea")
+
+
+def has_field(element: Element) -> bool:
+    """A field a reader fills in or a choice in element."""
+    return any(visible_field(field) for field in element.iter(*FIELDS))
+
+
+def visible_field(field: Element) -> bool:
+    return field.tag != "input" or (field.get("type") or "").strip().lower() != "hidden"  # (a page's state)
