@@ -4,8 +4,13 @@ HTML: parse_html vs trafilatura.extract() (default settings, text output) on gen
 (articles, docs, news, forum threads, product pages; 20-200 KB; seeded, so runs repeat).
 Captions: parse_webvtt vs webvtt-py, parse_subrip vs pysrt, on 10,000-cue files.
 --quality: token-level F1 of each extractor's text against the main text the generator wrote.
+--instructions: the HTML row also in CPU instructions a pass over the pages, counted by valgrind's
+callgrind for each extractor in the same run (three passes less one, so start-up and imports drop
+out): repeatable on one machine whatever its neighbours do, where wall-clock rates on a shared
+machine move by a tenth from run to run, and less moved by the processor's kind (a rate ratio
+read 3.5x on an AMD EPYC and 4.5x on a Xeon for the same code). A few minutes; needs valgrind.
 
-    .venv/bin/python scripts/bench_parse.py [--pages 60] [--rounds 3] [--quality] [--seed 7]
+    .venv/bin/python scripts/bench_parse.py [--pages 60] [--rounds 3] [--quality] [--instructions] [--seed 7]
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import os
 import platform
 import random
 import re
+import shutil
+import subprocess
 import sys
 import time
 import warnings
@@ -468,13 +475,55 @@ def cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
+def _passes(extractor: str, passes: int, count: int, seed: int) -> None:
+    """The child callgrind counts: `passes` passes of one extractor over the generated pages."""
+    warnings.simplefilter("ignore")
+    bodies = [data for _, data, _ in build_pages(count, seed)]
+    if extractor == "trafilatura":
+        import trafilatura
+
+        def extract(body: bytes) -> object:
+            return trafilatura.extract(body)
+    else:
+        extract = parse_html
+    for _ in range(passes):
+        for body in bodies:
+            extract(body)
+
+
+def instructions_a_pass(extractor: str, count: int, seed: int) -> int:
+    """CPU instructions one pass of `extractor` over the pages takes (callgrind: three passes less
+    one, halved)."""
+    totals = []
+    for passes in (1, 3):
+        child = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
+             "--passes-of", extractor, str(passes), "--pages", str(count), "--seed", str(seed)],
+            capture_output=True, text=True, check=True)
+        found = re.search(r"Collected : (\d+)", child.stderr)
+        if found is None:
+            raise SystemExit(f"callgrind printed no count:\n{child.stderr[-2000:]}")
+        totals.append(int(found.group(1)))
+    return (totals[1] - totals[0]) // 2
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--passes-of"]:
+        extractor, passes = sys.argv[2], int(sys.argv[3])
+        rest = argparse.ArgumentParser()
+        rest.add_argument("--pages", type=int, default=60)
+        rest.add_argument("--seed", type=int, default=7)
+        known = rest.parse_args(sys.argv[4:])
+        _passes(extractor, passes, known.pages, known.seed)
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cues", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quality", action="store_true", help="also report token F1 against the generated truth")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each HTML extractor's instructions a pass (callgrind; needs valgrind)")
     args = parser.parse_args()
 
     warnings.simplefilter("ignore")  # peers' deprecation noise is not what is measured
@@ -525,6 +574,16 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for name, mine, theirs in results:
         print(f"| {name} | {mine:,.1f} | {theirs:,.1f} | {mine / theirs:.2f}x |")
+
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+        mine = instructions_a_pass("parse_html", args.pages, args.seed)
+        theirs = instructions_a_pass("trafilatura", args.pages, args.seed)
+        print("\n| benchmark | ours | peer | ratio |")
+        print("|---|---:|---:|---:|")
+        print(f"| HTML: CPU instructions a pass over the {args.pages} pages (callgrind), parse_html vs "
+              f"trafilatura.extract | {mine / 1e6:,.1f}M | {theirs / 1e6:,.1f}M | {theirs / mine:.2f}x |")
 
     if args.quality:
         print("\n| page kind | pages | F1 parse_html | F1 trafilatura |")
