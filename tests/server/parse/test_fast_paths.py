@@ -4,6 +4,7 @@ definition gives, on every input."""
 
 from __future__ import annotations
 
+import html
 import re
 
 from hypothesis import example, given, settings
@@ -136,3 +137,24 @@ def test_the_page_text_bounds_answer_as_the_exact_lengths(html: str, step: int) 
     for limit in {raw + step, total + step, step}:
         assert _PageText(body).total_under(limit) == (total < limit), (html, limit)
         assert _PageText(body).raw_at_most(limit) == (raw <= limit), (html, limit)
+
+
+TYPE_CHARS = st.sampled_from(list("applicationLDJSON/+-d ") + ["\t", "\n", "\r", "\xa0", "\x0b", "x"])
+PLAIN_LD_JSON = etree.XPath(
+    "//script[translate(normalize-space(@type), 'APLICTONJSD+', 'aplictonjsd+') = 'application/ld+json']")
+
+
+@settings(max_examples=300, database=None)
+@given(st.lists(st.one_of(st.none(), st.text(TYPE_CHARS, max_size=24),
+                          st.sampled_from([" application/ld+json ", "APPLICATION/LD+JSON", "application/ld+json\t",
+                                           "application/ld+ json", "\xa0application/ld+json", "application/ld+json\x0b"])),
+                max_size=4))
+def test_the_json_ld_scripts_are_the_ones_xpath_finds(types: list[str | None]) -> None:
+    """A script is JSON-LD when its type, spaced and capitalised as XPath's normalize-space() and
+    translate() read it, says so; found without an XPath testing each one."""
+    from evidencekit.server.evidence.parse.json_ld import _ld_json_scripts
+
+    scripts = "".join("<script>{}</script>" if kind is None else f"<script type='{html.escape(kind, quote=True)}'>{{}}</script>"
+                      for kind in types)
+    root = load_tree(f"<html><head>{scripts}</head><body><p>x</p><script type='application/ld+json'>{{}}</script></body></html>")
+    assert _ld_json_scripts(root) == PLAIN_LD_JSON(root)

@@ -83,10 +83,15 @@ def _xml_root(text: str) -> Element | None:
     return root
 
 
+_ELEMENTS = etree.XPath("count(descendant-or-self::*)")
+
+
 def limit_nodes(root: Element, max_nodes: int, prune: Callable[[Element], None] | None = None) -> bool:
     """Keep only the first max_nodes elements in document order; True when some were removed.
     When there are more, `prune` (which removes what is never content: navigation, scripts...) runs
     first, so that furniture before the article does not use up the limit."""
+    if _ELEMENTS(root) <= max(1, max_nodes):
+        return False  # (counted in libxml2: walking them in Python made a proxy object of each)
     beyond = next(islice(root.iter(etree.Element), max(1, max_nodes), None), None)
     if beyond is None:
         return False
