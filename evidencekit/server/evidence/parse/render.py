@@ -446,7 +446,7 @@ class _Renderer:
         ]
         cells = [row for row in cells if row]
         widths = [sum(_span(cell) for cell in row) for row in cells]
-        layout = any(self.info[cell][0] > 500 or cell.find(".//table") is not None for row in cells for cell in row)
+        layout = any(self.info[cell][0] > 500 or next(cell.iter("table"), None) is not None for row in cells for cell in row)
         if not cells or max(widths) < 2 or layout:
             self.block(element)  # a layout table: its cells are just containers
             return
