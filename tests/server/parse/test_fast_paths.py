@@ -107,6 +107,21 @@ def test_dates_read_with_the_month_trie_are_their_plain_definition(pieces: list[
     assert bylines._DATES.sub("#", text) == _MONTHS_PLAIN.sub("#", text)
 
 
+_WORDS_AROUND_DATES = ["Jan", "March", "März", "mayo", "septembre", "ב-", "במרץ", "min", "mins", "Minuten", "read",
+                       "reading time", "Lesezeit", "ago", "vor", "Stunden", "uhr", "am", "p.m.", "h", "年", "月", "日",
+                       "时", "分", "utc", "de ", "th", ". ", ", ", " ", ":", "-", "/", "x", "\n", "٣", "३", "３"]
+
+
+@settings(max_examples=400, database=None)
+@given(st.lists(st.sampled_from(_WORDS_AROUND_DATES), max_size=14))
+def test_a_line_without_digits_holds_no_date_time_or_reading_time(pieces: list[str]) -> None:
+    """is_byline_line skips the date and time patterns on a line without a digit: no pattern
+    matches one (each holds a digit), whatever month names, minute words and units it holds."""
+    text = "".join(pieces)
+    if bylines._DIGIT.search(text) is None:
+        assert bylines._DATES.search(text) is None and bylines._TIMES.search(text) is None, text
+
+
 PIECES = st.one_of(st.text(st.sampled_from(["a", "é", " ", "\n", "\t", "\xa0", "\u2003", "\u3000", "\r"]), max_size=12),
                  st.text(st.sampled_from(["a", " ", "\n", "\t", "\r", "\x0b", "\x0c", "\x1c", "\x1f"]), max_size=12))
 

@@ -223,9 +223,12 @@ def is_byline_line(text: str, names: bool = True) -> bool:
             return False
     if not text.strip():
         return False
-    if not _DIGIT.search(text) and (not names or not _LEAD_START.match(text)):
+    digits = _DIGIT.search(text) is not None
+    if not digits and (not names or not _LEAD_START.match(text)):
         return False  # (no date nor reading time, and no lead: most lines end here, before the patterns)
-    marked = _TIMES.sub(_WEAK, _DATES.sub(_STRONG, text))
+    # every date, time and reading-time pattern holds a digit: a line without one has nothing for
+    # them to mark (a sentence that opens with "A" or "By" cost the two searches 100 µs)
+    marked = _TIMES.sub(_WEAK, _DATES.sub(_STRONG, text)) if digits else text
     found = _STRONG in marked
     marked = _SEPARATORS.sub(" ", _LIST.sub(_COMMA, marked))
     words = [w for w in marked.split() if w in _SKIPPED or any(c.isalnum() for c in w)]
