@@ -173,3 +173,16 @@ def test_the_json_ld_scripts_are_the_ones_xpath_finds(types: list[str | None]) -
                       for kind in types)
     root = load_tree(f"<html><head>{scripts}</head><body><p>x</p><script type='application/ld+json'>{{}}</script></body></html>")
     assert _ld_json_scripts(root) == PLAIN_LD_JSON(root)
+
+
+@settings(max_examples=200, database=None)
+@given(st.lists(st.sampled_from(["<p>", "</p>", "<b>", "</b>", "<!-- c -->", "text ", "x" * 300, "&amp;", "<br>", "\n"]),
+                max_size=30))
+def test_an_elements_text_sample_is_the_sample_of_its_text_pieces(pieces: list[str]) -> None:
+    """The walk's shortcut for an element without children (its own text) gives what sampling its
+    text pieces gives, for every element of the page."""
+    from evidencekit.server.evidence.parse.content import _text_sample
+
+    root = load_tree("<html><body><div>" + "".join(pieces) + "</div></body></html>")
+    for element in root.iter(etree.Element):
+        assert _text_sample(element) == _sample(element.itertext())

@@ -281,9 +281,9 @@ class _Walker:
         result.info[element] = (text_len, link_len)
         if text_len >= 25 and link_len * 2 < text_len:
             if tag in _PARAGRAPHS or (block_len == 0 and tag in _TEXT_CONTAINERS):
-                self.score(element, text_len, 0, _sample(element.itertext()))
+                self.score(element, text_len, 0, _text_sample(element))
             elif tag == "li":
-                self.score(element, text_len, 1, _sample(element.itertext()))  # counts for the list's container
+                self.score(element, text_len, 1, _text_sample(element))  # counts for the list's container
             elif tag in _TEXT_CONTAINERS:
                 # Loose text beside block children (an article written as text and <br>s, with a
                 # spacer or a share row among them): its own text and inline children are a paragraph.
@@ -503,6 +503,11 @@ def _sample(pieces: Iterable[str]) -> str:
     joined = "".join(first)
     # most elements hold less than the sample: one join, no Python step a piece
     return joined if len(joined) < _SAMPLE_CHARS else _first_chars(first)
+
+
+def _text_sample(element: Element) -> str:
+    """_sample of element's text: its own text alone when it has no children (most paragraphs)."""
+    return _sample(element.itertext()) if len(element) else element.text or ""
 
 
 def _first_chars(pieces: list[str]) -> str:
