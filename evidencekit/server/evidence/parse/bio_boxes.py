@@ -40,8 +40,8 @@ _DATA_TAGS = frozenset({"li", "td", "th", "dt", "dd", "h1", "h2", "h3", "h4", "h
 def bio_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str],
               spoken: dict[Element, frozenset[str]]) -> frozenset[Element]:
     """The boxes inside `chosen` that hold an author's bio and little else, when the bio's parent
-    holds under half of the content's text (a box apart from the run). lowered: each chosen node's whole text in lower case;
-    spoken: its text_languages."""
+    holds under half of the content's text (a box apart from the run). lowered: each chosen node's
+    whole text in lower case; spoken: its text_languages."""
     tops = set(chosen)
     half = sum(found.info[node][0] for node in chosen) / 2
     boxes: set[Element] = set()

@@ -36,8 +36,6 @@ from evidencekit.server.evidence.parse.widget_words import text_languages
 _WHOLE = frozenset({"ul", "ol", "dl", "dir", "pre", "h1", "h2", "h3", "h4", "h5", "h6"})
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 BOX_OVER = 300  # characters a block's parent may hold beside it and still be the block's own box
-# A text field or a choice: what a sign-up, a comment form or a search box asks for (a button
-# alone is a gallery's or a player's, beside captions that may be the text)
 # A <time> this long at most, alone on its line (nothing but separators beside it), is a date line
 _DATE_LINE = 80
 _WORD = re.compile(r"\w")
@@ -180,8 +178,6 @@ def form_prompts(found: Measure, chosen: list[Element], leave_out: frozenset[Ele
 def has(element: Element, tags: tuple[str, ...]) -> bool:
     """Whether element or anything in it has one of tags (a walk in libxml2)."""
     return next(element.iter(*tags), None) is not None
-
-
 
 
 def time_lines(found: Measure, chosen: list[Element]) -> frozenset[Element]:

@@ -1297,7 +1297,7 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
     that heading links to another page or heads a post (an <article>, a box named post or entry):
     what stands before posts is the site's (a blog's description)."""
     first = chosen[0]
-    heading = _opening_heading(found, first)
+    heading = _leading_heading(found, first, MAX_DEPTH)
     if heading is not None and (_links_away(found, heading) or _in_a_post(heading, first)):
         return chosen
     node = first
@@ -1313,23 +1313,6 @@ def with_lead(found: Measure, chosen: list[Element]) -> list[Element]:
                 return [verdict, *chosen]
         node = parent
     return chosen
-
-
-def _opens_with_heading(found: Measure, element: Element) -> bool:
-    """True when the first kept text in element is a heading's."""
-    return _first_text_is_heading(found, element) is True
-
-
-def _opening_heading(found: Measure, element: Element) -> Element | None:
-    """The heading whose text is the first kept text in element, if it is a heading's."""
-    if element.tag in _HEADINGS and found.text_len(element):
-        return element
-    if not _opens_with_heading(found, element):
-        return None
-    node = element
-    while node.tag not in _HEADINGS:
-        node = next(child for child in node if child in found.info and _first_text_is_heading(found, child) is not None)
-    return node
 
 
 def _in_a_post(heading: Element, top: Element) -> bool:
@@ -1350,13 +1333,9 @@ def _hero_lead(found: Measure, block: Element) -> bool:
     parent = block.getparent()
     if parent is None or has_field(parent):
         return False
-    before = None
-    for child in parent:
-        if child is block:
-            return before is not None and before.tag == "h1"
-        if child in found.info and child.tag in BLOCK_TAGS:
-            before = child
-    return False
+    blocks = _kept_blocks(found, parent)
+    at = next((at for at, kept in enumerate(blocks) if kept is block), 0)
+    return at > 0 and blocks[at - 1].tag == "h1"
 
 
 def _first_text_is_heading(found: Measure, element: Element, headings: frozenset[str] = _HEADINGS) -> bool | None:
@@ -1395,7 +1374,7 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
         return None  # a byline, a date, a subheading, an author's bio
     if links > _LEAD_LINKS * text:
         return False
-    blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
+    blocks = _kept_blocks(found, element)
     if blocks and element.tag not in _PARAGRAPHS:
         if _photo_among(element) and text < _LEAD_MAX:
             return None  # a photo and its caption
@@ -1413,10 +1392,15 @@ def _lead_verdict(found: Measure, element: Element) -> Element | bool | None:
     return element if _LEAD_SENTENCE.search(_kept_text(found, element)) else False
 
 
+def _kept_blocks(found: Measure, element: Element) -> list[Element]:
+    """element's children that are kept blocks, in order."""
+    return [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
+
+
 def _under_headline(found: Measure, element: Element) -> Element | bool:
     """The lead right after a headline among element's kept children (_lead_under_headline), or
     False: the search for a lead ends at the headline."""
-    blocks = [child for child in element if child in found.info and child.tag in BLOCK_TAGS]
+    blocks = _kept_blocks(found, element)
     return next((block for before, block in zip(blocks, blocks[1:], strict=False)
                  if before.tag == "h1" and _lead_under_headline(found, block)), False)
 

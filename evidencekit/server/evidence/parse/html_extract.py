@@ -285,8 +285,8 @@ class _PageText:
     as libxml2 writes it out, unstripped, holds at least as many characters as the stripped pieces
     (`total`), which hold at least as many as those outside scripts and styles (`raw`); that bound
     less the scripts' and styles' unstripped text is one for `raw` alone; its ASCII characters other
-    than whitespace are at most `total`. Most pages are answered by the bounds, at a fraction of the cost
-    of the pieces' walk."""
+    than whitespace are at most `total`. Most pages are answered by the bounds, at a fraction of
+    the cost of the pieces' walk."""
 
     def __init__(self, body: Element) -> None:
         self.body = body

@@ -134,6 +134,8 @@ def cdata_as_text(text: str) -> str:
     return "".join(kept)
 
 
+# A text field or a choice: what a sign-up, a comment form or a search box asks for (a button
+# alone is a gallery's or a player's, beside captions that may be the text)
 FIELDS = ("input", "select", "textarea")
 
 

@@ -23,6 +23,8 @@ def _ld_json_scripts(root: Element) -> list[Element]:
     found by libxml2's walk of the script elements alone (an XPath testing each one cost 2.5x)."""
     return [script for script in root.getroottree().iter("script")
             if _BLANKS.sub(" ", script.get("type") or "").strip(" ").translate(_TYPE_LETTERS) == "application/ld+json"]
+
+
 _KEY = "articleBody"
 _NODES_WALKED = 10_000  # JSON values looked at per script: a bounded cost for hostile data
 _MARKUP = re.compile(r"<(?:p|br|div|h[1-6]|ul|ol|li|blockquote|table|figure|section)\b", re.IGNORECASE)
