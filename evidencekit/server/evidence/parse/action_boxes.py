@@ -53,12 +53,7 @@ def action_boxes(found: Measure, chosen: list[Element]) -> frozenset[Element]:
                 continue
             measured = found.info.get(action)
             own = measured[0] if measured is not None else len(text.strip())
-            box = None
-            for ancestor in action.iterancestors():
-                held = found.info.get(ancestor)
-                if ancestor in tops or held is None or held[0] > own + _BESIDE or ancestor.tag in RUN_TAGS:
-                    break
-                box = ancestor
+            box = found.widest_box(action, own, _BESIDE, tops, RUN_TAGS)
             if box is not None and 3 * found.info[box][0] <= total:
                 boxes.add(box)
     return frozenset(boxes)

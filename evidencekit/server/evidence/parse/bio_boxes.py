@@ -60,7 +60,9 @@ def bio_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str]
                     continue
                 parent = block.getparent()  # (a bio box's own wrapper, or the run's container)
                 if parent is not None and found.info.get(parent, (0,))[0] < half:
-                    boxes.add(_box(found, block, tops))
+                    # (its photo, a title, a link to the author's page beside it)
+                    box = found.widest_box(block, found.info[block][0], _BESIDE, tops)
+                    boxes.add(block if box is None else box)
     return frozenset(boxes)
 
 
@@ -72,16 +74,3 @@ def _is_bio(found: Measure, block: Element, trade: str) -> bool:
     if not _OPENS_AS_BIO.match(text):
         return False
     return trade in _FIRST_SENTENCE.split(text.strip(), 1)[0].lower()
-
-
-def _box(found: Measure, block: Element, tops: set[Element]) -> Element:
-    """The outermost wrapper of block that holds at most _BESIDE characters beside it (its photo,
-    a title, a link to the author's page), inside the chosen content."""
-    own = found.info[block][0]
-    box = block
-    for ancestor in block.iterancestors():
-        measured = found.info.get(ancestor)
-        if ancestor in tops or measured is None or measured[0] > own + _BESIDE:
-            break
-        box = ancestor
-    return box

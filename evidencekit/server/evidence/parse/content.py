@@ -98,6 +98,19 @@ class Measure:
         text, links = self.info[element]
         return text - links
 
+    def widest_box(self, element: Element, own: int, beside: int, tops: set[Element],
+                   stop_tags: frozenset[str] = frozenset()) -> Element | None:
+        """The outermost kept ancestor of element, below `tops` and not one of stop_tags, that
+        holds at most `beside` characters more than element's `own` (a widget's box around its
+        button, a bio's around its text); None when its parent is none such."""
+        box = None
+        for ancestor in element.iterancestors():
+            held = self.info.get(ancestor)
+            if ancestor in tops or held is None or held[0] > own + beside or ancestor.tag in stop_tags:
+                break
+            box = ancestor
+        return box
+
 
 def measure(body: Element, *, use_classes: bool = True, exempt: frozenset[Element] = frozenset()) -> Measure:
     """exempt: elements read as plain containers, whatever their tag (one of WRAPPING_TAGS, <aside>,
