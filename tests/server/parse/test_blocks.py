@@ -21,6 +21,11 @@ def page(body: str) -> bytes:
     return f"<!DOCTYPE html><html><head><title>Flood Market</title></head><body>{body}</body></html>".encode()
 
 
+def article(inner: str, later: int = 2) -> str:
+    """An article's body: its headline, two paragraphs, `inner`, then `later` paragraphs more."""
+    return f"<article><h1>Flood Market</h1>{paragraphs(2)}{inner}{paragraphs(later, 'Later')}</article>"
+
+
 # Named as a template names its parts, with no furniture word: only the field gives them away
 FORMS = {
     "newsletter": (
@@ -230,7 +235,7 @@ POINTERS = {
 
 @pytest.mark.parametrize("pointer", POINTERS.values(), ids=POINTERS.keys())
 def test_a_pointer_to_another_story_inside_the_article_is_left_out(pointer: str) -> None:
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{pointer}{paragraphs(2, 'Later')}</article>"
+    body = article(pointer)
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
     assert "bridge reopens" not in text and "Brücke" not in text and "from Monday" not in text
@@ -250,7 +255,7 @@ OWN_LINKS = {
 
 @pytest.mark.parametrize("line", OWN_LINKS.values(), ids=OWN_LINKS.keys())
 def test_links_that_are_the_articles_own_lines_stay(line: str) -> None:
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{line}{paragraphs(2, 'Later')}</article>"
+    body = article(line)
     text = parse_html(page(body)).text
     for words in ("Rivers of the North", "bridge reopens", "market moves", "stalls move back"):
         if words in line:
@@ -298,7 +303,7 @@ def test_advertising_as_a_heading_an_item_or_in_a_sentence_stays() -> None:
     "<p>Share</p>",
 ])
 def test_a_share_bars_words_left_in_the_article_are_left_out(bar: str) -> None:
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{bar}{paragraphs(2, 'Later')}</article>"
+    body = article(bar)
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
     for word in ("Share", "Teilen", "Drucken", "Facebook", "Imprimer"):
@@ -308,7 +313,7 @@ def test_a_share_bars_words_left_in_the_article_are_left_out(bar: str) -> None:
 def test_lines_that_mention_sharing_in_their_own_words_stay() -> None:
     own = ("<p>Share the stalls' takings with the church.</p><p>Facebook and Twitter users posted photos.</p>"
            "<p>Email us your photos: the best will be printed.</p>")
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    body = article(own, later=1)
     text = parse_html(page(body)).text
     assert "Share the stalls" in text and "Facebook and Twitter users" in text and "Email us your photos" in text
 
@@ -325,7 +330,7 @@ def test_lines_that_mention_sharing_in_their_own_words_stay() -> None:
 def test_a_call_to_action_standing_alone_in_the_article_is_left_out(action: str) -> None:
     """A link's or a button's words on a line of their own, after a <br> in a paragraph or alone in a
     box (the development sets' references leave out 184 of the 198 such lines the extractor kept)."""
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{action}{paragraphs(2, 'Later')}</article>"
+    body = article(action)
     read = parse_html(page(body))
     assert read.text.count("Body paragraph") == 2 + ("Body paragraph 2" in action) and read.text.count("Later") == 2
     for words in ("Read more", "abonnieren", "Report this", "Lire la suite", "Back to top", "Read on", "Full story"):
@@ -338,7 +343,7 @@ def test_calls_to_action_as_headings_items_or_in_sentences_stay() -> None:
     own = ("<h2>Contact us</h2><p>Write to the market committee at the church hall.</p>"
            "<ul><li>Read more</li><li>Learn more</li></ul>"
            "<p>Read more about the flood of 1910 in the parish chronicle, or learn more at the museum.</p>")
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    body = article(own, later=1)
     read = parse_html(page(body))
     assert "## Contact us" in read.markdown and "- Read more\n- Learn more" in read.markdown
     assert "Read more about the flood" in read.text
@@ -353,7 +358,7 @@ def test_calls_to_action_as_headings_items_or_in_sentences_stay() -> None:
 def test_a_photos_credit_outside_a_figure_is_left_out(credit: str) -> None:
     """A credit on a line of its own, outside a <figure> (which captions.py reads): the word, then
     a name."""
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{credit}{paragraphs(2, 'Later')}</article>"
+    body = article(credit)
     read = parse_html(page(body))
     assert read.text.count("Later") == 2
     for words in ("Mustermann", "Jane Doe", "Getty", "NASA"):
@@ -363,7 +368,7 @@ def test_a_photos_credit_outside_a_figure_is_left_out(credit: str) -> None:
 def test_lines_about_photos_in_their_own_words_stay() -> None:
     own = ("<p>Photos: the bridge at dawn, seen from the hill above the river in the spring of 1910.</p>"
            "<div>Bilder von der Feier</div><p>Photographers came from three towns.</p>")
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    body = article(own, later=1)
     text = parse_html(page(body)).text
     assert "Photos: the bridge at dawn" in text and "Bilder von der Feier" in text and "Photographers came" in text
 
@@ -380,7 +385,7 @@ def test_lines_about_photos_in_their_own_words_stay() -> None:
 def test_a_box_known_by_its_title_is_left_out(box: str) -> None:
     """Boxes named as templates name them ("box-7"), whose text reads as prose, are known by their
     title: a newsletter's sign-up, a "more on this topic" teaser, a rating, a "read also" box."""
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{box}{paragraphs(2, 'Later')}</article>"
+    body = article(box)
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
     for words in ("Newsletter", "Postfach", "interessieren", "Gebühren", "helpful", "lire aussi", "pont"):
@@ -391,12 +396,12 @@ def test_a_section_of_the_text_headed_like_a_box_stays() -> None:
     """A heading in the article's run titles the text under it; so does a box the page is."""
     run = ("<h2>Newsletter</h2><p>The council will send a newsletter to every household in the valley before "
            "the market moves, with maps and the new opening hours.</p>")
-    text = parse_html(page(f"<article><h1>Flood Market</h1>{paragraphs(2)}{run}{paragraphs(1, 'Later')}</article>")).text
+    text = parse_html(page(article(run, later=1))).text
     assert "Newsletter\n\nThe council will send a newsletter" in text
     for title in ("Empfehlungen", "Recommended"):  # a report's or a review's own section
         section = (f"<div class='x-4'><h3>{title}</h3><p>The council should move the market before the spring "
                    "floods and keep the old square for the autumn fair.</p></div>")
-        body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{section}{paragraphs(1, 'Later')}</article>"
+        body = article(section, later=1)
         assert "keep the old square" in parse_html(page(body)).text, title
     own = ("<div class='x-1'><h2>Newsletter</h2><p>Every Friday: the valley's market news, the stalls' offers and "
            "the council's notices, in one letter. Free, and you can leave it with one click.</p></div>")
@@ -412,7 +417,7 @@ def test_a_section_of_the_text_headed_like_a_box_stays() -> None:
 def test_a_call_to_action_box_goes_with_its_button(box: str) -> None:
     """A short box that asks the reader to subscribe, sign up or donate: its promise reads as prose,
     its button's words say what it is."""
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{box}{paragraphs(2, 'Later')}</article>"
+    body = article(box)
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 2 and text.count("Later paragraph") == 2
     for words in ("1 Euro", "journalisme", "Independent reporting"):
@@ -422,7 +427,7 @@ def test_a_call_to_action_box_goes_with_its_button(box: str) -> None:
 def test_a_paragraph_that_asks_the_reader_to_act_in_its_own_words_stays() -> None:
     own = ("<p>The market's stalls can be booked online: the council asks every trader to sign up before May. "
            "<a href='/stalls'>Sign up</a></p>")
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    body = article(own, later=1)
     assert "asks every trader to sign up" in parse_html(page(body)).text
 
 
@@ -439,7 +444,7 @@ def test_a_paragraph_that_asks_the_reader_to_act_in_its_own_words_stays() -> Non
 def test_an_authors_bio_in_a_box_apart_from_the_run_is_left_out(box: str) -> None:
     """A bio box that says only who wrote the article, known by its shape (a name, a verb, a
     newsroom's trade) or by its title, where its class says nothing."""
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{box}{paragraphs(1, 'Later')}</article>"
+    body = article(box, later=1)
     text = parse_html(page(body)).text
     assert text.count("Body paragraph") == 2 and "Later paragraph" in text
     for words in ("Schmidt", "Jane Doe", "Dupont", "Tom Green", "About the author", "Eva Berg", "Autorin"):
@@ -453,7 +458,7 @@ def test_a_reporter_named_in_the_run_or_a_page_about_one_stays() -> None:
            "<div class='q-1'><p>Peter Müller ist Bürgermeister der Stadt seit 2014.</p></div>"
            "<div class='t-2'><ul><li>Jane Doe is a reporter on the river desk.</li>"
            "<li>Tom Green is an editor of the weekend pages.</li></ul></div>")
-    body = f"<article><h1>Flood Market</h1>{paragraphs(2)}{own}{paragraphs(1, 'Later')}</article>"
+    body = article(own, later=1)
     text = parse_html(page(body)).text
     for words in ("hat den Fall ein Jahr", "Bürgermeister der Stadt", "river desk", "weekend pages"):
         assert words in text, words
