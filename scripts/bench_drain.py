@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_drain.py [--pages 1000] [--rounds 3] [--databases sqlite postgresql]
                                             [--postgres postgresql://postgres@127.0.0.1:5432/test]
+                                            [--latency-ms 100]
 
 Ours: `research-evidence serve` with the worker's defaults (4 slots and 2 spare, EVIDENCEKIT_POLL_SECONDS
 0.5), on a fresh database each round (a SQLite file, or a PostgreSQL database through DATABASE_URL).
@@ -14,6 +15,11 @@ shown as the median (lowest-highest). Beside it, the CPU time a page cost each (
 its parse processes while the batch drained, plus on PostgreSQL the backends serving its database,
 read from /proc; the peer: its process), which a shared machine's load moves less than the rates:
 on two cores, the rate follows the CPU a page takes.
+
+Then, per database, the same rounds from a distant origin (each page answered after --latency-ms):
+ours against the fetch + parse alone on those pages. There the fetches, not the two cores, set the
+rate, so the ratio shows what the drain's own turns (claim, settle, the wake-ups between) cost a
+slot: a worker that slept the poll interval between turns would show it here at once.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from bench_common import (
 
 QUICK_POLL = 0.02  # the poll interval issue 54 drained 1,273 pages at in 17-31 s (82 s at the default)
 SLOTS = 4  # the worker's default EVIDENCEKIT_WORKER_CONCURRENCY: the peer's fetches in flight
+LATENCY_MS = 100  # the distant origin's wait before each page (--latency-ms)
 
 
 @contextmanager
@@ -112,17 +119,18 @@ def fetch_and_parse(folder: Path, pages: list[str]) -> tuple[float, float]:
     return len(pages) / (time.perf_counter() - started), 1000 * (time.process_time() - used) / len(pages)
 
 
-def engine_alone(folder: Path, origin: str, first: int, count: int) -> tuple[float, float]:
+def engine_alone(folder: Path, origin: str, first: int, count: int, path: str = "page") -> tuple[float, float]:
     """The service's own fetch and parse without its store and API: its RetrievalEngine (the guarded
     fetcher, the parse processes, the index words) retrieving the pages SLOTS at once in a process of
     its own. Pages a second, and the CPU milliseconds a page cost that process and its parse processes."""
-    child = subprocess.run([PYTHON, __file__, "--engine-alone", str(folder / "ca.pem"), origin, str(first), str(count)],
+    child = subprocess.run([PYTHON, __file__, "--engine-alone", str(folder / "ca.pem"), origin, str(first), str(count),
+                            path],
                            cwd=ROOT, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     rate, cpu = child.stdout.split()
     return float(rate), float(cpu)
 
 
-async def _engine_alone(ca_file: str, origin: str, first: int, count: int) -> tuple[float, float]:
+async def _engine_alone(ca_file: str, origin: str, first: int, count: int, path: str) -> tuple[float, float]:
     from bench import cpu_seconds
 
     from evidencekit.server.evidence.retrieval.lifecycle import open_engine
@@ -140,14 +148,33 @@ async def _engine_alone(ca_file: str, origin: str, first: int, count: int) -> tu
                 raise SystemExit(f"{url}: {retrieved.result}")
 
         started, used = time.perf_counter(), cpu_seconds(os.getpid())
-        await asyncio.gather(*(one(f"{origin}/page/{n}") for n in range(first, first + count)))
+        await asyncio.gather(*(one(f"{origin}/{path}/{n}") for n in range(first, first + count)))
         return count / (time.perf_counter() - started), 1000 * (cpu_seconds(os.getpid()) - used) / count
+
+
+def latency_bound(kind: str, folder: Path, origin: str, args: argparse.Namespace, first: int) -> str:
+    """Rounds of ours (the default poll) against the fetch + parse alone on pages a distant origin
+    answers after args.latency_ms: the machine is not saturated, so a drain that refills its slots
+    at once settles at the engine's rate. A table row."""
+    ours: list[float] = []
+    engines: list[float] = []
+    path = f"slow/{args.latency_ms}"
+    for turn in range(args.rounds):
+        start = first + turn * args.pages
+        if turn % 2:
+            engines.append(engine_alone(folder, origin, start, args.pages, path)[0])
+        with fresh_database(kind, folder, args.postgres) as database:
+            ours.append(drain(database, folder, origin, [f"{origin}/{path}/{start + n}" for n in range(args.pages)])[0])
+        if not turn % 2:
+            engines.append(engine_alone(folder, origin, start, args.pages, path)[0])
+    return (f"| {'SQLite' if kind == 'sqlite' else 'PostgreSQL'} | {statistics.median(ours):.1f} | "
+            f"{statistics.median(engines):.1f} | {shown_ratio(ratios(ours, engines))} |")
 
 
 def main() -> int:
     if sys.argv[1:2] == ["--engine-alone"]:
-        ca_file, origin, first, count = sys.argv[2:6]
-        rate, cpu = asyncio.run(_engine_alone(ca_file, origin, int(first), int(count)))
+        ca_file, origin, first, count, path = sys.argv[2:7]
+        rate, cpu = asyncio.run(_engine_alone(ca_file, origin, int(first), int(count), path))
         print(rate, cpu)
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,9 +182,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--databases", nargs="+", choices=["sqlite", "postgresql"], default=["sqlite", "postgresql"])
     parser.add_argument("--postgres", default=PG_ADMIN, help="a PostgreSQL server's URL (a database is made there)")
+    parser.add_argument("--latency-ms", type=int, default=LATENCY_MS,
+                        help="the distant origin's wait before each page; 0 skips those rounds")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    lines = []
+    lines, distant = [], []
     with tempfile.TemporaryDirectory() as tmp, https_origin(Path(tmp)) as origin:
         folder = Path(tmp)
         for kind in args.databases:
@@ -190,6 +219,8 @@ def main() -> int:
                          f"{shown_ratio(ratios(rates, [rate for rate, _ in peers]))} | "
                          f"{whole:.1f} ({server:.1f} + {database:.1f}) / "
                          f"{' / '.join(f'{statistics.median(cpu for _, cpu in runs):.1f}' for runs in (engines, peers))} |")
+            if args.latency_ms:
+                distant.append(latency_bound(kind, folder, origin, args, first=args.rounds * args.pages))
     print(f"command: python scripts/bench_drain.py --pages {args.pages} --rounds {args.rounds} "
           f"--databases {' '.join(args.databases)}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
@@ -198,6 +229,11 @@ def main() -> int:
           f"ours / that | peer: plain fetch + parse/s ({SLOTS} at once, one process) | ours / peer | "
           f"CPU ms a page: ours (server + PostgreSQL's backends) / fetch + parse alone / peer |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(lines))
+    if distant:
+        print(f"\nThe same from a distant origin (each page answered after {args.latency_ms} ms), where the "
+              f"fetches, not the CPU, set the rate:\n\n| database | ours: receipts settled/s | the service's fetch + "
+              f"parse alone, pages/s ({SLOTS} at once) | ours / that |\n|---|---:|---:|---:|")
+        print("\n".join(distant))
     return 0
 
 

@@ -1,5 +1,7 @@
-"""The origin of the retrieve benchmarks: /page/N is a ~200 KB article; /big/N is 20 MB."""
+"""The origin of the retrieve benchmarks: /page/N is a ~200 KB article; /slow/MS/N the same article
+answered after MS milliseconds (a distant origin); /big/N is 20 MB."""
 
+import asyncio
 import random
 
 from starlette.applications import Starlette
@@ -27,6 +29,11 @@ async def page(request: Request) -> Response:
     return Response(article(int(request.path_params["n"])), media_type="text/html")
 
 
+async def slow(request: Request) -> Response:
+    await asyncio.sleep(int(request.path_params["ms"]) / 1000)
+    return Response(article(int(request.path_params["n"])), media_type="text/html")
+
+
 async def big(request: Request) -> StreamingResponse:
     chunk = b"<p>" + b"lorem ipsum " * 5000 + b"</p>"
 
@@ -38,4 +45,5 @@ async def big(request: Request) -> StreamingResponse:
     return StreamingResponse(body(), media_type="text/html")
 
 
-app = Starlette(routes=[Route("/page/{n:int}", page), Route("/big/{n:int}", big)])
+app = Starlette(routes=[Route("/page/{n:int}", page), Route("/slow/{ms:int}/{n:int}", slow),
+                        Route("/big/{n:int}", big)])

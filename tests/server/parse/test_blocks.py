@@ -4,8 +4,10 @@ article's box is left out by what the page shows of it, whatever it is named."""
 from __future__ import annotations
 
 import pytest
+from lxml import etree
 
 from evidencekit.server.evidence.parse import parse_html
+from evidencekit.server.evidence.parse.widget_words import LANGUAGES, text_languages
 
 SENTENCE = (
     "The river rose again this spring, and the village moved its market to the hill, where the old "
@@ -480,3 +482,18 @@ def test_a_box_is_known_by_its_title_in_the_articles_language_beside_others() ->
     short = ("<main><h1>Markt</h1><p>Stände ab sechs Uhr, Eintritt frei, Parken am Ufer.</p>"
              "<div class='x-1'><span>Artikel bewerten</span><button>1</button><button>5</button></div></main>")
     assert "bewerten" not in parse_html(page(short)).text
+
+
+def test_a_long_text_in_none_of_the_languages_is_searched_only_for_the_phrases_all_write_alike() -> None:
+    """A long article in Chinese (or Hebrew, Russian) holds none of German's, English's or French's
+    commonest words: their phrases are not looked for in it (each would scan all of its text for
+    nothing), and a newsletter box, named alike in every language, is still found."""
+    chinese = "<p>市政府今天宣布，城市交通系统将在明年春天全面升级，新的公交线路会连接江西省的主要城市。</p>" * 40
+    newsletter = ("<div class='x-3'><h3>Newsletter</h3><p>每周五把最重要的城市新闻发到您的邮箱。</p>"
+                  "<form><input type='email'><button>订阅</button></form></div>")
+    article = f"<article><h1>城市交通</h1>{chinese}{newsletter}{chinese}</article>"
+    assert len(chinese) * 2 > 2_000
+    assert text_languages(etree.HTML(article).xpath("string(//article)").lower()) == frozenset()
+    text = parse_html(page(article)).text
+    assert "公交线路" in text and "邮箱" not in text
+    assert text_languages("市政府今天宣布") == LANGUAGES  # too short to tell: every language's phrases

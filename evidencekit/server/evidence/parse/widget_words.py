@@ -113,10 +113,13 @@ def widget_line(text: str) -> bool:
 # scan of all of it; a word it holds stops the scan near its start.
 _LANGUAGE_WORDS = {"de": (" und ", " der "), "en": (" the ", " and "), "fr": (" de ", " la ")}
 LANGUAGES = frozenset(_LANGUAGE_WORDS)
+# A text this long in one of LANGUAGES holds its two commonest words (a page's text in Chinese,
+# Hebrew or Russian holds none, and is then not searched for those languages' phrases at all)
+_TELLS_CHARS = 2_000
 
 
 def text_languages(lowered: str) -> frozenset[str]:
     """The languages of LANGUAGES whose phrases `lowered` may hold; all of them when it holds none
-    of their words (a text too short to tell)."""
+    of their words and is too short to tell, none when it is long enough."""
     found = frozenset(language for language, words in _LANGUAGE_WORDS.items() if any(word in lowered for word in words))
-    return found or LANGUAGES
+    return found or (LANGUAGES if len(lowered) < _TELLS_CHARS else frozenset())
