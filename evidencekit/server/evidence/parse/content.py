@@ -1445,15 +1445,17 @@ def _photo_among(element: Element) -> bool:
 
 def _kept_text(found: Measure, element: Element) -> str:
     """The text of element's kept parts (not its scripts or boilerplate), a bounded sample."""
+    return _sample(_kept_pieces(found, element))
 
-    def pieces(node: Element) -> Iterator[str]:
-        yield node.text or ""
-        for child in node:
-            if child in found.info:
-                yield from pieces(child)
-            yield child.tail or ""
 
-    return _sample(pieces(element))
+# (module-level, not a closure calling itself: such a closure and its cell make a reference cycle,
+# which kept the Measure, and with it the page's whole tree, alive until the garbage collector ran)
+def _kept_pieces(found: Measure, node: Element) -> Iterator[str]:
+    yield node.text or ""
+    for child in node:
+        if child in found.info:
+            yield from _kept_pieces(found, child)
+        yield child.tail or ""
 
 
 # The grids are left out when the content has more text than they have together, or a story of
@@ -1589,17 +1591,18 @@ def byline_blocks(found: Measure, chosen: list[Element]) -> frozenset[Element]:
 
 def _line_text(found: Measure, element: Element) -> str:
     """The text of element's kept parts, a <br> read as a newline (a bounded sample, as _sample)."""
+    return _sample(_line_pieces(found, element))
 
-    def pieces(node: Element) -> Iterator[str]:
-        yield node.text or ""
-        for child in node:
-            if child.tag == "br":
-                yield "\n"
-            elif child in found.info:
-                yield from pieces(child)
-            yield child.tail or ""
 
-    return _sample(pieces(element))
+def _line_pieces(found: Measure, node: Element) -> Iterator[str]:
+    """(module-level for the reason _kept_pieces is)"""
+    yield node.text or ""
+    for child in node:
+        if child.tag == "br":
+            yield "\n"
+        elif child in found.info:
+            yield from _line_pieces(found, child)
+        yield child.tail or ""
 
 
 def _links_away(found: Measure, heading: Element) -> bool:

@@ -580,32 +580,40 @@ def _span(cell: Element) -> int:
         return 1
 
 
-def _rows(table: Element) -> list[Element | list[Element]]:
+_Rows = list[Element | list[Element]]  # a row: a <tr>, or the cells standing without one
+
+
+def _rows(table: Element) -> _Rows:
     """The table's rows in reading order: <thead>'s first and <tfoot>'s last wherever they stand
     in the markup; cells standing directly in <table> or a row group (no <tr>) make a row of their
     own, as a browser would make them."""
-    head: list[Element | list[Element]] = []
-    body: list[Element | list[Element]] = []
-    foot: list[Element | list[Element]] = []
+    head: _Rows = []
+    body: _Rows = []
+    foot: _Rows = []
+    _collect_rows(table, table, body, (head, body, foot))
+    return head + body + foot
 
-    def collect(parent: Element, rows: list[Element | list[Element]]) -> None:
-        loose: list[Element] = []
-        for child in parent:
-            if child.tag in ("td", "th"):
-                loose.append(child)
-                continue
-            if loose:
-                rows.append(loose)
-                loose = []
-            if child.tag == "tr":
-                rows.append(child)
-            elif parent is table and child.tag in _TABLE_ROWS:
-                collect(child, head if child.tag == "thead" and not head else foot if child.tag == "tfoot" else body)
+
+def _collect_rows(table: Element, parent: Element, rows: _Rows, sections: tuple[_Rows, _Rows, _Rows]) -> None:
+    """parent's rows into `rows`, a row group's (table's thead, tbody, tfoot) into its section of
+    (head, body, foot) where it stands. (Module-level, not a closure calling itself: such a closure
+    and its cell make a reference cycle, freed only when the garbage collector runs.)"""
+    head, body, foot = sections
+    loose: list[Element] = []
+    for child in parent:
+        if child.tag in ("td", "th"):
+            loose.append(child)
+            continue
         if loose:
             rows.append(loose)
-
-    collect(table, body)
-    return head + body + foot
+            loose = []
+        if child.tag == "tr":
+            rows.append(child)
+        elif parent is table and child.tag in _TABLE_ROWS:
+            _collect_rows(table, child, head if child.tag == "thead" and not head else foot if child.tag == "tfoot"
+                          else body, sections)
+    if loose:
+        rows.append(loose)
 
 
 def _resolved(base: str, href: str) -> str:
