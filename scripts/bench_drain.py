@@ -222,7 +222,7 @@ def main() -> int:
             if args.latency_ms:
                 distant.append(latency_bound(kind, folder, origin, args, first=args.rounds * args.pages))
     print(f"command: python scripts/bench_drain.py --pages {args.pages} --rounds {args.rounds} "
-          f"--databases {' '.join(args.databases)}")
+          f"--databases {' '.join(args.databases)} --latency-ms {args.latency_ms}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
     print(f"\n| database | ours: receipts settled/s, {args.pages} pages of one workspace | the same at a "
           f"{QUICK_POLL} s poll, ratio to ours | the service's fetch + parse alone, pages/s ({SLOTS} at once) | "
