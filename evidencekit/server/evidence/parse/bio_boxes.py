@@ -10,12 +10,7 @@ from __future__ import annotations
 import re
 
 from evidencekit.server.evidence.parse.content import Measure
-from evidencekit.server.evidence.parse.html_tree import (
-    BLOCK_TAGS,
-    TEXT_OF,
-    Element,
-    texts_containing,
-)
+from evidencekit.server.evidence.parse.html_tree import TEXT_OF, Element, block_of, texts_containing
 
 # A newsroom's trades as a lowered text holds them ("redakteur" is also "Redakteurin", "journalist"
 # also "Journalistin" and "journaliste", "orrespond" "Korrespondent" and "correspondant"), and the
@@ -51,11 +46,7 @@ def bio_boxes(found: Measure, chosen: list[Element], lowered: dict[Element, str]
             if (language is not None and language not in languages) or trade not in whole:
                 continue  # (most articles name no trade: no node of theirs is searched)
             for text in _TEXTS_WITH[trade](node):
-                block = text.getparent()
-                if text.is_tail:
-                    block = block.getparent()
-                while block is not None and block is not node and block.tag not in BLOCK_TAGS:
-                    block = block.getparent()
+                block = block_of(text, node)
                 if block is None or block is node or block in boxes or not _is_bio(found, block, trade):
                     continue
                 parent = block.getparent()  # (a bio box's own wrapper, or the run's container)

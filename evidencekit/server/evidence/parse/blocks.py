@@ -23,6 +23,7 @@ from evidencekit.server.evidence.parse.html_tree import (
     FIELDS,
     TEXT_OF,
     Element,
+    block_of,
     has_field,
     texts_containing,
     visible_field,
@@ -237,14 +238,11 @@ def notices(found: Measure, chosen: list[Element], lowered: dict[Element, str]) 
         whole = lowered[node]
         texts = [text for sign in _NOTICE_SIGNS if sign in whole for text in _TEXTS_WITH[sign](node)]
         for text in texts:
-            block = text.getparent()
-            if text.is_tail:
-                block = block.getparent()
-            while block is not None and block.tag not in BLOCK_TAGS and block is not node:
-                block = block.getparent()
+            block = block_of(text, node)
             measured = found.info.get(block) if block is not None else None
             if (
-                measured is not None
+                block is not None
+                and measured is not None
                 and measured[0] < _NOTICE_CHARS
                 and block.tag not in HEADINGS
                 and found.info.get(block.getparent(), (0,))[0] < half

@@ -1594,8 +1594,7 @@ def _line_text(found: Measure, element: Element) -> str:
     return _sample(_line_pieces(found, element))
 
 
-def _line_pieces(found: Measure, node: Element) -> Iterator[str]:
-    """(module-level for the reason _kept_pieces is)"""
+def _line_pieces(found: Measure, node: Element) -> Iterator[str]:  # (module-level as _kept_pieces)
     yield node.text or ""
     for child in node:
         if child.tag == "br":

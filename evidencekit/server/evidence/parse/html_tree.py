@@ -28,6 +28,17 @@ BLOCK_TAGS = frozenset(
 TEXT_OF = etree.XPath("string(.)")
 
 
+def block_of(text: Any, top: Element) -> Element | None:
+    """The nearest block element (BLOCK_TAGS) a text node found under `top` stands in: its parent's
+    for an element's text, its parent's parent's for a tail; `top` itself when none is below it."""
+    block = text.getparent()
+    if text.is_tail:
+        block = block.getparent()
+    while block is not None and block is not top and block.tag not in BLOCK_TAGS:
+        block = block.getparent()
+    return block
+
+
 def texts_containing(word: str) -> Any:
     """An XPath of the text nodes under an element holding `word` in lower case, with a capital, in
     capitals or in title case: contains() for each form, as translate() would copy every text node."""

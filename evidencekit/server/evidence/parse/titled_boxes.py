@@ -37,9 +37,10 @@ _TITLES = frozenset({
     "à propos de l auteur", "à propos de l autrice", "à propos des auteurs", "l auteur", "l autrice",
 })
 # What the content's text (lower case) holds when a title may be in it, the word the title's text
-# node is then found by, and the language whose words the text holds when it may (text_languages) (in lower case, with a capital, in capitals or title case: contains()
-# for each, as translate() would copy every text node of the content): rare phrases, so that most
-# articles pay for a few substring searches of their text and no walk of their nodes
+# node is then found by (in lower case, with a capital, in capitals or title case: contains() for
+# each, as translate() would copy every text node of the content), and the language whose words
+# the text holds when it may (text_languages; None: any): rare phrases, so that most articles pay
+# for a few substring searches of their text and no walk of their nodes
 _KEYS = (("newsletter", "newsletter", None), ("zum thema", "thema", "de"), ("diesem thema", "thema", "de"),
          ("auch interess", "interess", "de"), ("sie interessieren", "interessieren", "de"),
          ("weitere artikel", "artikel", "de"), ("lesen sie auch", "lesen", "de"), ("related", "related", "en"),
