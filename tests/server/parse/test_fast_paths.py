@@ -142,16 +142,16 @@ def bodies(draw: st.DrawFn) -> str:
 
 @settings(max_examples=300, database=None)
 @given(bodies(), st.integers(-2, 2))
-def test_the_page_text_bounds_answer_as_the_exact_lengths(html: str, step: int) -> None:
+def test_the_page_text_bounds_answer_as_the_exact_lengths(markup: str, step: int) -> None:
     """find_content's tests of the page's text lengths, answered by bounds where they can, give what
     the lengths counted piece by piece give, at and around every length."""
     from evidencekit.server.evidence.parse.html_extract import _PageText, _text_lengths
 
-    body = next(load_tree(html).iter("body"))
+    body = next(load_tree(markup).iter("body"))
     raw, total = _text_lengths(body)
     for limit in {raw + step, total + step, step}:
-        assert _PageText(body).total_under(limit) == (total < limit), (html, limit)
-        assert _PageText(body).raw_at_most(limit) == (raw <= limit), (html, limit)
+        assert _PageText(body).total_under(limit) == (total < limit), (markup, limit)
+        assert _PageText(body).raw_at_most(limit) == (raw <= limit), (markup, limit)
 
 
 TYPE_CHARS = st.sampled_from(list("applicationLDJSON/+-d ") + ["\t", "\n", "\r", "\xa0", "\x0b", "x"])
