@@ -13,9 +13,11 @@ from lxml import etree
 
 from evidencekit.server.evidence.parse import bylines
 from evidencekit.server.evidence.parse.content import _sample, marked_main
+from evidencekit.server.evidence.parse.encoding import _NOT_ASCII_BASED, decode_html, html_source
 from evidencekit.server.evidence.parse.html_tree import load_tree
 from evidencekit.server.evidence.parse.render import escape_text
 from evidencekit.server.evidence.parse.text import looks_binary
+from evidencekit.server.evidence.parse.whatwg_labels import LABELS
 
 CONTROLS = [chr(code) for code in range(0x20)]
 TEXT = st.one_of(st.characters(), st.sampled_from([*CONTROLS, "a", " ", "\n", "\ufffd", "é", "中", "[", "]", "<", "\\"]))
@@ -186,3 +188,43 @@ def test_an_elements_text_sample_is_the_sample_of_its_text_pieces(pieces: list[s
     root = load_tree("<html><body><div>" + "".join(pieces) + "</div></body></html>")
     for element in root.iter(etree.Element):
         assert _text_sample(element) == _sample(element.itertext())
+
+
+_SOURCE_PIECES = ["<p>", "</p>", "<html>", "<body>", "text ", "é", "中", "\u00a0", "\u3000", "\x1c", "\x00", " ", "\n",
+                  "\ufffd", "\x01", "<?xml version='1.0'?>", '<html xmlns="http://www.w3.org/1999/xhtml">',
+                  "<div/>", "&nbsp;", "<![CDATA[x]]>", '<meta charset="iso-8859-1">', '<meta charset="utf-16">']
+
+
+@settings(max_examples=400, database=None)
+@given(st.lists(st.sampled_from(_SOURCE_PIECES), max_size=30),
+       st.sampled_from(["utf-8", "latin-1", "utf-16-le"]), st.none() | st.sampled_from(["utf-8", "windows-1252", "utf-16"]),
+       st.binary(max_size=3))
+@example(["\x1c", "<p>", "text "], "utf-8", None, b"")
+@example(["\u00a0", "<p>", "text ", "\u3000"], "utf-8", None, b"")
+@example([" ", "\x00", " ", "<p>", "text "], "utf-8", None, b"")
+def test_a_pages_bytes_parse_as_its_decoded_text_does(pieces: list[str], codec: str, charset: str | None,
+                                                         junk: bytes) -> None:
+    body = "".join(pieces).encode(codec, "replace") + junk
+    source = html_source(body, charset)
+
+    def tree(root: etree._Element) -> bytes:
+        return etree.tostring(root, method="c14n") if isinstance(root.tag, str) else b""
+
+    assert tree(load_tree(source)) == tree(load_tree(decode_html(body, charset)))
+    assert isinstance(source, str) or source is body
+
+
+def test_an_ascii_or_utf8_page_is_parsed_from_its_own_bytes() -> None:
+    for body in (b"<html><body><p>plain text</p></body></html>",
+                 "<html><body><p>naïve café 中文</p></body></html>".encode()):
+        assert html_source(body) is body  # no decoding and encoding again
+        assert html_source(body, "windows-1252") is body  # (valid UTF-8 with non-ASCII beats the label)
+    assert html_source(b"<p>" + b"\x01" * 200 + b"</p>") == "<p>" + "\x01" * 200 + "</p>"  # binary: the text
+    assert isinstance(html_source("<p>naïve</p>".encode("latin-1")), str)  # not UTF-8: the text
+
+
+def test_every_codec_a_label_names_reads_ascii_as_ascii_but_the_ones_html_source_decodes() -> None:
+    every_ascii_byte = bytes(range(128))
+    for codec in {codec for codec in LABELS.values() if codec}:
+        if not codec.startswith(_NOT_ASCII_BASED):
+            assert every_ascii_byte.decode(codec) == every_ascii_byte.decode("ascii"), codec

@@ -34,7 +34,7 @@ from evidencekit.server.evidence.parse.content import (
     with_lead,
     wrapped_page,
 )
-from evidencekit.server.evidence.parse.encoding import decode_html
+from evidencekit.server.evidence.parse.encoding import html_source
 from evidencekit.server.evidence.parse.html_meta import Track
 from evidencekit.server.evidence.parse.html_tree import Element, limit_nodes, load_tree
 from evidencekit.server.evidence.parse.json_ld import declared_body
@@ -90,11 +90,11 @@ def parse_html(
     """Never raises. login_wall is a heuristic: a password field on a page whose main text is
     shorter than LOGIN_WALL_TEXT characters. url: the page's final URL; relative links in the
     markdown are resolved against it (and the page's <base href>), else kept as written."""
-    decoded = decode_html(body, http_charset)
-    if looks_binary(decoded):
+    source = html_source(body, http_charset)  # (the body itself where it is the text's UTF-8)
+    if isinstance(source, str) and looks_binary(source):
         return HtmlExtract(text="", markdown="", title=None, description=None, language=None, tracks=(),
                            nodes_limited=False, login_wall=False, binary=True)
-    root = load_tree(decoded)
+    root = load_tree(source)
     declared = declared_body(root)  # (before the node limit, which may prune scripts)
     nodes_limited = limit_nodes(root, max_nodes, prune=prune_furniture)
     base_href = html_meta.base_href(root)

@@ -58,9 +58,19 @@ _XML_PARSER = etree.XMLParser(
 )
 
 
-def load_tree(text: str) -> Element:
-    """The root element. XHTML is read as XML when well-formed (so "<div/>" and "<script/>" close),
-    and everything else, or XHTML that is not well-formed, with the HTML parser."""
+def load_tree(source: str | bytes) -> Element:
+    """The root element of a page's text, or of its UTF-8 bytes (encoding.html_source's). XHTML is
+    read as XML when well-formed (so "<div/>" and "<script/>" close), and everything else, or XHTML
+    that is not well-formed, with the HTML parser."""
+    if isinstance(source, bytes):
+        # (the first 2,048 characters are within the first 8,192 bytes)
+        if not _XHTML_HINT.search(source[:8192].decode("utf-8", "ignore")[:2048]) and _parsed_alike(source):
+            try:
+                return create_root_node("", etree.HTMLParser, huge_tree=True, body=source, encoding="utf-8")
+            except (etree.Error, ValueError):
+                return etree.fromstring("<html/>", etree.HTMLParser())
+        source = source.decode("utf-8", "replace")
+    text = source
     if _XHTML_HINT.search(text[:2048]):
         root = _xml_root(text)
         if root is not None:
@@ -77,6 +87,16 @@ def load_tree(text: str) -> Element:
         return create_root_node(text, etree.HTMLParser, huge_tree=True)
     except (etree.Error, ValueError):
         return etree.fromstring("<html/>", etree.HTMLParser())
+
+
+def _parsed_alike(utf8: bytes) -> bool:
+    """parsel reads these bytes as the text they hold: no NUL bytes (from text it takes them out
+    after stripping, from bytes before), and stripping the bytes' ASCII whitespace strips all the
+    text's whitespace (\x1c-\x1f and non-ASCII spaces are whitespace to str.strip() alone)."""
+    stripped = utf8.strip()
+    return (bool(stripped) and b"\x00" not in utf8
+            and stripped[0] < 0x80 and not 0x1C <= stripped[0] <= 0x1F
+            and stripped[-1] < 0x80 and not 0x1C <= stripped[-1] <= 0x1F)
 
 
 def _xml_root(text: str) -> Element | None:

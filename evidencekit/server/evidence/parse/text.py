@@ -60,7 +60,7 @@ def first_language(header: str | None) -> str | None:
     return normalize_language(header.split(",", 1)[0])
 
 
-_BINARY_SAMPLE = 8192
+BINARY_SAMPLE = 8192
 # Characters no text document holds in number: C0 controls other than tab, newlines and form feed,
 # and the replacement character a decoder writes for bytes it cannot read.
 # ESC (\x1b) is left out: coloured terminal logs are text.
@@ -71,7 +71,7 @@ _TEXT_BYTES = bytes(code for code in range(256) if not _NOT_TEXT.match(chr(code)
 def looks_binary(text: str) -> bool:
     """True when decoded text is not text at all (an image or an archive served as text/html):
     more than 2% of its first 8,192 characters are controls or replacement characters."""
-    sample = text[:_BINARY_SAMPLE]
+    sample = text[:BINARY_SAMPLE]
     if len(sample) < 64:
         return False
     if sample.isascii():  # (counted in bytes: a deleting translate() runs at memory speed, a regex does not)
