@@ -14,7 +14,7 @@ from lxml import etree
 from evidencekit.server.evidence.parse import bylines
 from evidencekit.server.evidence.parse.content import _sample, marked_main
 from evidencekit.server.evidence.parse.encoding import _NOT_ASCII_BASED, decode_html, html_source
-from evidencekit.server.evidence.parse.html_tree import load_tree
+from evidencekit.server.evidence.parse.html_tree import _XHTML_HINT, _xhtml_hinted, load_tree
 from evidencekit.server.evidence.parse.render import escape_text
 from evidencekit.server.evidence.parse.text import looks_binary
 from evidencekit.server.evidence.parse.whatwg_labels import LABELS
@@ -228,3 +228,13 @@ def test_every_codec_a_label_names_reads_ascii_as_ascii_but_the_ones_html_source
     for codec in {codec for codec in LABELS.values() if codec}:
         if not codec.startswith(_NOT_ASCII_BASED):
             assert every_ascii_byte.decode(codec) == every_ascii_byte.decode("ascii"), codec
+
+
+@settings(max_examples=300, database=None)
+@given(st.lists(st.sampled_from(["<html", " xmlns", "=", '"http://www.w3.org/1999/xhtml"', "'", " ", "\n", "<?xml",
+                                 "<?XML", "XMLNS", ">", "lang=en", "<!DOCTYPE html>", "x"]), max_size=16))
+@example(["<!DOCTYPE html>", "<html", " ", "lang=en", " xmlns", "=", '"http://www.w3.org/1999/xhtml"'])
+@example([" ", "<?xml"])
+def test_the_xhtml_hint_is_its_pattern(pieces: list[str]) -> None:
+    head = "".join(pieces)
+    assert _xhtml_hinted(head) == (_XHTML_HINT.search(head) is not None)
