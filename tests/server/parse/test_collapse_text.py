@@ -28,3 +28,16 @@ def test_collapsed_text_is_its_plain_definition(value: str) -> None:
 
 def test_a_control_character_between_accented_words_is_a_space() -> None:
     assert collapse_text("Grüße\x1aaus\x00\x00Köln\x0b") == "Grüße aus Köln"
+
+
+# Lines that are nearly one line already: words with a single space between most of them (the
+# shortcut's case), and now and then another separator, or a space at either end
+WORDS = st.text(st.sampled_from(["a", "é", "中", "-", "\u200b", "\u00ad"]), min_size=1, max_size=4)
+SEPARATORS = st.sampled_from([" ", " ", " ", "  ", "\xa0", "\u2028", "\u3000", "\x1c", "\t", "\n", "\x85", "\x00"])
+
+
+@settings(max_examples=400, database=None)
+@given(st.lists(st.tuples(WORDS, SEPARATORS), max_size=8), st.sampled_from(["", " ", "\xa0"]), WORDS)
+def test_a_nearly_collapsed_line_is_its_plain_definition(pairs: list[tuple[str, str]], edge: str, last: str) -> None:
+    value = edge + "".join(word + separator for word, separator in pairs) + last + edge
+    assert collapse_text(value) == by_definition(value)

@@ -15,6 +15,11 @@ _CONTROLS_AS_SPACE = {code: " " for code in (*range(0x00, 0x09), 0x0B, *range(0x
 def collapse_text(value: str) -> str:
     """Text for one line of output: control characters (even from character references) count
     as whitespace, and runs of whitespace become one space."""
+    if value.isprintable() and "  " not in value and value[:1] != " " and value[-1:] != " ":
+        # (already one line: printable text holds no whitespace but the space, as every other
+        # whitespace character is a control or a separator; most lines come so, and the split
+        # makes an object a word)
+        return value
     collapsed = " ".join(value.split())
     # split() already takes \t \n \v \f \r and \x1c-\x1f for whitespace; the C0 controls left are
     # unprintable, and isprintable() rules them out at a third of a regex search's cost (a dict
