@@ -15,6 +15,7 @@ from evidencekit.server.evidence.parse import bylines
 from evidencekit.server.evidence.parse.content import _sample, marked_main
 from evidencekit.server.evidence.parse.encoding import _NOT_ASCII_BASED, decode_html, html_source
 from evidencekit.server.evidence.parse.html_tree import _XHTML_HINT, _xhtml_hinted, load_tree
+from evidencekit.server.evidence.parse.posts import grids
 from evidencekit.server.evidence.parse.render import escape_text
 from evidencekit.server.evidence.parse.text import looks_binary
 from evidencekit.server.evidence.parse.whatwg_labels import LABELS
@@ -238,3 +239,14 @@ def test_every_codec_a_label_names_reads_ascii_as_ascii_but_the_ones_html_source
 def test_the_xhtml_hint_is_its_pattern(pieces: list[str]) -> None:
     head = "".join(pieces)
     assert _xhtml_hinted(head) == (_XHTML_HINT.search(head) is not None)
+
+
+@settings(max_examples=200, database=None)
+@given(st.recursive(st.sampled_from(["x", "<!-- c -->", "<br>"]),
+                    lambda inner: st.lists(inner, max_size=5).map(lambda parts: "<div>" + "".join(parts) + "</div>"),
+                    max_leaves=30))
+def test_the_grids_are_the_elements_with_three_child_elements(markup: str) -> None:
+    body = next(load_tree(f"<html><body>{markup}</body></html>").iter("body"))
+    elements = [e for e in body.iterdescendants() if isinstance(e.tag, str)]
+    expected = [e for e in elements if sum(1 for child in e if isinstance(child.tag, str)) >= 3]
+    assert grids(body) == ([body] if len(body) >= 3 else []) + expected
