@@ -11,13 +11,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from evidencekit.server.evidence.parse import bylines
+from evidencekit.server.evidence.parse import bylines, html_meta
 from evidencekit.server.evidence.parse.content import _sample, marked_main
 from evidencekit.server.evidence.parse.encoding import _NOT_ASCII_BASED, decode_html, html_source
 from evidencekit.server.evidence.parse.html_tree import _XHTML_HINT, _xhtml_hinted, load_tree
 from evidencekit.server.evidence.parse.posts import grids
 from evidencekit.server.evidence.parse.render import escape_text
-from evidencekit.server.evidence.parse.text import looks_binary
+from evidencekit.server.evidence.parse.text import collapse_text, looks_binary
 from evidencekit.server.evidence.parse.whatwg_labels import LABELS
 
 CONTROLS = [chr(code) for code in range(0x20)]
@@ -250,3 +250,16 @@ def test_the_grids_are_the_elements_with_three_child_elements(markup: str) -> No
     elements = [e for e in body.iterdescendants() if isinstance(e.tag, str)]
     expected = [e for e in elements if sum(1 for child in e if isinstance(child.tag, str)) >= 3]
     assert grids(body) == ([body] if len(body) >= 3 else []) + expected
+
+
+@settings(max_examples=300, database=None)
+@given(st.lists(st.sampled_from(["<title>a</title>", "<title></title>", "<title> b </title>", "<svg>", "</svg>",
+                                 "<svg><title>icon</title></svg>", "<head>", "</head>", "<body>", "<div>", "</div>",
+                                 '<meta property="og:title" content="og">', "<p>x</p>"]), max_size=12))
+@example(["<head>", "<svg><title>icon</title></svg>", "<title>a</title>", "</head>"])
+def test_the_pages_title_is_its_first_title_outside_an_svg(pieces: list[str]) -> None:
+    root = load_tree("<html>" + "".join(pieces) + "</html>")
+    svg_titles = {title for svg in root.iter("svg") for title in svg.iter("title")}
+    texts = [collapse_text("".join(t.itertext())) for t in root.iter("title") if t not in svg_titles]
+    og = [collapse_text(m.get("content")) for m in root.iter("meta") if m.get("property") == "og:title"]
+    assert html_meta.title(root) == next((text for text in [*texts, *og] if text), None)

@@ -45,13 +45,23 @@ def _inside(root: Element, containers: frozenset[str], wanted: str) -> set[Eleme
 
 
 def title(root: Element) -> str | None:
-    tooltips = _inside(root, _SVG, "title")  # an SVG <title> is a tooltip
+    tooltips: set[Element] | None = None  # an SVG <title> is a tooltip
     for element in root.iter("title"):
-        if element not in tooltips:
-            found = _text_or_none("".join(element.itertext()))
-            if found:
-                return found
+        if not _in_head(element, root):  # (most pages' first title: no walk for SVGs)
+            if tooltips is None:
+                tooltips = _inside(root, _SVG, "title")
+            if element in tooltips:
+                continue
+        found = _text_or_none("".join(element.itertext()))
+        if found:
+            return found
     return _meta(root, "og:title")
+
+
+def _in_head(element: Element, root: Element) -> bool:
+    """A child of the root's <head>, which no <svg> holds."""
+    parent = element.getparent()
+    return parent is not None and parent.tag == "head" and parent.getparent() is root
 
 
 def description(root: Element) -> str | None:
