@@ -110,6 +110,25 @@ def test_dates_read_with_the_month_trie_are_their_plain_definition(pieces: list[
     assert bylines._DATES.sub("#", text) == _MONTHS_PLAIN.sub("#", text)
 
 
+_LEADS_PLAIN = re.compile(r"\W*(?:" + "|".join(re.escape(lead.split()[0]) for lead in sorted(bylines._LEADS, key=len, reverse=True))
+                          + ")", re.IGNORECASE)
+_LEAD_PIECES = ["By", "by ", "BY", "Von", "von", "Par", "par", "Autor", "autorin", "Author", "a", "A", "Ein", "Text",
+                "texte", "rédigé", "RÉDIGÉ", "Story", "door", "—", " ", "-", "·", "\n", "Jane", "x", "3"]
+
+
+@settings(max_examples=400, database=None)
+@given(st.lists(st.sampled_from(_LEAD_PIECES), max_size=6))
+def test_a_lead_found_by_the_trie_is_a_lead_the_plain_alternation_finds(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert (bylines._LEAD_START.match(text) is None) == (_LEADS_PLAIN.match(text) is None)
+
+
+@settings(max_examples=300, database=None)
+@given(st.text(st.sampled_from(["0", "1", "9", "a", " ", "٣", "३", "３", "é", "²", "½"]), max_size=12))
+def test_a_line_holds_a_digit_as_a_unicode_digit_search_finds(text: str) -> None:
+    assert bylines._has_digit(text) == (bylines._DIGIT.search(text) is not None)
+
+
 _WORDS_AROUND_DATES = ["Jan", "March", "März", "mayo", "septembre", "ב-", "במרץ", "min", "mins", "Minuten", "read",
                        "reading time", "Lesezeit", "ago", "vor", "Stunden", "uhr", "am", "p.m.", "h", "年", "月", "日",
                        "时", "分", "utc", "de ", "th", ". ", ", ", " ", ":", "-", "/", "x", "\n", "٣", "३", "３"]
