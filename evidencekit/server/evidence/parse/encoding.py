@@ -39,10 +39,10 @@ _WEB_CODECS = (
     "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "gb18030", "big5", "euc_jp", "cp932",
     "shift_jis", "euc_kr", "cp949",
 )  # fmt: skip
-# The codecs that read ASCII bytes as something else: two or four bytes a character (UTF-16, and
-# UTF-32 from a byte order mark), or escapes that switch the character set (ISO-2022-JP). Every
-# other codec the labels name reads an ASCII body as ASCII.
-_NOT_ASCII_BASED = ("utf-16", "utf-32", "iso2022")
+# The codecs that read ASCII bytes as something else: two bytes a character (UTF-16), or escapes
+# that switch the character set (ISO-2022-JP). Every other codec the labels name, or detection
+# answers, reads an ASCII body as ASCII (UTF-32 comes only from a byte order mark, read before).
+_NOT_ASCII_BASED = ("utf-16", "iso2022")
 # What a detected codec is read with: the standard's superset, as for a declared label.
 _DETECTED_AS = {"latin_1": "cp1252", "shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs"}
 
@@ -166,23 +166,31 @@ def decode_text(body: bytes, http_charset: str | None = None) -> str:
 
 def decode_html(body: bytes, http_charset: str | None = None) -> str:
     """Bytes of an HTML or XHTML response as text; never raises."""
-    source = html_source(body, http_charset)
-    return source if isinstance(source, str) else source.decode("utf-8")
+    text, _ = _html_reading(bytes(body), http_charset)
+    return body.decode("ascii") if text is None else text
 
 
 def html_source(body: bytes, http_charset: str | None = None) -> str | bytes:
-    """decode_html's text, or the body itself where that is the text's UTF-8 (valid UTF-8 read as
-    UTF-8, no byte order mark) and the text does not look binary: an HTML parser reads those bytes as
-    they are, where the text would be encoded again (for an ASCII page, a decoding and an encoding
-    saved: two copies of the page, read and written)."""
+    """decode_html's text, or the body itself where that is the text's UTF-8 and the text does not
+    look binary: an ASCII body read with a codec that reads ASCII as ASCII, or valid UTF-8 read as
+    UTF-8 (no byte order mark). An HTML parser reads those bytes as they are, where the text would
+    be encoded again (for an ASCII page, a decoding and an encoding saved: two copies of the page)."""
+    body = bytes(body)  # (a bytearray or a memoryview read as bytes; bytes themselves are not copied)
+    text, verbatim = _html_reading(body, http_charset)
+    return body if verbatim or text is None else text
+
+
+def _html_reading(body: bytes, http_charset: str | None) -> tuple[str | None, bool]:
+    """(decode_html's text, or None for an ASCII body it reads as ASCII and no decoding was needed
+    for; whether the body is that text's UTF-8)."""
     bom = bom_codec(body)
     if bom:
-        return _decode(body, bom)
+        return _decode(body, bom), False
     declared = _utf8_beats(codec_for(http_charset) or declared_codec(body), body)
     codec = declared or detected_codec(body)
     if body.isascii():
         if not codec.startswith(_NOT_ASCII_BASED) and not looks_binary(body[:BINARY_SAMPLE].decode("ascii")):
-            return body
+            return None, True
     elif codec == "utf-8":
         try:
             text = body.decode("utf-8")
@@ -190,5 +198,5 @@ def html_source(body: bytes, http_charset: str | None = None) -> str | bytes:
             pass
         else:
             if not looks_binary(text):
-                return body
-    return _readable(body, codec, declared is not None)
+                return text, True
+    return _readable(body, codec, declared is not None), False

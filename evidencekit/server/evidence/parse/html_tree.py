@@ -70,7 +70,10 @@ def load_tree(source: str | bytes) -> Element:
             except (etree.Error, ValueError):
                 return etree.fromstring("<html/>", etree.HTMLParser())
         source = source.decode("utf-8", "replace")
-    text = source
+    return _text_tree(source)
+
+
+def _text_tree(text: str) -> Element:
     if _xhtml_hinted(text[:2048]):
         root = _xml_root(text)
         if root is not None:
@@ -98,11 +101,15 @@ def _xhtml_hinted(head: str) -> bool:
 def _parsed_alike(utf8: bytes) -> bool:
     """parsel reads these bytes as the text they hold: no NUL bytes (from text it takes them out
     after stripping, from bytes before), and stripping the bytes' ASCII whitespace strips all the
-    text's whitespace (\x1c-\x1f and non-ASCII spaces are whitespace to str.strip() alone)."""
-    stripped = utf8.strip()
-    return (bool(stripped) and b"\x00" not in utf8
-            and stripped[0] < 0x80 and not 0x1C <= stripped[0] <= 0x1F
-            and stripped[-1] < 0x80 and not 0x1C <= stripped[-1] <= 0x1F)
+    text's whitespace (U+001C-U+001F and the non-ASCII spaces are whitespace to str.strip() alone)."""
+    # (the ends found in a slice: most pages end in a newline, and bytes.strip() would copy the page)
+    first = utf8[:64].lstrip()[:1] or utf8.lstrip()[:1]
+    last = utf8[-64:].rstrip()[-1:] or utf8.rstrip()[-1:]
+    return bool(first) and b"\x00" not in utf8 and _plain_end(first[0]) and _plain_end(last[0])
+
+
+def _plain_end(byte: int) -> bool:
+    return byte < 0x80 and not 0x1C <= byte <= 0x1F
 
 
 def _xml_root(text: str) -> Element | None:
