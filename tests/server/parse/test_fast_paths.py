@@ -258,6 +258,7 @@ def test_an_ascii_or_utf8_page_is_parsed_from_its_own_bytes() -> None:
     assert isinstance(html_source("<p>naïve</p>".encode("latin-1")), str)  # not UTF-8: the text
     assert html_source(bytearray(b"<p>plain text</p>")) == b"<p>plain text</p>"  # (read as bytes)
     assert parse_html(memoryview(b"<html><body><p>plain text</p></body></html>")).text == "plain text"
+    assert decode_html(memoryview(b"<p>plain text</p>")) == "<p>plain text</p>"
 
 
 def test_every_codec_a_label_names_or_detection_answers_reads_ascii_as_ascii_but_the_ones_html_source_decodes() -> None:

@@ -166,8 +166,9 @@ def decode_text(body: bytes, http_charset: str | None = None) -> str:
 
 def decode_html(body: bytes, http_charset: str | None = None) -> str:
     """Bytes of an HTML or XHTML response as text; never raises."""
-    text, _ = _html_reading(bytes(body), http_charset)
-    return body.decode("ascii") if text is None else text
+    data = bytes(body)  # (a bytearray or a memoryview read as bytes; bytes themselves are not copied)
+    text, _ = _html_reading(data, http_charset)
+    return data.decode("ascii") if text is None else text
 
 
 def html_source(body: bytes, http_charset: str | None = None) -> str | bytes:
