@@ -65,10 +65,7 @@ def load_tree(source: str | bytes) -> Element:
     if isinstance(source, bytes):
         # (the first 2,048 characters are within the first 8,192 bytes)
         if not _xhtml_hinted(source[:8192].decode("utf-8", "ignore")[:2048]) and _parsed_alike(source):
-            try:
-                return create_root_node("", etree.HTMLParser, huge_tree=True, body=source, encoding="utf-8")
-            except (etree.Error, ValueError):
-                return etree.fromstring("<html/>", etree.HTMLParser())
+            return _html_root(body=source)
         source = source.decode("utf-8", "replace")
     return _text_tree(source)
 
@@ -83,11 +80,15 @@ def _text_tree(text: str) -> Element:
         # CDATA sections as text (the HTML parser drops them).
         text = _SELF_CLOSED.sub(r"<\1\2></\1>", text)
         text = cdata_as_text(text)
+    return _html_root(text)
+
+
+def _html_root(text: str = "", body: bytes = b"") -> Element:
+    """parsel's reading of HTML text, or of UTF-8 bytes (NUL bytes out, huge trees allowed), with
+    lxml's plain HTML parser: lxml.html's (what Selector takes) looks up a Python class for every
+    element it hands out, ~15% of parse_html's time, and nothing here uses what those classes add."""
     try:
-        # parsel's reading of HTML text (NUL bytes out, huge trees allowed) with lxml's plain HTML
-        # parser: lxml.html's (what Selector takes) looks up a Python class for every element it
-        # hands out, ~15% of parse_html's time, and nothing here uses what those classes add
-        return create_root_node(text, etree.HTMLParser, huge_tree=True)
+        return create_root_node(text, etree.HTMLParser, huge_tree=True, body=body, encoding="utf-8")
     except (etree.Error, ValueError):
         return etree.fromstring("<html/>", etree.HTMLParser())
 
