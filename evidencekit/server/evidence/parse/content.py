@@ -1450,11 +1450,14 @@ def _kept_text(found: Measure, element: Element) -> str:
 
 # (module-level, not a closure calling itself: such a closure and its cell make a reference cycle,
 # which kept the Measure, and with it the page's whole tree, alive until the garbage collector ran)
-def _kept_pieces(found: Measure, node: Element) -> Iterator[str]:
+def _kept_pieces(found: Measure, node: Element, breaks: bool = False) -> Iterator[str]:
+    """breaks: a <br> as a newline."""
     yield node.text or ""
     for child in node:
-        if child in found.info:
-            yield from _kept_pieces(found, child)
+        if breaks and child.tag == "br":
+            yield "\n"
+        elif child in found.info:
+            yield from _kept_pieces(found, child, breaks)
         yield child.tail or ""
 
 
@@ -1591,17 +1594,7 @@ def byline_blocks(found: Measure, chosen: list[Element]) -> frozenset[Element]:
 
 def _line_text(found: Measure, element: Element) -> str:
     """The text of element's kept parts, a <br> read as a newline (a bounded sample, as _sample)."""
-    return _sample(_line_pieces(found, element))
-
-
-def _line_pieces(found: Measure, node: Element) -> Iterator[str]:  # (module-level as _kept_pieces)
-    yield node.text or ""
-    for child in node:
-        if child.tag == "br":
-            yield "\n"
-        elif child in found.info:
-            yield from _line_pieces(found, child)
-        yield child.tail or ""
+    return _sample(_kept_pieces(found, element, breaks=True))
 
 
 def _links_away(found: Measure, heading: Element) -> bool:
