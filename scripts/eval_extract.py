@@ -17,7 +17,8 @@ Per page: token F1 (bag of words) and 4-gram shingle F1 of the extracted text ag
 reference text, both cut to 20,000 characters as the service does; the mean over pages is printed for
 evidencekit's parse_html and for trafilatura.extract (comments off; default, favor_precision and
 favor_recall), with each one's time. Tokens are words, and each CJK character is a token of its own.
-Then the speed ratio to trafilatura's default: every page read by both in turn (paired_rates).
+evidencekit and trafilatura's default read every page in turn (paired_runs), and the ratio of
+their speeds is printed.
 """
 
 from __future__ import annotations
@@ -90,17 +91,18 @@ def trafilatura_with(**options: bool) -> Callable[[bytes], str]:
     return extract
 
 
-def paired_rates(bodies: list[bytes], mine: Callable[[bytes], str], peer: Callable[[bytes], str]) -> tuple[float, float]:
-    """Pages per second of each, every page read by one and then by the other (which goes first
-    alternating): the machine's drift, which moves a whole run's seconds by a tenth here and more,
-    touches both alike."""
-    spent = [0.0, 0.0]
+def paired_runs(bodies: list[bytes], mine: Callable[[bytes], str], peer: Callable[[bytes], str]
+                ) -> tuple[tuple[list[str], float], tuple[list[str], float]]:
+    """Each one's outputs and seconds, every page read by one and then by the other (which goes
+    first alternating): the machine's drift, which moves a whole run's seconds by a tenth here and
+    more, touches both alike."""
+    runs: tuple[tuple[list[str], list[float]], ...] = (([], [0.0]), ([], [0.0]))
     for index, raw in enumerate(bodies):
         for at in (0, 1) if index % 2 == 0 else (1, 0):
             started = time.perf_counter()
-            (mine, peer)[at](raw)
-            spent[at] += time.perf_counter() - started
-    return len(bodies) / spent[0], len(bodies) / spent[1]
+            runs[at][0].append((mine, peer)[at](raw))
+            runs[at][1][0] += time.perf_counter() - started
+    return (runs[0][0], runs[0][1][0]), (runs[1][0], runs[1][1][0])
 
 
 def main() -> None:
@@ -132,11 +134,18 @@ def main() -> None:
     per_page: dict[str, list[tuple[float, float, float, float]]] = {}
     print(f"{len(data)} pages from {args.pages}")
     print(f"{'extractor':<24} {'P':>6} {'R':>6} {'F1':>6} {'4-gram F1':>10} {'seconds':>8}")
+    bodies = [raw for _, raw, _ in data]
+    paired: dict[str, tuple[list[str], float]] = {}
+    if not args.ours_only:
+        paired["evidencekit"], paired["trafilatura"] = paired_runs(bodies, ours, extractors["trafilatura"])
     for name, extract in extractors.items():
         rows = []
-        started = time.perf_counter()
-        outputs = [extract(raw) for _, raw, _ in data]
-        seconds = time.perf_counter() - started
+        if name in paired:
+            outputs, seconds = paired[name]
+        else:
+            started = time.perf_counter()
+            outputs = [extract(raw) for raw in bodies]
+            seconds = time.perf_counter() - started
         for (_, _, wanted), text in zip(data, outputs, strict=True):
             found = tokens(text)
             p, r, f = f1(Counter(found), Counter(wanted))
@@ -144,8 +153,8 @@ def main() -> None:
         per_page[name] = rows
         mean = [sum(column) / len(rows) for column in zip(*rows, strict=True)]
         print(f"{name:<24} {mean[0]:6.3f} {mean[1]:6.3f} {mean[2]:6.3f} {mean[3]:10.3f} {seconds:8.2f}")
-    if not args.ours_only:
-        mine, theirs = paired_rates([raw for _, raw, _ in data], ours, extractors["trafilatura"])
+    if paired:
+        mine, theirs = (len(bodies) / paired[name][1] for name in ("evidencekit", "trafilatura"))
         print(f"speed, each page read by both in turn: evidencekit {mine:.1f} pages/s, trafilatura {theirs:.1f}: "
               f"{mine / theirs:.2f}x")
     scores = {name: row[2] for (name, _, _), row in zip(data, per_page["evidencekit"], strict=True)}
